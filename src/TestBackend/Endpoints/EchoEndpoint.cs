@@ -1,0 +1,72 @@
+using System.Buffers;
+using Microsoft.AspNetCore.Http.Features;
+using Tunnel2.TestBackend.Diagnostics;
+
+namespace Tunnel2.TestBackend.Endpoints;
+
+/// <summary>
+/// <c>POST /loadtest/echo</c>: the request body streamed back chunk by chunk. Never more than what the
+/// request pipe holds (Kestrel's MaxRequestBufferSize) is in memory, whatever the body's size.
+/// </summary>
+internal sealed class EchoEndpoint(ILogger<EchoEndpoint> logger)
+{
+    public async Task HandleAsync(HttpContext context)
+    {
+        var sizeLimit = context.Features.Get<IHttpMaxRequestBodySizeFeature>();
+        if (sizeLimit is { IsReadOnly: false })
+        {
+            sizeLimit.MaxRequestBodySize = null;
+        }
+
+        var request = context.Request;
+        var response = context.Response;
+        if (request.ContentType is { } contentType)
+        {
+            response.ContentType = contentType;
+        }
+
+        if (request.ContentLength is { } contentLength)
+        {
+            response.ContentLength = contentLength;
+        }
+
+        var reader = request.BodyReader;
+        var writer = response.BodyWriter;
+        var aborted = context.RequestAborted;
+        long copied = 0;
+        try
+        {
+            while (true)
+            {
+                var read = await reader.ReadAsync(aborted);
+                var buffer = read.Buffer;
+                foreach (var segment in buffer)
+                {
+                    writer.Write(segment.Span);
+                }
+
+                copied += buffer.Length;
+                reader.AdvanceTo(buffer.End);
+
+                if (!buffer.IsEmpty)
+                {
+                    var flush = await writer.FlushAsync(aborted);
+                    if (flush.IsCompleted || flush.IsCanceled)
+                    {
+                        BackendLog.StreamAborted(logger, "echo", copied);
+                        return;
+                    }
+                }
+
+                if (read.IsCompleted || read.IsCanceled)
+                {
+                    return;
+                }
+            }
+        }
+        catch (Exception ex) when (aborted.IsCancellationRequested && ex is OperationCanceledException or IOException)
+        {
+            BackendLog.StreamAborted(logger, "echo", copied);
+        }
+    }
+}
