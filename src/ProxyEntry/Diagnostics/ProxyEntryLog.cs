@@ -1,0 +1,18 @@
+using Microsoft.Extensions.Logging;
+
+namespace Tunnel2.ProxyEntry.Diagnostics;
+
+internal static partial class ProxyEntryLog
+{
+    [LoggerMessage(EventId = 200, Level = LogLevel.Information, Message = "No live tunnel for session {Session}: {Method} {Target} answered 404")]
+    public static partial void TunnelNotFound(ILogger logger, string session, string method, string target);
+
+    [LoggerMessage(EventId = 201, Level = LogLevel.Warning, Message = "Session {Session} stream {StreamId}: {Method} {Target} failed with {Status} ({Reason})")]
+    public static partial void RequestFailed(ILogger logger, string session, uint streamId, string method, string target, int status, string reason);
+
+    [LoggerMessage(EventId = 202, Level = LogLevel.Warning, Message = "Session {Session} stream {StreamId}: response aborted after its head was sent ({Reason})")]
+    public static partial void ResponseAborted(ILogger logger, string session, uint streamId, string reason);
+
+    [LoggerMessage(EventId = 203, Level = LogLevel.Debug, Message = "Session {Session} stream {StreamId}: caller went away ({Reason})")]
+    public static partial void CallerGone(ILogger logger, string session, uint streamId, string reason);
+}

@@ -1,0 +1,33 @@
+using Microsoft.AspNetCore.Http;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.ProxyEntry.Problems;
+
+namespace Tunnel2.ProxyEntry.Forwarding;
+
+/// <summary>What the caller is told when an exchange fails before its response head: status, problem type and title.</summary>
+public readonly record struct ForwardingFailure(int Status, string Type, string Title, string Reason)
+{
+    public static readonly ForwardingFailure UplinkLost =
+        new(StatusCodes.Status502BadGateway, ProblemTypes.UplinkLost, "Tunnel connection lost", "uplink-lost");
+
+    public static readonly ForwardingFailure ResponseTimeout =
+        new(StatusCodes.Status504GatewayTimeout, ProblemTypes.BackendTimeout, "Backend did not answer in time", "timeout");
+
+    public static readonly ForwardingFailure HeadersTooLarge =
+        new(StatusCodes.Status431RequestHeaderFieldsTooLarge, ProblemTypes.HeadersTooLarge, "Request headers too large for the tunnel", "headers-too-large");
+
+    /// <summary>Maps the reason a stream was reset (by the client, or by this side) to what the caller sees.</summary>
+    public static ForwardingFailure FromResetCode(ProtocolErrorCode code) => code switch
+    {
+        ProtocolErrorCode.BackendUnreachable =>
+            new(StatusCodes.Status502BadGateway, ProblemTypes.BackendUnreachable, "Backend unreachable", "backend-unreachable"),
+        ProtocolErrorCode.BackendTimeout or ProtocolErrorCode.ResponseHeadTimeout => ResponseTimeout,
+        ProtocolErrorCode.Overloaded =>
+            new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Overloaded, "Tunnel client is at capacity", "overloaded"),
+        ProtocolErrorCode.Draining =>
+            new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Overloaded, "Tunnel client is shutting down", "draining"),
+        ProtocolErrorCode.RequestBodyTooLarge =>
+            new(StatusCodes.Status413PayloadTooLarge, ProblemTypes.BodyTooLarge, "Request body too large", "body-too-large"),
+        _ => new(StatusCodes.Status502BadGateway, ProblemTypes.BadGateway, "Bad gateway", code.ToString()),
+    };
+}

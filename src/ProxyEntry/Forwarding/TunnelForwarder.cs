@@ -1,0 +1,220 @@
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.ProxyEntry.Sessions;
+
+namespace Tunnel2.ProxyEntry.Forwarding;
+
+/// <summary>
+/// Forwards one public request <c>/session/{id}/…</c> over a stream on one of the session's uplinks, and streams the
+/// answer back. Failures before the response head become problem details; after it, the response is aborted so a
+/// truncated body never looks complete.
+/// </summary>
+public sealed class TunnelForwarder
+{
+    /// <summary>How many uplinks to try when the one picked closes under us.</summary>
+    private const int OpenAttempts = 3;
+
+    private readonly SessionRegistry _registry;
+    private readonly ProxyEntryOptions _options;
+    private readonly ProxyEntryMetrics _metrics;
+    private readonly ILogger<TunnelForwarder> _logger;
+
+    public TunnelForwarder(SessionRegistry registry, IOptions<ProxyEntryOptions> options, ProxyEntryMetrics metrics, ILogger<TunnelForwarder> logger)
+    {
+        _registry = registry;
+        _options = options.Value;
+        _metrics = metrics;
+        _logger = logger;
+    }
+
+    public async Task ForwardAsync(HttpContext context)
+    {
+        string rawTarget = context.Features.Get<IHttpRequestFeature>()?.RawTarget ?? context.Request.Path.Value ?? "/";
+        if (!SessionTarget.TryParse(rawTarget, out Range sessionRange, out int prefixLength, out string backendTarget))
+        {
+            await WriteNotFoundAsync(context, "(none)");
+            return;
+        }
+
+        string session = rawTarget[sessionRange];
+        bool hasBody = RequestHasBody(context);
+        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, rawTarget[..prefixLength]);
+        UplinkStream? stream;
+        try
+        {
+            stream = OpenStream(rawTarget.AsSpan(sessionRange), head, hasBody);
+        }
+        catch (HeadTooLargeException)
+        {
+            await FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);
+            return;
+        }
+
+        if (stream is null)
+        {
+            await TunnelNotFoundAsync(context, session, backendTarget);
+            return;
+        }
+
+        _metrics.RequestStarted();
+        try
+        {
+            using (stream)
+            {
+                await ExchangeAsync(context, stream, session, hasBody);
+            }
+        }
+        finally
+        {
+            _metrics.RequestEnded();
+        }
+    }
+
+    private Task TunnelNotFoundAsync(HttpContext context, string session, string backendTarget)
+    {
+        ProxyEntryLog.TunnelNotFound(_logger, session, context.Request.Method, backendTarget);
+        _metrics.RequestFailed("tunnel-not-found");
+        return WriteNotFoundAsync(context, session);
+    }
+
+    /// <summary>Opens the stream on one of the session's uplinks; null when none is left to take it.</summary>
+    private UplinkStream? OpenStream(ReadOnlySpan<char> session, RequestHead head, bool hasBody)
+    {
+        for (int attempt = 0; attempt < OpenAttempts; attempt++)
+        {
+            Uplink? uplink = _registry.Pick(session);
+            if (uplink is null)
+            {
+                return null;
+            }
+
+            try
+            {
+                return uplink.OpenStream(head, endStream: !hasBody);
+            }
+            catch (UplinkClosedException)
+            {
+                // Closed between the pick and the open; the registry drops it shortly. Try another replica.
+            }
+        }
+
+        return null;
+    }
+
+    private async Task ExchangeAsync(HttpContext context, UplinkStream stream, string session, bool hasBody)
+    {
+        Task requestBody = hasBody ? SendRequestBodyAsync(context, stream) : Task.CompletedTask;
+        ResponseHead head;
+        try
+        {
+            head = await stream.ReadResponseHeadAsync().WaitAsync(_options.ResponseHeadTimeout, context.RequestAborted);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException || !context.RequestAborted.IsCancellationRequested)
+        {
+            ForwardingFailure failure = ex switch
+            {
+                TimeoutException => ForwardingFailure.ResponseTimeout,
+                StreamResetException reset => ForwardingFailure.FromResetCode(reset.ErrorCode),
+                _ => ForwardingFailure.UplinkLost,
+            };
+            stream.Reset(ex is TimeoutException ? ProtocolErrorCode.ResponseHeadTimeout : ProtocolErrorCode.Cancelled);
+            await StopRequestBodyAsync(context, requestBody);
+            await FailAsync(context, stream.Id, session, failure);
+            return;
+        }
+        catch (OperationCanceledException)
+        {
+            ProxyEntryLog.CallerGone(_logger, session, stream.Id, "before the response head");
+            _metrics.RequestFailed("caller-gone");
+            stream.Reset(ProtocolErrorCode.Cancelled);
+            await StopRequestBodyAsync(context, requestBody);
+            return;
+        }
+
+        ResponseHeadWriter.Apply(head, context.Response);
+        try
+        {
+            await stream.CopyInputToAsync(context.Response.BodyWriter, context.RequestAborted);
+        }
+        catch (Exception ex) when (ex is IOException or OperationCanceledException)
+        {
+            if (context.RequestAborted.IsCancellationRequested)
+            {
+                ProxyEntryLog.CallerGone(_logger, session, stream.Id, "during the response body");
+                _metrics.RequestFailed("caller-gone");
+            }
+            else
+            {
+                ProxyEntryLog.ResponseAborted(_logger, session, stream.Id, ex.Message);
+                _metrics.RequestFailed("aborted-mid-response");
+                context.Abort();
+            }
+
+            stream.Reset(ProtocolErrorCode.Cancelled);
+        }
+
+        await StopRequestBodyAsync(context, requestBody);
+    }
+
+    private static bool RequestHasBody(HttpContext context) =>
+        context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? context.Request.ContentLength > 0;
+
+    private async Task SendRequestBodyAsync(HttpContext context, UplinkStream stream)
+    {
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
+        {
+            limit.MaxRequestBodySize = _options.MaxRequestBodySize;
+        }
+
+        try
+        {
+            await stream.SendBodyAsync(context.Request.BodyReader, context.RequestAborted);
+        }
+        catch (BadHttpRequestException ex) when (ex.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            stream.Reset(ProtocolErrorCode.RequestBodyTooLarge);
+        }
+        catch (Exception ex) when (ex is IOException or OperationCanceledException or BadHttpRequestException or InvalidOperationException)
+        {
+            // The caller stopped sending, or the stream failed first: either way nothing more goes up this stream.
+            stream.Reset(ProtocolErrorCode.Cancelled);
+        }
+    }
+
+    /// <summary>Once the exchange is over, an unfinished upload is cut short rather than waited for.</summary>
+    private static async Task StopRequestBodyAsync(HttpContext context, Task requestBody)
+    {
+        if (!requestBody.IsCompleted)
+        {
+            context.Request.BodyReader.CancelPendingRead();
+        }
+
+        await requestBody;
+    }
+
+    private async Task FailAsync(HttpContext context, uint streamId, string session, ForwardingFailure failure)
+    {
+        ProxyEntryLog.RequestFailed(_logger, session, streamId, context.Request.Method, context.Request.Path.Value ?? "/", failure.Status, failure.Reason);
+        _metrics.RequestFailed(failure.Reason);
+        if (context.Response.HasStarted)
+        {
+            context.Abort();
+            return;
+        }
+
+        int? retryAfter = failure.Status == StatusCodes.Status503ServiceUnavailable ? _options.RetryAfterSeconds : null;
+        await ProblemResponse.WriteAsync(context, failure.Status, failure.Type, failure.Title,
+            $"Session '{session}': {failure.Title.ToLowerInvariant()}.", retryAfter);
+    }
+
+    private static Task WriteNotFoundAsync(HttpContext context, string session) =>
+        ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, ProblemTypes.TunnelNotFound, "Tunnel not found",
+            $"No tunnel client is connected for session '{session}'.");
+}

@@ -1,0 +1,14 @@
+namespace Tunnel2.ProxyEntry.Problems;
+
+/// <summary>The <c>type</c> URIs of the problems the tunnel itself reports (docs/errors.md lists them).</summary>
+public static class ProblemTypes
+{
+    public const string TunnelNotFound = "urn:tunnel2:problem:tunnel-not-found";
+    public const string BackendUnreachable = "urn:tunnel2:problem:backend-unreachable";
+    public const string BackendTimeout = "urn:tunnel2:problem:backend-timeout";
+    public const string UplinkLost = "urn:tunnel2:problem:uplink-lost";
+    public const string Overloaded = "urn:tunnel2:problem:overloaded";
+    public const string HeadersTooLarge = "urn:tunnel2:problem:headers-too-large";
+    public const string BodyTooLarge = "urn:tunnel2:problem:body-too-large";
+    public const string BadGateway = "urn:tunnel2:problem:bad-gateway";
+}

@@ -1,0 +1,61 @@
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.ProxyEntry.Sessions;
+
+/// <summary>The replicas of one session: an immutable array swapped on change, and a round-robin cursor.</summary>
+internal sealed class SessionUplinks
+{
+    private Uplink[] _members = [];
+    private uint _cursor;
+
+    public Uplink[] Snapshot => Volatile.Read(ref _members);
+
+    /// <remarks>Callers serialise Add and Remove.</remarks>
+    public void Add(Uplink uplink)
+    {
+        Uplink[] current = _members;
+        var next = new Uplink[current.Length + 1];
+        current.CopyTo(next, 0);
+        next[^1] = uplink;
+        Volatile.Write(ref _members, next);
+    }
+
+    /// <summary>Removes the uplink; returns how many remain.</summary>
+    /// <remarks>Callers serialise Add and Remove.</remarks>
+    public int Remove(Uplink uplink)
+    {
+        Uplink[] current = _members;
+        int index = Array.IndexOf(current, uplink);
+        if (index < 0)
+        {
+            return current.Length;
+        }
+
+        var next = new Uplink[current.Length - 1];
+        Array.Copy(current, 0, next, 0, index);
+        Array.Copy(current, index + 1, next, index, current.Length - index - 1);
+        Volatile.Write(ref _members, next);
+        return next.Length;
+    }
+
+    public Uplink? Pick()
+    {
+        Uplink[] members = Volatile.Read(ref _members);
+        int count = members.Length;
+        if (count == 1)
+        {
+            return members[0].AcceptsNewStreams ? members[0] : null;
+        }
+
+        for (int attempt = 0; attempt < count; attempt++)
+        {
+            Uplink candidate = members[(int)(Interlocked.Increment(ref _cursor) % (uint)count)];
+            if (candidate.AcceptsNewStreams)
+            {
+                return candidate;
+            }
+        }
+
+        return null;
+    }
+}

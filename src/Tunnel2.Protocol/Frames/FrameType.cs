@@ -1,0 +1,14 @@
+namespace Tunnel2.Protocol.Frames;
+
+/// <summary>The kind of a frame; the byte at offset 4 of every frame header.</summary>
+public enum FrameType : byte
+{
+    RequestHead = 1,
+    ResponseHead = 2,
+    Data = 3,
+    Reset = 4,
+    WindowUpdate = 5,
+    Ping = 6,
+    Pong = 7,
+    GoAway = 8,
+}

@@ -1,0 +1,18 @@
+namespace Tunnel2.Protocol.Frames;
+
+/// <summary>Why a stream was reset or an uplink went away; carried as a u32 in Reset and GoAway frames.</summary>
+public enum ProtocolErrorCode : uint
+{
+    NoError = 0,
+    ProtocolError = 1,
+    Cancelled = 2,
+    BackendUnreachable = 3,
+    BackendTimeout = 4,
+    BackendAborted = 5,
+    Overloaded = 6,
+    FlowControlError = 7,
+    ResponseHeadTimeout = 8,
+    InternalError = 9,
+    Draining = 10,
+    RequestBodyTooLarge = 11,
+}

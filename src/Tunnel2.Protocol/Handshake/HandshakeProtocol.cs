@@ -1,0 +1,72 @@
+namespace Tunnel2.Protocol.Handshake;
+
+/// <summary>
+/// Names used by the HTTP/1.1 upgrade that opens an uplink (docs/protocol.md, "Handshake").
+/// </summary>
+public static class HandshakeProtocol
+{
+    /// <summary>The request path on the tunnel port.</summary>
+    public const string Path = "/tunnel2/connect";
+
+    /// <summary>The token in the <c>Upgrade</c> header.</summary>
+    public const string UpgradeToken = "tunnel2";
+
+    /// <summary>Request: the session the client serves.</summary>
+    public const string SessionHeader = "Tunnel2-Session";
+
+    /// <summary>Request: comma-separated protocol versions the client speaks; response: the one chosen.</summary>
+    public const string VersionHeader = "Tunnel2-Version";
+
+    /// <summary>Response: the largest frame payload either side may send, in bytes.</summary>
+    public const string MaxFramePayloadHeader = "Tunnel2-Max-Frame";
+
+    /// <summary>Response: the initial per-stream flow-control window, in bytes.</summary>
+    public const string InitialWindowHeader = "Tunnel2-Initial-Window";
+
+    /// <summary>Response: the most streams the server opens at once on this uplink.</summary>
+    public const string MaxStreamsHeader = "Tunnel2-Max-Streams";
+
+    /// <summary>The versions this build speaks, newest last.</summary>
+    public static ReadOnlySpan<int> SupportedVersions => [1];
+
+    public const int CurrentVersion = 1;
+
+    /// <summary>Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-].</summary>
+    public static bool IsValidSessionId(ReadOnlySpan<char> session)
+    {
+        if (session.Length is 0 or > 128)
+        {
+            return false;
+        }
+
+        foreach (char c in session)
+        {
+            if (!(char.IsAsciiLetterOrDigit(c) || c is '-' or '_' or '.' or '~'))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>Picks the highest version both sides speak from a header like <c>1, 2</c>; 0 when none.</summary>
+    public static int NegotiateVersion(string? offered)
+    {
+        if (string.IsNullOrWhiteSpace(offered))
+        {
+            return 0;
+        }
+
+        int best = 0;
+        foreach (Range part in offered.AsSpan().Split(','))
+        {
+            if (int.TryParse(offered.AsSpan()[part].Trim(), out int version) && SupportedVersions.Contains(version) && version > best)
+            {
+                best = version;
+            }
+        }
+
+        return best;
+    }
+}

@@ -1,0 +1,84 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using Tunnel2.Protocol.Frames;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// A frame waiting for the uplink's writer loop. Either it owns a pooled payload buffer (heads, data), returned to the
+/// pool once written, or its small fixed payload travels inline in <see cref="_control"/>.
+/// </summary>
+internal readonly struct OutboundFrame
+{
+    private readonly byte[]? _pooled;
+    private readonly int _length;
+    private readonly ulong _control;
+
+    private OutboundFrame(FrameType type, FrameFlags flags, uint streamId, byte[]? pooled, int length, ulong control)
+    {
+        Type = type;
+        Flags = flags;
+        StreamId = streamId;
+        _pooled = pooled;
+        _length = length;
+        _control = control;
+    }
+
+    public FrameType Type { get; }
+
+    public FrameFlags Flags { get; }
+
+    public uint StreamId { get; }
+
+    public static OutboundFrame WithPooledPayload(FrameType type, FrameFlags flags, uint streamId, byte[]? pooled, int length) =>
+        new(type, flags, streamId, pooled, length, 0);
+
+    public static OutboundFrame Reset(uint streamId, ProtocolErrorCode code) =>
+        new(FrameType.Reset, FrameFlags.None, streamId, null, 4, (uint)code);
+
+    public static OutboundFrame WindowUpdate(uint streamId, int increment) =>
+        new(FrameType.WindowUpdate, FrameFlags.None, streamId, null, 4, (uint)increment);
+
+    public static OutboundFrame Ping(ulong opaque) => new(FrameType.Ping, FrameFlags.None, 0, null, 8, opaque);
+
+    public static OutboundFrame Pong(ulong opaque) => new(FrameType.Pong, FrameFlags.None, 0, null, 8, opaque);
+
+    public static OutboundFrame GoAway(uint lastStreamId, ProtocolErrorCode code) =>
+        new(FrameType.GoAway, FrameFlags.None, 0, null, 8, ((ulong)lastStreamId << 32) | (uint)code);
+
+    public int TotalLength => FrameHeader.Size + _length;
+
+    /// <summary>Writes header and payload, then gives the pooled payload back.</summary>
+    public void WriteTo(IBufferWriter<byte> output)
+    {
+        Span<byte> span = output.GetSpan(FrameHeader.Size + (_pooled is null ? _length : 0));
+        new FrameHeader(_length, Type, Flags, StreamId).WriteTo(span);
+        if (_pooled is not null)
+        {
+            output.Advance(FrameHeader.Size);
+            output.Write(_pooled.AsSpan(0, _length));
+            ArrayPool<byte>.Shared.Return(_pooled);
+            return;
+        }
+
+        Span<byte> payload = span.Slice(FrameHeader.Size, _length);
+        if (_length == 4)
+        {
+            BinaryPrimitives.WriteUInt32BigEndian(payload, (uint)_control);
+        }
+        else if (_length == 8)
+        {
+            BinaryPrimitives.WriteUInt64BigEndian(payload, _control);
+        }
+
+        output.Advance(FrameHeader.Size + _length);
+    }
+
+    public void ReturnBuffer()
+    {
+        if (_pooled is not null)
+        {
+            ArrayPool<byte>.Shared.Return(_pooled);
+        }
+    }
+}

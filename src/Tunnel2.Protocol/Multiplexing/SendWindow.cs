@@ -1,0 +1,78 @@
+using Tunnel2.Protocol.Frames;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// Credit for the body bytes one stream may still send; the peer grants more with WindowUpdate frames.
+/// One sender per stream waits on it at a time.
+/// </summary>
+internal sealed class SendWindow
+{
+    private readonly Lock _sync = new();
+    private long _available;
+    private TaskCompletionSource? _waiter;
+    private Exception? _fault;
+
+    public SendWindow(int initial) => _available = initial;
+
+    public async ValueTask<int> AcquireAsync(int max, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            TaskCompletionSource waiter;
+            lock (_sync)
+            {
+                if (_fault is not null)
+                {
+                    throw _fault;
+                }
+
+                if (_available > 0)
+                {
+                    int granted = (int)Math.Min(max, _available);
+                    _available -= granted;
+                    return granted;
+                }
+
+                waiter = _waiter ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            }
+
+            await waiter.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Gives back credit that was acquired but not used.</summary>
+    public void Return(int unused) => Grant(unused);
+
+    /// <exception cref="ProtocolViolationException">The peer granted more than a window can hold.</exception>
+    public void Grant(int increment)
+    {
+        TaskCompletionSource? waiter;
+        lock (_sync)
+        {
+            _available += increment;
+            if (_available > int.MaxValue)
+            {
+                throw new ProtocolViolationException("Flow-control window grew beyond 2^31-1 bytes.");
+            }
+
+            waiter = _waiter;
+            _waiter = null;
+        }
+
+        waiter?.TrySetResult();
+    }
+
+    public void Fault(Exception reason)
+    {
+        TaskCompletionSource? waiter;
+        lock (_sync)
+        {
+            _fault ??= reason;
+            waiter = _waiter;
+            _waiter = null;
+        }
+
+        waiter?.TrySetException(reason);
+    }
+}

@@ -1,0 +1,461 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Collections.Concurrent;
+using System.IO.Pipelines;
+using System.Threading.Channels;
+using Microsoft.Extensions.Logging;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// One multiplexed connection between a client and the server. A single reader loop dispatches frames to their
+/// streams; a single writer loop drains a channel of outbound frames and coalesces them into few transport writes.
+/// The per-stream flow-control windows bound what the channel and the streams' buffers can hold.
+/// </summary>
+public sealed partial class Uplink
+{
+    /// <summary>Flush the transport at least every this many bytes while frames keep coming.</summary>
+    private const int MaxUnflushedBytes = 64 * 1024;
+
+    private readonly IDuplexPipe _transport;
+    private readonly ILogger _logger;
+    private readonly IUplinkStreamHandler? _streamHandler;
+    private readonly Channel<OutboundFrame> _outbound;
+    private readonly ConcurrentDictionary<uint, UplinkStream> _streams = new();
+    private readonly CancellationTokenSource _closed = new();
+    private readonly Lock _openLock = new();
+    private uint _lastStreamId;
+    private long _lastReceivedTicks;
+    private long _lastSentTicks;
+    private int _closeState;
+    private string? _closeReason;
+    private volatile bool _peerDraining;
+    private volatile bool _localDraining;
+
+    public Uplink(
+        IDuplexPipe transport,
+        UplinkSettings settings,
+        UplinkRole role,
+        ILogger logger,
+        IUplinkStreamHandler? streamHandler = null,
+        string? name = null)
+    {
+        if (role == UplinkRole.Client && streamHandler is null)
+        {
+            throw new ArgumentException("The client side needs a stream handler.", nameof(streamHandler));
+        }
+
+        _transport = transport;
+        Settings = settings;
+        Role = role;
+        _logger = logger;
+        _streamHandler = streamHandler;
+        Name = name ?? role.ToString();
+        _outbound = Channel.CreateUnbounded<OutboundFrame>(new UnboundedChannelOptions
+        {
+            SingleReader = true,
+            SingleWriter = false,
+            AllowSynchronousContinuations = false,
+        });
+        _lastReceivedTicks = _lastSentTicks = Environment.TickCount64;
+    }
+
+    public UplinkSettings Settings { get; }
+
+    public UplinkRole Role { get; }
+
+    /// <summary>A label for logs, e.g. the session and remote address.</summary>
+    public string Name { get; }
+
+    public bool IsOpen => Volatile.Read(ref _closeState) == 0;
+
+    /// <summary>Open, and neither end has announced it is leaving.</summary>
+    public bool AcceptsNewStreams => IsOpen && !_peerDraining && !_localDraining;
+
+    public int ActiveStreamCount => _streams.Count;
+
+    /// <summary>Cancelled when the uplink closes, for any reason.</summary>
+    public CancellationToken Closed => _closed.Token;
+
+    public string? CloseReason => Volatile.Read(ref _closeReason);
+
+    /// <summary>Runs the uplink until either side closes it or <paramref name="cancellationToken"/> fires.</summary>
+    public async Task RunAsync(CancellationToken cancellationToken = default)
+    {
+        await using CancellationTokenRegistration registration =
+            cancellationToken.Register(static state => ((Uplink)state!).Close("stopped locally"), this);
+        Task writer = WriteLoopAsync();
+        Task keepAlive = KeepAliveLoopAsync();
+        await ReadLoopAsync().ConfigureAwait(false);
+        Close("peer closed the connection");
+        await writer.ConfigureAwait(false);
+        await keepAlive.ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Opens a stream for a new request and sends its head (server side). Ids are taken and heads queued under one
+    /// lock, so the peer sees stream ids strictly increasing, which is how it tells a new stream from a finished one.
+    /// </summary>
+    /// <param name="endStream">True when the request has no body.</param>
+    /// <exception cref="UplinkClosedException">The uplink is closed or draining.</exception>
+    /// <exception cref="HeadTooLargeException">The encoded head does not fit in one frame.</exception>
+    public UplinkStream OpenStream(RequestHead head, bool endStream)
+    {
+        if (Role != UplinkRole.Server)
+        {
+            throw new InvalidOperationException("Only the server opens streams.");
+        }
+
+        var writer = new PooledBufferWriter();
+        HeadCodec.WriteRequestHead(writer, head);
+        byte[] pooled = writer.Detach(out int length);
+        if (length > Settings.MaxFramePayload)
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+            throw new HeadTooLargeException(length, Settings.MaxFramePayload);
+        }
+
+        UplinkStream stream;
+        lock (_openLock)
+        {
+            if (!AcceptsNewStreams)
+            {
+                ArrayPool<byte>.Shared.Return(pooled);
+                throw new UplinkClosedException(CloseReason ?? "The uplink is draining.");
+            }
+
+            uint id = _lastStreamId + 1;
+            stream = new UplinkStream(this, id, requestHead: null, localEnded: endStream);
+            _streams[id] = stream;
+            Volatile.Write(ref _lastStreamId, id);
+            Enqueue(OutboundFrame.WithPooledPayload(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, id, pooled, length));
+        }
+
+        if (!IsOpen)
+        {
+            stream.OnUplinkClosed(new UplinkClosedException(CloseReason ?? "The uplink closed."));
+            throw new UplinkClosedException(CloseReason ?? "The uplink closed.");
+        }
+
+        return stream;
+    }
+
+    /// <summary>Announces that this end opens or accepts no new streams; open ones finish normally.</summary>
+    public void BeginDrain()
+    {
+        _localDraining = true;
+        TryEnqueue(OutboundFrame.GoAway(Volatile.Read(ref _lastStreamId), ProtocolErrorCode.NoError));
+    }
+
+    /// <summary>Closes the uplink at once; every open stream fails with <see cref="UplinkClosedException"/>.</summary>
+    public void Close(string reason)
+    {
+        if (Interlocked.CompareExchange(ref _closeState, 1, 0) != 0)
+        {
+            return;
+        }
+
+        Volatile.Write(ref _closeReason, reason);
+        Log.UplinkClosed(_logger, Name, reason, _streams.Count);
+        _outbound.Writer.TryComplete();
+        _transport.Input.CancelPendingRead();
+        _transport.Output.CancelPendingFlush();
+        var failure = new UplinkClosedException($"Uplink closed: {reason}");
+        foreach (KeyValuePair<uint, UplinkStream> entry in _streams)
+        {
+            entry.Value.OnUplinkClosed(failure);
+        }
+
+        _closed.Cancel();
+    }
+
+    internal void Enqueue(in OutboundFrame frame)
+    {
+        if (!_outbound.Writer.TryWrite(frame))
+        {
+            frame.ReturnBuffer();
+            throw new UplinkClosedException(CloseReason ?? "The uplink closed.");
+        }
+    }
+
+    internal void TryEnqueue(in OutboundFrame frame)
+    {
+        if (!_outbound.Writer.TryWrite(frame))
+        {
+            frame.ReturnBuffer();
+        }
+    }
+
+    internal void RemoveStream(UplinkStream stream) => _streams.TryRemove(new KeyValuePair<uint, UplinkStream>(stream.Id, stream));
+
+    private async Task ReadLoopAsync()
+    {
+        PipeReader input = _transport.Input;
+        try
+        {
+            while (true)
+            {
+                ReadResult result = await input.ReadAsync().ConfigureAwait(false);
+                if (result.IsCanceled)
+                {
+                    return;
+                }
+
+                Volatile.Write(ref _lastReceivedTicks, Environment.TickCount64);
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                try
+                {
+                    while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
+                    {
+                        Dispatch(header, payload);
+                    }
+                }
+                finally
+                {
+                    input.AdvanceTo(buffer.Start, buffer.End);
+                }
+
+                if (result.IsCompleted)
+                {
+                    if (!buffer.IsEmpty)
+                    {
+                        throw new ProtocolViolationException($"Connection ended inside a frame ({buffer.Length} bytes left).");
+                    }
+
+                    return;
+                }
+            }
+        }
+        catch (ProtocolViolationException ex)
+        {
+            Log.ProtocolViolation(_logger, Name, ex.Message);
+            TryEnqueue(OutboundFrame.GoAway(Volatile.Read(ref _lastStreamId), ProtocolErrorCode.ProtocolError));
+            Close($"protocol error: {ex.Message}");
+        }
+        catch (Exception ex) when (ex is IOException or ObjectDisposedException or OperationCanceledException
+                                       or Microsoft.AspNetCore.Connections.ConnectionResetException)
+        {
+            Close($"transport error: {ex.Message}");
+        }
+        catch (Exception ex)
+        {
+            Log.UnexpectedFailure(_logger, Name, ex);
+            Close($"internal error: {ex.Message}");
+        }
+        finally
+        {
+            await input.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        switch (header.Type)
+        {
+            case FrameType.RequestHead:
+                AcceptStream(header, payload);
+                break;
+            case FrameType.ResponseHead:
+                if (Role != UplinkRole.Server)
+                {
+                    throw new ProtocolViolationException("A client received a response head.");
+                }
+
+                FindStream(header)?.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream);
+                break;
+            case FrameType.Data:
+                FindStream(header)?.OnData(payload, header.EndStream);
+                break;
+            case FrameType.Reset:
+                FindStream(header)?.OnReset((ProtocolErrorCode)ReadFixed32(header, payload));
+                break;
+            case FrameType.WindowUpdate:
+                uint increment = ReadFixed32(header, payload);
+                if (increment is 0 or > int.MaxValue)
+                {
+                    throw new ProtocolViolationException($"Invalid window increment {increment}.");
+                }
+
+                if (header.StreamId != 0)
+                {
+                    FindStream(header)?.OnWindowUpdate((int)increment);
+                }
+
+                break;
+            case FrameType.Ping:
+                TryEnqueue(OutboundFrame.Pong(ReadFixed64(header, payload)));
+                break;
+            case FrameType.Pong:
+                ReadFixed64(header, payload);
+                break;
+            case FrameType.GoAway:
+                ulong goAway = ReadFixed64(header, payload);
+                _peerDraining = true;
+                Log.PeerDraining(_logger, Name, (ProtocolErrorCode)(uint)goAway);
+                break;
+        }
+    }
+
+    private void AcceptStream(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (Role != UplinkRole.Client)
+        {
+            throw new ProtocolViolationException("The server received a request head.");
+        }
+
+        if (header.StreamId == 0 || header.StreamId <= _lastStreamId)
+        {
+            throw new ProtocolViolationException($"Request head reuses or goes back to stream id {header.StreamId}.");
+        }
+
+        if (_streams.Count >= Settings.MaxConcurrentStreams)
+        {
+            throw new ProtocolViolationException($"More than {Settings.MaxConcurrentStreams} concurrent streams.");
+        }
+
+        RequestHead head = HeadCodec.ReadRequestHead(payload);
+        Volatile.Write(ref _lastStreamId, header.StreamId);
+        var stream = new UplinkStream(this, header.StreamId, head, requestHasBody: !header.EndStream);
+        _streams[header.StreamId] = stream;
+        if (header.EndStream)
+        {
+            stream.EndInbound();
+        }
+
+        if (_localDraining)
+        {
+            stream.Reset(ProtocolErrorCode.Draining);
+            stream.Dispose();
+            return;
+        }
+
+        _streamHandler!.OnStreamOpened(stream);
+    }
+
+    /// <summary>The stream a frame is for; null when it already finished; a protocol error when it never existed.</summary>
+    private UplinkStream? FindStream(in FrameHeader header)
+    {
+        if (header.StreamId == 0)
+        {
+            throw new ProtocolViolationException($"{header.Type} frame on stream 0.");
+        }
+
+        if (_streams.TryGetValue(header.StreamId, out UplinkStream? stream))
+        {
+            return stream;
+        }
+
+        if (header.StreamId > Volatile.Read(ref _lastStreamId))
+        {
+            throw new ProtocolViolationException($"{header.Type} frame for stream {header.StreamId}, which was never opened.");
+        }
+
+        return null;
+    }
+
+    private static uint ReadFixed32(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (payload.Length != 4)
+        {
+            throw new ProtocolViolationException($"{header.Type} frame must carry 4 bytes, not {payload.Length}.");
+        }
+
+        Span<byte> bytes = stackalloc byte[4];
+        payload.CopyTo(bytes);
+        return BinaryPrimitives.ReadUInt32BigEndian(bytes);
+    }
+
+    private static ulong ReadFixed64(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (payload.Length != 8 || header.StreamId != 0)
+        {
+            throw new ProtocolViolationException($"{header.Type} frame must carry 8 bytes on stream 0.");
+        }
+
+        Span<byte> bytes = stackalloc byte[8];
+        payload.CopyTo(bytes);
+        return BinaryPrimitives.ReadUInt64BigEndian(bytes);
+    }
+
+    private async Task WriteLoopAsync()
+    {
+        ChannelReader<OutboundFrame> frames = _outbound.Reader;
+        PipeWriter output = _transport.Output;
+        try
+        {
+            while (await frames.WaitToReadAsync().ConfigureAwait(false))
+            {
+                while (true)
+                {
+                    int unflushed = 0;
+                    while (unflushed < MaxUnflushedBytes && frames.TryRead(out OutboundFrame frame))
+                    {
+                        unflushed += frame.TotalLength;
+                        frame.WriteTo(output);
+                    }
+
+                    if (unflushed == 0)
+                    {
+                        break;
+                    }
+
+                    FlushResult flush = await output.FlushAsync().ConfigureAwait(false);
+                    Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
+                    if (flush.IsCanceled || flush.IsCompleted)
+                    {
+                        Close("transport stopped accepting writes");
+                        return;
+                    }
+                }
+            }
+        }
+        catch (Exception ex) when (ex is IOException or ObjectDisposedException or OperationCanceledException or InvalidOperationException
+                                       or Microsoft.AspNetCore.Connections.ConnectionResetException)
+        {
+            Close($"transport error while writing: {ex.Message}");
+        }
+        finally
+        {
+            while (frames.TryRead(out OutboundFrame leftover))
+            {
+                leftover.ReturnBuffer();
+            }
+
+            await output.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    private async Task KeepAliveLoopAsync()
+    {
+        TimeSpan tick = TimeSpan.FromTicks(Math.Max(
+            TimeSpan.FromMilliseconds(50).Ticks,
+            Math.Min(Settings.KeepAliveInterval.Ticks, Settings.KeepAliveTimeout.Ticks) / 4));
+        using var timer = new PeriodicTimer(tick);
+        ulong sequence = 0;
+        try
+        {
+            while (await timer.WaitForNextTickAsync(_closed.Token).ConfigureAwait(false))
+            {
+                long now = Environment.TickCount64;
+                long silentFor = now - Volatile.Read(ref _lastReceivedTicks);
+                if (silentFor > (long)Settings.KeepAliveTimeout.TotalMilliseconds)
+                {
+                    Close($"nothing received for {silentFor} ms (keep-alive timeout)");
+                    return;
+                }
+
+                if (now - Volatile.Read(ref _lastSentTicks) >= (long)Settings.KeepAliveInterval.TotalMilliseconds
+                    || silentFor >= (long)Settings.KeepAliveInterval.TotalMilliseconds)
+                {
+                    TryEnqueue(OutboundFrame.Ping(++sequence));
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // The uplink closed.
+        }
+    }
+}

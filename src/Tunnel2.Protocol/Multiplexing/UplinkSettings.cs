@@ -1,0 +1,26 @@
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>The limits both ends of one uplink agree on in the handshake, plus this end's liveness timers.</summary>
+public sealed record UplinkSettings
+{
+    public const int DefaultMaxFramePayload = 256 * 1024;
+    public const int DefaultInitialStreamWindow = 512 * 1024;
+
+    /// <summary>The largest payload of one frame; a bigger frame is a protocol error.</summary>
+    public int MaxFramePayload { get; init; } = DefaultMaxFramePayload;
+
+    /// <summary>Bytes of body a sender may have in flight on one stream before the receiver grants more.</summary>
+    public int InitialStreamWindow { get; init; } = DefaultInitialStreamWindow;
+
+    /// <summary>Most streams open at once on one uplink.</summary>
+    public int MaxConcurrentStreams { get; init; } = 10_000;
+
+    /// <summary>How often a Ping is sent when the uplink is otherwise quiet.</summary>
+    public TimeSpan KeepAliveInterval { get; init; } = TimeSpan.FromSeconds(15);
+
+    /// <summary>An uplink from which nothing arrives for this long is declared dead.</summary>
+    public TimeSpan KeepAliveTimeout { get; init; } = TimeSpan.FromSeconds(45);
+
+    /// <summary>Size of the chunks body data is cut into (bounded by <see cref="MaxFramePayload"/>).</summary>
+    public int DataChunkSize => Math.Min(MaxFramePayload, 64 * 1024);
+}

@@ -1,0 +1,143 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>What the uplink's reader loop delivers to a stream.</summary>
+public sealed partial class UplinkStream
+{
+    internal void OnResponseHead(ResponseHead head, bool endStream)
+    {
+        if (_responseHead is null || !_responseHead.TrySetResult(head))
+        {
+            throw new ProtocolViolationException($"Unexpected response head on stream {Id}.");
+        }
+
+        if (endStream)
+        {
+            EndInbound();
+        }
+    }
+
+    /// <exception cref="ProtocolViolationException">Data after the end of the stream, or beyond the window.</exception>
+    internal void OnData(in ReadOnlySequence<byte> payload, bool endStream)
+    {
+        lock (_sync)
+        {
+            if (_remoteEnded)
+            {
+                if (_resetCode is not null)
+                {
+                    return; // in flight when we reset it
+                }
+
+                throw new ProtocolViolationException($"Data after the end of stream {Id}.");
+            }
+
+            if (_responseHead is { Task.IsCompleted: false })
+            {
+                throw new ProtocolViolationException($"Data before the response head on stream {Id}.");
+            }
+
+            _receiveWindow -= payload.Length;
+            if (_receiveWindow < 0)
+            {
+                throw new ProtocolViolationException($"Stream {Id} sent beyond its flow-control window.");
+            }
+
+            if (!_inputAbandoned && !payload.IsEmpty)
+            {
+                foreach (ReadOnlyMemory<byte> segment in payload)
+                {
+                    _inbound.Writer.Write(segment.Span);
+                }
+
+                // Never pauses (pauseWriterThreshold is 0), so the flush completes synchronously.
+                ValueTask<FlushResult> flush = _inbound.Writer.FlushAsync();
+                if (!flush.IsCompletedSuccessfully)
+                {
+                    throw new InvalidOperationException("Inbound stream buffer paused despite an unbounded threshold.");
+                }
+            }
+        }
+
+        if (endStream)
+        {
+            EndInbound();
+        }
+    }
+
+    internal void EndInbound()
+    {
+        lock (_sync)
+        {
+            if (_remoteEnded)
+            {
+                return;
+            }
+
+            _remoteEnded = true;
+            _inbound.Writer.Complete();
+        }
+
+        RemoveIfFinished();
+    }
+
+    internal void OnWindowUpdate(int increment) => _sendWindow.Grant(increment);
+
+    internal void OnReset(ProtocolErrorCode code) => Fail(code, new StreamResetException(code));
+
+    internal void OnUplinkClosed(UplinkClosedException reason) => Fail(ProtocolErrorCode.Cancelled, reason);
+
+    private void Fail(ProtocolErrorCode code, Exception reason)
+    {
+        CancellationTokenSource? aborted;
+        lock (_sync)
+        {
+            if (_resetCode is not null)
+            {
+                return;
+            }
+
+            _resetCode = code;
+            _localEnded = true;
+            if (!_remoteEnded)
+            {
+                _remoteEnded = true;
+                _inbound.Writer.Complete(reason);
+            }
+
+            aborted = _aborted;
+        }
+
+        _sendWindow.Fault(reason);
+        _responseHead?.TrySetException(reason);
+        try
+        {
+            aborted?.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // Disposed concurrently by the stream's owner: nobody listens any more.
+        }
+
+        RemoveIfFinished();
+    }
+
+    private void RemoveIfFinished()
+    {
+        lock (_sync)
+        {
+            if (_removed || !(_localEnded && _remoteEnded))
+            {
+                return;
+            }
+
+            _removed = true;
+        }
+
+        _uplink.RemoveStream(this);
+    }
+}

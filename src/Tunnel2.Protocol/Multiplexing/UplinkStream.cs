@@ -1,0 +1,264 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// One request/response exchange on an uplink. The server opens it with a request head; the client answers with a
+/// response head. Body bytes from the peer arrive in <see cref="Input"/>; body bytes to the peer go out under the
+/// stream's flow-control window. Dispose it when done: an exchange not finished both ways is reset.
+/// </summary>
+public sealed partial class UplinkStream : IDisposable
+{
+    private static readonly PipeOptions InboundPipeOptions = new(
+        pauseWriterThreshold: 0, // the flow-control window bounds what the peer may send; never block the reader loop
+        resumeWriterThreshold: 0,
+        minimumSegmentSize: 4096,
+        useSynchronizationContext: false);
+
+    private readonly Uplink _uplink;
+    private readonly Lock _sync = new();
+    private readonly Pipe _inbound = new(InboundPipeOptions);
+    private readonly SendWindow _sendWindow;
+    private readonly TaskCompletionSource<ResponseHead>? _responseHead;
+    private CancellationTokenSource? _aborted;
+    private long _receiveWindow;
+    private int _unacknowledged;
+    private bool _localEnded;
+    private bool _remoteEnded;
+    private bool _inputAbandoned;
+    private bool _removed;
+    private ProtocolErrorCode? _resetCode;
+
+    internal UplinkStream(Uplink uplink, uint id, RequestHead? requestHead, bool requestHasBody = false, bool localEnded = false)
+    {
+        _localEnded = localEnded;
+        _uplink = uplink;
+        Id = id;
+        RequestHead = requestHead;
+        RequestHasBody = requestHasBody;
+        _sendWindow = new SendWindow(uplink.Settings.InitialStreamWindow);
+        _receiveWindow = uplink.Settings.InitialStreamWindow;
+        if (uplink.Role == UplinkRole.Server)
+        {
+            _responseHead = new TaskCompletionSource<ResponseHead>(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+    }
+
+    public uint Id { get; }
+
+    public Uplink Uplink => _uplink;
+
+    /// <summary>The request the server sent (client side only).</summary>
+    public RequestHead? RequestHead { get; }
+
+    /// <summary>Whether a body follows the request head (client side only).</summary>
+    public bool RequestHasBody { get; }
+
+    /// <summary>The body the peer sends. Report what you consume with <see cref="OnInputConsumed"/>.</summary>
+    public PipeReader Input => _inbound.Reader;
+
+    /// <summary>Why the stream was reset, if it was.</summary>
+    public ProtocolErrorCode? ResetCode
+    {
+        get
+        {
+            lock (_sync)
+            {
+                return _resetCode;
+            }
+        }
+    }
+
+    /// <summary>Cancelled when the peer resets the stream or the uplink dies.</summary>
+    public CancellationToken Aborted
+    {
+        get
+        {
+            lock (_sync)
+            {
+                _aborted ??= new CancellationTokenSource();
+                if (_resetCode is not null)
+                {
+                    _aborted.Cancel();
+                }
+
+                return _aborted.Token;
+            }
+        }
+    }
+
+    /// <summary>Sends the response head (client side). With <paramref name="endStream"/> the response has no body.</summary>
+    /// <exception cref="HeadTooLargeException">The head does not fit in one frame.</exception>
+    public void SendResponseHead(ResponseHead head, bool endStream)
+    {
+        var writer = new PooledBufferWriter();
+        HeadCodec.WriteResponseHead(writer, head);
+        SendHead(FrameType.ResponseHead, writer, endStream);
+    }
+
+    /// <summary>Waits for the client's response head (server side).</summary>
+    public Task<ResponseHead> ReadResponseHeadAsync()
+    {
+        if (_responseHead is null)
+        {
+            throw new InvalidOperationException("Only the server side reads a response head.");
+        }
+
+        return _responseHead.Task;
+    }
+
+    /// <summary>Waits until the peer allows at least one more body byte; returns how many (at most <paramref name="max"/>).</summary>
+    public ValueTask<int> AcquireSendCreditAsync(int max, CancellationToken cancellationToken) =>
+        _sendWindow.AcquireAsync(max, cancellationToken);
+
+    public void ReturnSendCredit(int unused)
+    {
+        if (unused > 0)
+        {
+            _sendWindow.Return(unused);
+        }
+    }
+
+    /// <summary>
+    /// Sends body bytes held in an array rented from <see cref="ArrayPool{T}.Shared"/>; the stream takes ownership of
+    /// it. The caller must have acquired <paramref name="length"/> bytes of credit.
+    /// </summary>
+    public void SendPooledData(byte[] pooled, int length, bool endStream)
+    {
+        lock (_sync)
+        {
+            if (_localEnded)
+            {
+                ArrayPool<byte>.Shared.Return(pooled);
+                throw NotWritable();
+            }
+
+            if (endStream)
+            {
+                _localEnded = true;
+            }
+        }
+
+        _uplink.Enqueue(OutboundFrame.WithPooledPayload(
+            FrameType.Data, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length));
+        if (endStream)
+        {
+            RemoveIfFinished();
+        }
+    }
+
+    /// <summary>Ends the body this side sends.</summary>
+    public void SendEnd()
+    {
+        lock (_sync)
+        {
+            if (_localEnded)
+            {
+                throw NotWritable();
+            }
+
+            _localEnded = true;
+        }
+
+        _uplink.Enqueue(OutboundFrame.WithPooledPayload(FrameType.Data, FrameFlags.EndStream, Id, null, 0));
+        RemoveIfFinished();
+    }
+
+    /// <summary>
+    /// Tells the peer it may send <paramref name="bytes"/> more, once enough has been consumed to be worth a frame
+    /// (half a window), so that a steady reader costs one WindowUpdate per half window.
+    /// </summary>
+    public void OnInputConsumed(long bytes)
+    {
+        if (bytes <= 0)
+        {
+            return;
+        }
+
+        int grant;
+        lock (_sync)
+        {
+            _unacknowledged += (int)bytes;
+            if (_remoteEnded || _unacknowledged < _uplink.Settings.InitialStreamWindow / 2)
+            {
+                return;
+            }
+
+            grant = _unacknowledged;
+            _unacknowledged = 0;
+            _receiveWindow += grant;
+        }
+
+        _uplink.TryEnqueue(OutboundFrame.WindowUpdate(Id, grant));
+    }
+
+    /// <summary>Cancels the exchange: the peer is told with a Reset frame and both directions fail.</summary>
+    public void Reset(ProtocolErrorCode code)
+    {
+        bool send;
+        lock (_sync)
+        {
+            send = _resetCode is null && !(_localEnded && _remoteEnded);
+            if (!send)
+            {
+                return;
+            }
+        }
+
+        _uplink.TryEnqueue(OutboundFrame.Reset(Id, code));
+        Fail(code, new StreamResetException(code));
+    }
+
+    /// <summary>Finishes the exchange from this side: resets it if unfinished and releases the inbound buffer.</summary>
+    public void Dispose()
+    {
+        Reset(ProtocolErrorCode.Cancelled);
+        lock (_sync)
+        {
+            _inputAbandoned = true;
+        }
+
+        _inbound.Reader.Complete();
+        lock (_sync)
+        {
+            _aborted?.Dispose();
+            _aborted = null;
+        }
+    }
+
+    private void SendHead(FrameType type, PooledBufferWriter writer, bool endStream)
+    {
+        byte[] pooled = writer.Detach(out int length);
+        if (length > _uplink.Settings.MaxFramePayload)
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+            throw new HeadTooLargeException(length, _uplink.Settings.MaxFramePayload);
+        }
+
+        lock (_sync)
+        {
+            if (_localEnded)
+            {
+                ArrayPool<byte>.Shared.Return(pooled);
+                throw NotWritable();
+            }
+
+            if (endStream)
+            {
+                _localEnded = true;
+            }
+        }
+
+        _uplink.Enqueue(OutboundFrame.WithPooledPayload(type, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length));
+        if (endStream)
+        {
+            RemoveIfFinished();
+        }
+    }
+
+    private Exception NotWritable() =>
+        _resetCode is { } code ? new StreamResetException(code) : new InvalidOperationException("The stream's sending side has ended.");
+}

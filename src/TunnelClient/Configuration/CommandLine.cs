@@ -1,0 +1,40 @@
+namespace Tunnel2.TunnelClient.Configuration;
+
+/// <summary>The client's command-line switches and its --help text.</summary>
+public static class CommandLine
+{
+    public static readonly Dictionary<string, string> SwitchMappings = new(StringComparer.Ordinal)
+    {
+        ["--server"] = "TunnelClient:Server",
+        ["--session"] = "TunnelClient:Session",
+        ["--token"] = "TunnelClient:Token",
+        ["--backend"] = "TunnelClient:Backend",
+        ["--max-concurrency"] = "TunnelClient:MaxConcurrency",
+        ["--max-queue"] = "TunnelClient:MaxQueue",
+    };
+
+    public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
+
+    public const string HelpText = """
+        TunnelClient: keeps one uplink to a Tunnel2 server and relays the requests of a session to a backend.
+
+        Usage: TunnelClient --session <id> --token <token> [options]
+
+        Options:
+          --server <url>             Server tunnel endpoint            [default http://127.0.0.1:12001]
+          --session <id>             Session to serve (1-128 chars of A-Z a-z 0-9 - _ . ~)
+          --token <token>            Token the server expects
+          --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
+          --max-concurrency <n>      Backend requests at once          [default 10]
+          --max-queue <n>            Requests waiting beyond that; more get 503 at once [default 10000]
+          --environment <name>       Development loads appsettings.Development.json (dev token)
+          --help, -h                 Show this help
+
+        Every setting can also come from appsettings.json or environment variables:
+          TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
+          TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__ReconnectMinDelay,
+          TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout.
+
+        Exit codes: 0 stopped normally; 2 invalid configuration; 3 the server refused the token (401/403).
+        """;
+}

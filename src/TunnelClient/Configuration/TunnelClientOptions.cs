@@ -1,0 +1,47 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace Tunnel2.TunnelClient.Configuration;
+
+/// <summary>The client's settings, bound from the <c>TunnelClient</c> section (appsettings, TunnelClient__* variables, command line).</summary>
+public sealed class TunnelClientOptions
+{
+    public const string SectionName = "TunnelClient";
+
+    /// <summary>The server's tunnel endpoint, e.g. http://127.0.0.1:12001.</summary>
+    [Required(ErrorMessage = "TunnelClient:Server is required (--server).")]
+    public string Server { get; set; } = "http://127.0.0.1:12001";
+
+    /// <summary>The session this client serves: public requests to /session/{Session}/… reach its backend.</summary>
+    [Required(ErrorMessage = "TunnelClient:Session is required (--session).")]
+    public string Session { get; set; } = string.Empty;
+
+    [Required(ErrorMessage = "TunnelClient:Token is required (--token or TunnelClient__Token).")]
+    public string Token { get; set; } = string.Empty;
+
+    /// <summary>Base URL of the backend requests are relayed to.</summary>
+    [Required(ErrorMessage = "TunnelClient:Backend is required (--backend).")]
+    public string Backend { get; set; } = "http://127.0.0.1:12007";
+
+    /// <summary>Backend requests running at once; more wait in the queue.</summary>
+    [Range(1, 100_000)]
+    public int MaxConcurrency { get; set; } = 10;
+
+    /// <summary>Requests that may wait for a slot; beyond that they are refused at once with 503.</summary>
+    [Range(0, 1_000_000)]
+    public int MaxQueue { get; set; } = 10_000;
+
+    [Range(typeof(TimeSpan), "00:00:00.010", "00:10:00")]
+    public TimeSpan ReconnectMinDelay { get; set; } = TimeSpan.FromMilliseconds(250);
+
+    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    public TimeSpan ReconnectMaxDelay { get; set; } = TimeSpan.FromSeconds(30);
+
+    [Range(typeof(TimeSpan), "00:00:00.100", "00:10:00")]
+    public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(10);
+
+    [Range(typeof(TimeSpan), "00:00:00.100", "01:00:00")]
+    public TimeSpan KeepAliveInterval { get; set; } = TimeSpan.FromSeconds(15);
+
+    [Range(typeof(TimeSpan), "00:00:00.300", "01:00:00")]
+    public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
+}

@@ -1,0 +1,30 @@
+using Microsoft.Extensions.Logging;
+
+namespace Tunnel2.TunnelClient.Diagnostics;
+
+internal static partial class TunnelClientLog
+{
+    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Connected to {Server} serving session {Session} -> {Backend}")]
+    public static partial void Connected(ILogger logger, string server, string session, string backend);
+
+    [LoggerMessage(EventId = 2, Level = LogLevel.Warning, Message = "Disconnected from {Server}: {Reason}")]
+    public static partial void Disconnected(ILogger logger, string server, string reason);
+
+    [LoggerMessage(EventId = 3, Level = LogLevel.Warning, Message = "Could not connect to {Server}: {Reason}; retrying in {DelayMs} ms")]
+    public static partial void ConnectFailed(ILogger logger, string server, string reason, long delayMs);
+
+    [LoggerMessage(EventId = 4, Level = LogLevel.Critical, Message = "The server refused the token ({Status}): {Detail}. Check --token / TunnelClient__Token; not retrying")]
+    public static partial void TokenRefused(ILogger logger, int status, string detail);
+
+    [LoggerMessage(EventId = 5, Level = LogLevel.Warning, Message = "Stream {StreamId}: {Method} {Target} -> backend failed: {Reason}")]
+    public static partial void BackendFailed(ILogger logger, uint streamId, string method, string target, string reason);
+
+    [LoggerMessage(EventId = 6, Level = LogLevel.Warning, Message = "Stream {StreamId}: refused, {Queued} requests already queued (503)")]
+    public static partial void QueueFull(ILogger logger, uint streamId, int queued);
+
+    [LoggerMessage(EventId = 7, Level = LogLevel.Debug, Message = "Stream {StreamId}: cancelled by the server ({Reason})")]
+    public static partial void StreamCancelled(ILogger logger, uint streamId, string reason);
+
+    [LoggerMessage(EventId = 8, Level = LogLevel.Error, Message = "Stream {StreamId}: relay failed unexpectedly")]
+    public static partial void RelayCrashed(ILogger logger, uint streamId, Exception exception);
+}

@@ -1,0 +1,40 @@
+using Microsoft.Extensions.Options;
+using Serilog;
+using Tunnel2.TunnelClient.Configuration;
+using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Relay;
+using Tunnel2.TunnelClient.Uplinks;
+
+namespace Tunnel2.TunnelClient;
+
+/// <summary>Builds the client host: options, logging, the backend relay and the service that keeps the uplink up.</summary>
+public static class TunnelClientApp
+{
+    /// <exception cref="OptionsValidationException">The configuration is invalid; the message says what to fix.</exception>
+    public static IHost Create(string[] args)
+    {
+        HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings
+        {
+            Args = args,
+            ContentRootPath = AppContext.BaseDirectory,
+        });
+        builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
+
+        builder.Services.AddSerilog((services, logger) => logger
+            .ReadFrom.Configuration(builder.Configuration)
+            .Enrich.FromLogContext());
+        builder.Services.AddOptions<TunnelClientOptions>()
+            .Bind(builder.Configuration.GetSection(TunnelClientOptions.SectionName))
+            .ValidateDataAnnotations()
+            .ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<TunnelClientOptions>, TunnelClientOptionsValidator>();
+        builder.Services.AddMetrics();
+        builder.Services.AddSingleton<TunnelClientMetrics>();
+        builder.Services.AddSingleton<TunnelClientStatus>();
+        builder.Services.AddSingleton<BackendRelay>();
+        builder.Services.AddSingleton<UplinkDialer>();
+        builder.Services.AddHostedService<TunnelClientService>();
+        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
+        return builder.Build();
+    }
+}

@@ -1,0 +1,122 @@
+using System.Globalization;
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Configuration;
+using Tunnel2.TunnelClient.Relay;
+
+namespace Tunnel2.TunnelClient.Uplinks;
+
+/// <summary>Opens a TCP connection to the server, performs the HTTP/1.1 upgrade and wraps the result in an <see cref="Uplink"/>.</summary>
+public sealed class UplinkDialer
+{
+    private readonly TunnelClientOptions _options;
+    private readonly BackendRelay _relay;
+    private readonly ILoggerFactory _loggerFactory;
+    private readonly Uri _server;
+
+    public UplinkDialer(IOptions<TunnelClientOptions> options, BackendRelay relay, ILoggerFactory loggerFactory)
+    {
+        _options = options.Value;
+        _relay = relay;
+        _loggerFactory = loggerFactory;
+        _server = new Uri(_options.Server);
+    }
+
+    /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
+    public async Task<DialedUplink> ConnectAsync(CancellationToken cancellationToken)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        timeout.CancelAfter(_options.ConnectTimeout);
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        NetworkStream? network = null;
+        try
+        {
+            await socket.ConnectAsync(new DnsEndPoint(_server.Host, _server.Port), timeout.Token);
+            network = new NetworkStream(socket, ownsSocket: true);
+            var transport = new DuplexPipe(
+                PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true)),
+                PipeWriter.Create(network, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true)));
+
+            await transport.Output.WriteAsync(BuildRequest(), timeout.Token);
+            HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, timeout.Token);
+            if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
+            {
+                throw new UplinkRefusedException(response.StatusCode, string.IsNullOrEmpty(response.Body) ? "(no detail)" : response.Body);
+            }
+
+            if (!string.Equals(response["Upgrade"], HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase))
+            {
+                throw new IOException($"The server switched to '{response["Upgrade"]}' instead of {HandshakeProtocol.UpgradeToken}.");
+            }
+
+            UplinkSettings settings = NegotiatedSettings(response);
+            var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
+                name: $"{_options.Session}->{_server.Authority}");
+            return new DialedUplink(network, uplink);
+        }
+        catch
+        {
+            if (network is not null)
+            {
+                await network.DisposeAsync();
+            }
+            else
+            {
+                socket.Dispose();
+            }
+
+            throw;
+        }
+    }
+
+    private byte[] BuildRequest()
+    {
+        var request = new StringBuilder(256)
+            .Append(CultureInfo.InvariantCulture, $"GET {HandshakeProtocol.Path} HTTP/1.1\r\n")
+            .Append(CultureInfo.InvariantCulture, $"Host: {_server.Authority}\r\n")
+            .Append("Connection: Upgrade\r\n")
+            .Append(CultureInfo.InvariantCulture, $"Upgrade: {HandshakeProtocol.UpgradeToken}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"Authorization: Bearer {_options.Token}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.SessionHeader}: {_options.Session}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.VersionHeader}: {HandshakeProtocol.CurrentVersion}\r\n")
+            .Append("\r\n");
+        return Encoding.UTF8.GetBytes(request.ToString());
+    }
+
+    private UplinkSettings NegotiatedSettings(HandshakeResponse response)
+    {
+        var settings = new UplinkSettings
+        {
+            KeepAliveInterval = _options.KeepAliveInterval,
+            KeepAliveTimeout = _options.KeepAliveTimeout,
+        };
+        if (int.TryParse(response[HandshakeProtocol.MaxFramePayloadHeader], CultureInfo.InvariantCulture, out int maxFrame) && maxFrame > 0)
+        {
+            settings = settings with { MaxFramePayload = maxFrame };
+        }
+
+        if (int.TryParse(response[HandshakeProtocol.InitialWindowHeader], CultureInfo.InvariantCulture, out int window) && window > 0)
+        {
+            settings = settings with { InitialStreamWindow = window };
+        }
+
+        if (int.TryParse(response[HandshakeProtocol.MaxStreamsHeader], CultureInfo.InvariantCulture, out int streams) && streams > 0)
+        {
+            settings = settings with { MaxConcurrentStreams = streams };
+        }
+
+        return settings;
+    }
+
+    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
+    }
+}

@@ -1,0 +1,38 @@
+namespace Tunnel2.TunnelServer.Configuration;
+
+/// <summary>The server's command-line switches and its --help text.</summary>
+public static class CommandLine
+{
+    public static readonly Dictionary<string, string> SwitchMappings = new(StringComparer.Ordinal)
+    {
+        ["--public-url"] = "TunnelServer:PublicUrl",
+        ["--tunnel-url"] = "TunnelServer:TunnelUrl",
+        ["--token"] = "TunnelServer:Token",
+        ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
+    };
+
+    public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
+
+    public const string HelpText = """
+        TunnelServer: accepts Tunnel2 clients' uplinks and forwards public HTTP requests to them.
+
+        Usage: TunnelServer [options]
+
+        Options:
+          --public-url <url>         Public HTTP endpoint (ProxyEntry)   [default http://127.0.0.1:12000]
+          --tunnel-url <url>         Endpoint clients connect to         [default http://127.0.0.1:12001]
+          --token <token>            Token clients must present (required; the Development environment has a dev token)
+          --response-timeout <t>     Time to wait for a response head, e.g. 00:01:40 [default 100 s]
+          --environment <name>       Development loads appsettings.Development.json (dev token, debug logs)
+          --help, -h                 Show this help
+
+        Every setting can also come from appsettings.json or environment variables, e.g.
+          TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow,
+          TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, ProxyEntry__ResponseHeadTimeout,
+          ProxyEntry__MaxRequestBodySize, Serilog__MinimumLevel__Default.
+
+        Public requests:  ANY http://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
+        Uplinks:          GET http://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
+        Health:           GET http://<public>/healthz
+        """;
+}

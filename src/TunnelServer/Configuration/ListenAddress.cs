@@ -1,0 +1,42 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Net;
+
+namespace Tunnel2.TunnelServer.Configuration;
+
+/// <summary>Parses <c>http://host:port</c> into what Kestrel binds: an IP (or any/localhost) and a port (0 = pick one).</summary>
+public sealed record ListenAddress(IPAddress? Address, bool IsLocalhost, int Port)
+{
+    public static bool TryParse(string? url, [NotNullWhen(true)] out ListenAddress? address, [NotNullWhen(false)] out string? error)
+    {
+        address = null;
+        if (!Uri.TryCreate(url?.Replace("://*:", "://0.0.0.0:", StringComparison.Ordinal).Replace("://+:", "://0.0.0.0:", StringComparison.Ordinal),
+                UriKind.Absolute, out Uri? uri) || uri.Scheme != Uri.UriSchemeHttp)
+        {
+            error = $"must be an http:// URL such as http://127.0.0.1:12000, not '{url}'.";
+            return false;
+        }
+
+        if (uri.AbsolutePath != "/")
+        {
+            error = $"must not have a path ('{url}').";
+            return false;
+        }
+
+        if (uri.IsLoopback && uri.Host.Equals("localhost", StringComparison.OrdinalIgnoreCase))
+        {
+            address = new ListenAddress(null, true, uri.Port);
+        }
+        else if (IPAddress.TryParse(uri.Host.Trim('[', ']'), out IPAddress? ip))
+        {
+            address = new ListenAddress(ip, false, uri.Port);
+        }
+        else
+        {
+            error = $"must name an IP address or localhost, not '{uri.Host}'.";
+            return false;
+        }
+
+        error = null;
+        return true;
+    }
+}

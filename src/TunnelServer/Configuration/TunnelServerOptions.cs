@@ -1,0 +1,47 @@
+using System.ComponentModel.DataAnnotations;
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.TunnelServer.Configuration;
+
+/// <summary>The server's settings, bound from the <c>TunnelServer</c> section (appsettings, TUNNELSERVER__* variables, command line).</summary>
+public sealed class TunnelServerOptions
+{
+    public const string SectionName = "TunnelServer";
+
+    /// <summary>Where ProxyEntry takes public HTTP requests.</summary>
+    [Required]
+    public string PublicUrl { get; set; } = "http://127.0.0.1:12000";
+
+    /// <summary>Where clients open their uplinks.</summary>
+    [Required]
+    public string TunnelUrl { get; set; } = "http://127.0.0.1:12001";
+
+    /// <summary>The token clients must present. There is no default: the dev value lives only in appsettings.Development.json.</summary>
+    [Required(ErrorMessage = "TunnelServer:Token is required (set it with --token, TunnelServer__Token or appsettings).")]
+    [MinLength(8, ErrorMessage = "TunnelServer:Token must be at least 8 characters.")]
+    public string Token { get; set; } = string.Empty;
+
+    [Range(16 * 1024, 16 * 1024 * 1024)]
+    public int MaxFramePayload { get; set; } = UplinkSettings.DefaultMaxFramePayload;
+
+    [Range(16 * 1024, int.MaxValue)]
+    public int InitialStreamWindow { get; set; } = UplinkSettings.DefaultInitialStreamWindow;
+
+    [Range(1, 1_000_000)]
+    public int MaxStreamsPerUplink { get; set; } = 10_000;
+
+    [Range(typeof(TimeSpan), "00:00:00.100", "01:00:00")]
+    public TimeSpan KeepAliveInterval { get; set; } = TimeSpan.FromSeconds(15);
+
+    [Range(typeof(TimeSpan), "00:00:00.300", "01:00:00")]
+    public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
+
+    public UplinkSettings ToUplinkSettings() => new()
+    {
+        MaxFramePayload = MaxFramePayload,
+        InitialStreamWindow = InitialStreamWindow,
+        MaxConcurrentStreams = MaxStreamsPerUplink,
+        KeepAliveInterval = KeepAliveInterval,
+        KeepAliveTimeout = KeepAliveTimeout,
+    };
+}

@@ -1,0 +1,130 @@
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Options;
+using Serilog;
+using Tunnel2.ProxyEntry;
+using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.TunnelServer.Configuration;
+using Tunnel2.TunnelServer.Diagnostics;
+using Tunnel2.TunnelServer.Hosting;
+using Tunnel2.TunnelServer.Uplinks;
+
+namespace Tunnel2.TunnelServer;
+
+/// <summary>Builds the server: one Kestrel with a public listener (ProxyEntry) and a tunnel listener (uplinks).</summary>
+public static class TunnelServerApp
+{
+    /// <exception cref="OptionsValidationException">The configuration is invalid; the message says what to fix.</exception>
+    public static WebApplication Create(string[] args)
+    {
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(args);
+        builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
+
+        TunnelServerOptions options = BindAndValidate(builder.Configuration);
+
+        builder.Services.AddSerilog((services, logger) => logger
+            .ReadFrom.Configuration(builder.Configuration)
+            .Enrich.FromLogContext());
+        builder.Services.AddOptions<TunnelServerOptions>()
+            .Bind(builder.Configuration.GetSection(TunnelServerOptions.SectionName))
+            .ValidateDataAnnotations()
+            .ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
+        builder.Services.AddProxyEntry(builder.Configuration);
+        builder.Services.AddSingleton<ServerEndpoints>();
+        builder.Services.AddSingleton<TunnelServerMetrics>();
+        builder.Services.AddSingleton<UplinkAcceptor>();
+
+        var endpoints = new ServerEndpoints();
+        builder.Services.AddSingleton(endpoints);
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            kestrel.AddServerHeader = false; // the backend's Server header passes through instead
+            kestrel.Limits.MaxRequestBodySize = null; // ProxyEntry applies its own limit per request
+            endpoints.PublicListener = Listen(kestrel, options.PublicUrl, HttpProtocols.Http1, markAsTunnel: false);
+            endpoints.TunnelListener = Listen(kestrel, options.TunnelUrl, HttpProtocols.Http1, markAsTunnel: true);
+        });
+
+        WebApplication app = builder.Build();
+        UplinkAcceptor acceptor = app.Services.GetRequiredService<UplinkAcceptor>();
+        app.Use((context, next) => ListenerKind.IsTunnel(context) ? acceptor.AcceptAsync(context) : next(context));
+        app.UseProxyEntry();
+        app.MapGet("/healthz", () => Results.Text("ok"));
+        app.Run(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
+            "Not found", "Public requests go to /session/{id}/{path}."));
+
+        app.Lifetime.ApplicationStarted.Register(() =>
+            TunnelServerLog.Listening(app.Services.GetRequiredService<ILogger<ServerEndpoints>>(), endpoints.PublicUrl, endpoints.TunnelUrl));
+        app.Lifetime.ApplicationStopping.Register(() =>
+        {
+            SessionRegistry registry = app.Services.GetRequiredService<SessionRegistry>();
+            List<Protocol.Multiplexing.Uplink> uplinks = registry.GetAllUplinks();
+            TunnelServerLog.ClosingUplinks(app.Services.GetRequiredService<ILogger<ServerEndpoints>>(), uplinks.Count);
+            foreach (Protocol.Multiplexing.Uplink uplink in uplinks)
+            {
+                uplink.Close("server shutting down");
+            }
+        });
+        return app;
+    }
+
+    private static TunnelServerOptions BindAndValidate(IConfiguration configuration)
+    {
+        var options = new TunnelServerOptions();
+        configuration.GetSection(TunnelServerOptions.SectionName).Bind(options);
+        var failures = new List<string>();
+        var context = new System.ComponentModel.DataAnnotations.ValidationContext(options);
+        var results = new List<System.ComponentModel.DataAnnotations.ValidationResult>();
+        if (!System.ComponentModel.DataAnnotations.Validator.TryValidateObject(options, context, results, validateAllProperties: true))
+        {
+            foreach (System.ComponentModel.DataAnnotations.ValidationResult result in results)
+            {
+                failures.Add(result.ErrorMessage ?? "invalid value");
+            }
+        }
+
+        ValidateOptionsResult custom = new TunnelServerOptionsValidator().Validate(null, options);
+        if (custom.Failed)
+        {
+            failures.AddRange(custom.Failures);
+        }
+
+        return failures.Count == 0
+            ? options
+            : throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
+    }
+
+    private static ListenOptions Listen(KestrelServerOptions kestrel, string url, HttpProtocols protocols, bool markAsTunnel)
+    {
+        if (!ListenAddress.TryParse(url, out ListenAddress? address, out string? error))
+        {
+            throw new InvalidOperationException(error); // unreachable: validated in BindAndValidate
+        }
+
+        ListenOptions? captured = null;
+        void Configure(ListenOptions listen)
+        {
+            captured = listen;
+            listen.Protocols = protocols;
+            if (markAsTunnel)
+            {
+                listen.Use(next => connection =>
+                {
+                    ListenerKind.MarkTunnel(connection.Items);
+                    return next(connection);
+                });
+            }
+        }
+
+        if (address.IsLocalhost)
+        {
+            kestrel.Listen(System.Net.IPAddress.Loopback, address.Port, Configure);
+        }
+        else
+        {
+            kestrel.Listen(address.Address!, address.Port, Configure);
+        }
+
+        return captured!;
+    }
+}

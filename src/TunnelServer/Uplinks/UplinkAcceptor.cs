@@ -1,0 +1,151 @@
+using System.IO.Pipelines;
+using System.Security.Cryptography;
+using System.Text;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Primitives;
+using Microsoft.Net.Http.Headers;
+using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.TunnelServer.Configuration;
+using Tunnel2.TunnelServer.Diagnostics;
+
+namespace Tunnel2.TunnelServer.Uplinks;
+
+/// <summary>
+/// Serves the tunnel port: checks the upgrade request (path, token, session, version), switches the connection to
+/// the frame protocol, registers the uplink for its session and runs it until it closes.
+/// </summary>
+public sealed class UplinkAcceptor
+{
+    private readonly SessionRegistry _registry;
+    private readonly UplinkSettings _settings;
+    private readonly byte[] _token;
+    private readonly ILoggerFactory _loggerFactory;
+    private readonly ILogger<UplinkAcceptor> _logger;
+    private readonly TunnelServerMetrics _metrics;
+    private readonly IHostApplicationLifetime _lifetime;
+
+    public UplinkAcceptor(
+        SessionRegistry registry,
+        IOptions<TunnelServerOptions> options,
+        ILoggerFactory loggerFactory,
+        TunnelServerMetrics metrics,
+        IHostApplicationLifetime lifetime)
+    {
+        _registry = registry;
+        _settings = options.Value.ToUplinkSettings();
+        _token = Encoding.UTF8.GetBytes(options.Value.Token);
+        _loggerFactory = loggerFactory;
+        _logger = loggerFactory.CreateLogger<UplinkAcceptor>();
+        _metrics = metrics;
+        _lifetime = lifetime;
+    }
+
+    public async Task AcceptAsync(HttpContext context)
+    {
+        HttpRequest request = context.Request;
+        if (!HttpMethods.IsGet(request.Method) || request.Path != HandshakeProtocol.Path)
+        {
+            await RefuseAsync(context, StatusCodes.Status404NotFound, "not-found", "Not found",
+                $"The tunnel port serves only GET {HandshakeProtocol.Path} with Upgrade: {HandshakeProtocol.UpgradeToken}.");
+            return;
+        }
+
+        IHttpUpgradeFeature? upgrade = context.Features.Get<IHttpUpgradeFeature>();
+        if (upgrade is not { IsUpgradableRequest: true }
+            || !string.Equals(request.Headers.Upgrade.ToString(), HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase))
+        {
+            context.Response.Headers.Upgrade = HandshakeProtocol.UpgradeToken;
+            context.Response.Headers.Connection = "Upgrade";
+            await RefuseAsync(context, StatusCodes.Status426UpgradeRequired, "upgrade-required", "Upgrade required",
+                $"Send Connection: Upgrade and Upgrade: {HandshakeProtocol.UpgradeToken}.");
+            return;
+        }
+
+        if (!HasValidToken(request.Headers.Authorization))
+        {
+            context.Response.Headers.WWWAuthenticate = "Bearer";
+            await RefuseAsync(context, StatusCodes.Status401Unauthorized, "bad-token", "Unauthorized",
+                "A valid token is required: send Authorization: Bearer <token>.");
+            return;
+        }
+
+        string session = request.Headers[HandshakeProtocol.SessionHeader].ToString();
+        if (!HandshakeProtocol.IsValidSessionId(session))
+        {
+            await RefuseAsync(context, StatusCodes.Status400BadRequest, "bad-session", "Invalid session id",
+                $"Send {HandshakeProtocol.SessionHeader} with 1 to 128 characters of A-Z a-z 0-9 - _ . ~.");
+            return;
+        }
+
+        int version = HandshakeProtocol.NegotiateVersion(request.Headers[HandshakeProtocol.VersionHeader]);
+        if (version == 0)
+        {
+            context.Response.Headers[HandshakeProtocol.VersionHeader] = HandshakeProtocol.CurrentVersion.ToString(System.Globalization.CultureInfo.InvariantCulture);
+            await RefuseAsync(context, StatusCodes.Status400BadRequest, "bad-version", "Unsupported protocol version",
+                $"This server speaks {HandshakeProtocol.VersionHeader} {HandshakeProtocol.CurrentVersion}; the client offered '{request.Headers[HandshakeProtocol.VersionHeader]}'.");
+            return;
+        }
+
+        IHeaderDictionary answer = context.Response.Headers;
+        answer.Upgrade = HandshakeProtocol.UpgradeToken;
+        answer[HandshakeProtocol.VersionHeader] = version.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        answer[HandshakeProtocol.MaxFramePayloadHeader] = _settings.MaxFramePayload.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        answer[HandshakeProtocol.InitialWindowHeader] = _settings.InitialStreamWindow.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        answer[HandshakeProtocol.MaxStreamsHeader] = _settings.MaxConcurrentStreams.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+        Stream opaque = await upgrade.UpgradeAsync();
+        var transport = new DuplexPipe(
+            PipeReader.Create(opaque, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true)),
+            PipeWriter.Create(opaque, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true)));
+        var remote = context.Connection.RemoteIpAddress;
+        var uplink = new Uplink(transport, _settings, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
+            name: $"{session}@{remote}:{context.Connection.RemotePort}");
+
+        _registry.Register(session, uplink);
+        _metrics.UplinkConnected();
+        TunnelServerLog.UplinkConnected(_logger, session, remote, version);
+        try
+        {
+            using var stop = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _lifetime.ApplicationStopping);
+            await uplink.RunAsync(stop.Token);
+        }
+        finally
+        {
+            _registry.Unregister(session, uplink);
+            _metrics.UplinkDisconnected();
+            TunnelServerLog.UplinkDisconnected(_logger, session, remote, uplink.CloseReason ?? "closed");
+            await opaque.DisposeAsync();
+        }
+    }
+
+    private bool HasValidToken(StringValues authorization)
+    {
+        string value = authorization.ToString();
+        const string scheme = "Bearer ";
+        if (!value.StartsWith(scheme, StringComparison.OrdinalIgnoreCase))
+        {
+            return false;
+        }
+
+        byte[] presented = Encoding.UTF8.GetBytes(value.AsSpan(scheme.Length).Trim().ToString());
+        return CryptographicOperations.FixedTimeEquals(presented, _token);
+    }
+
+    private async Task RefuseAsync(HttpContext context, int status, string reason, string title, string detail)
+    {
+        TunnelServerLog.HandshakeRefused(_logger, context.Connection.RemoteIpAddress, status, reason);
+        _metrics.HandshakeRefused(reason);
+        await ProblemResponse.WriteAsync(context, status, $"urn:tunnel2:problem:{reason}", title, detail);
+    }
+
+    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
+    }
+}
