@@ -6,8 +6,8 @@ using Tunnel2.TestBackend.Configuration;
 namespace Tunnel2.TestBackend.Diagnostics;
 
 /// <summary>
-/// Serilog for one host: levels and any extra sinks come from the <c>Serilog</c> section, the console
-/// sink is added here in the format <c>Serilog:Formatter</c> asks for.
+/// Serilog for one host: levels (and any sinks) come from the <c>Serilog</c> section; when that section
+/// names no sink, a console sink is added in the format <c>Serilog:Formatter</c> asks for.
 /// </summary>
 internal static class LoggingSetup
 {
@@ -15,9 +15,17 @@ internal static class LoggingSetup
 
     public static void Configure(LoggerConfiguration logger, IServiceProvider services, LogFormat format)
     {
-        logger.ReadFrom.Configuration(services.GetRequiredService<IConfiguration>())
+        var configuration = services.GetRequiredService<IConfiguration>();
+        logger.ReadFrom.Configuration(configuration)
             .ReadFrom.Services(services)
             .Enrich.FromLogContext();
+
+        // Sinks in configuration mean the operator took control of them. This also avoids writing every
+        // line twice when a test project's output folder holds another project's appsettings.json.
+        if (configuration.GetSection("Serilog:WriteTo").GetChildren().Any())
+        {
+            return;
+        }
 
         if (format == LogFormat.Compact)
         {
