@@ -1,0 +1,333 @@
+#!/usr/bin/env bash
+# Tunnel2 dev stack without Docker: TestBackend + TunnelServer + TunnelClient on loopback,
+# the same ports and sessions as docker-compose.yml, so the load-test scripts run unchanged.
+#
+#   tunnel2-deploy/dev/run-local.sh [--no-build] [--no-httpbin] [--help]
+#
+# See --help (below) and tunnel2-deploy/README.md.
+set -euo pipefail
+
+readonly SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+
+# The dev session of TunnelClient's appsettings.Development.json; the token is NOT here:
+# server and clients run with --environment Development and read it from their dev config.
+readonly SESSION="22222222-2222-2222-2222-222222222222"
+readonly HTTPBIN_SESSION="33333333-3333-3333-3333-333333333333"
+
+PUBLIC_PORT="${TUNNEL2_PUBLIC_PORT:-12000}"
+TUNNEL_PORT="${TUNNEL2_TUNNEL_PORT:-12001}"
+HTTPBIN_PORT="${TUNNEL2_HTTPBIN_PORT:-12005}"
+BACKEND_PORT="${TUNNEL2_BACKEND_PORT:-12007}"
+RUN_DIR="${TUNNEL2_RUN_DIR:-/tmp/tunnel2-local}"
+START_TIMEOUT="${TUNNEL2_START_TIMEOUT:-60}"
+STOP_TIMEOUT="${TUNNEL2_STOP_TIMEOUT:-15}"
+HTTPBIN_WORKERS="${TUNNEL2_HTTPBIN_WORKERS:-8}"
+CONFIGURATION=Release
+
+BUILD=1
+HTTPBIN=auto   # auto: serve httpbin when it is installed locally; off: never
+
+usage() {
+  cat <<EOF
+Usage: tunnel2-deploy/dev/run-local.sh [--no-build] [--no-httpbin] [--help]
+
+Starts the Tunnel2 dev stack without Docker, each piece as 'dotnet X.dll' on 127.0.0.1:
+  TestBackend   http://127.0.0.1:${BACKEND_PORT}
+  TunnelServer  public http://127.0.0.1:${PUBLIC_PORT}, tunnel http://127.0.0.1:${TUNNEL_PORT} (dev token)
+  TunnelClient  session ${SESSION} -> TestBackend
+  httpbin       http://127.0.0.1:${HTTPBIN_PORT} + a second client on session ${HTTPBIN_SESSION},
+                only when httpbin and gunicorn are installed (Debian: apt-get install python3-httpbin
+                gunicorn python3-gevent); otherwise that session exists only in docker-compose.yml.
+Builds Release once first, waits until a request through the tunnel answers, prints the URL,
+then runs until Ctrl-C / SIGTERM, stops everything it started and exits 0.
+
+Options:
+  --no-build     Do not build; use the existing src/*/bin/${CONFIGURATION}/net10.0/*.dll
+  --no-httpbin   Do not start httpbin even if it is installed
+  -h, --help     Show this help
+
+Environment:
+  TUNNEL2_PUBLIC_PORT (12000)  TUNNEL2_TUNNEL_PORT (12001)  TUNNEL2_BACKEND_PORT (12007)
+  TUNNEL2_HTTPBIN_PORT (12005) TUNNEL2_HTTPBIN_WORKERS (8)
+  TUNNEL2_RUN_DIR (/tmp/tunnel2-local)  logs: backend.log server.log client.log [httpbin.log client-httpbin.log]
+  TUNNEL2_START_TIMEOUT (60 s)  TUNNEL2_STOP_TIMEOUT (15 s before SIGKILL)
+
+Exit codes: 0 stopped by Ctrl-C/SIGTERM; 1 start-up failed or a process died; 2 bad usage;
+127 dotnet or curl missing.
+EOF
+}
+
+while (($#)); do
+  case "$1" in
+    --no-build) BUILD=0 ;;
+    --no-httpbin) HTTPBIN=off ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run-local: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+log() { printf '[run-local] %s\n' "$*"; }
+err() { printf '[run-local] error: %s\n' "$*" >&2; }
+
+for port_var in PUBLIC_PORT TUNNEL_PORT HTTPBIN_PORT BACKEND_PORT START_TIMEOUT STOP_TIMEOUT HTTPBIN_WORKERS; do
+  if ! [[ "${!port_var}" =~ ^[0-9]+$ ]]; then
+    err "TUNNEL2_${port_var} must be a number, got '${!port_var}'"
+    exit 2
+  fi
+done
+
+if ! command -v dotnet >/dev/null 2>&1; then
+  err "'dotnet' was not found on PATH. Install the .NET 10 SDK (https://dot.net) or add it to PATH"
+  err "(e.g. export PATH=\"\$HOME/.dotnet:\$PATH\"), then run this script again."
+  exit 127
+fi
+if ! command -v curl >/dev/null 2>&1; then
+  err "'curl' was not found on PATH; it is needed to check that the stack answers."
+  exit 127
+fi
+
+# --- processes we started: parallel arrays; cleanup stops them in reverse order -------------
+NAMES=()
+PIDS=()
+LOGS=()
+SLEEP_PID=""
+CLEANED=0
+
+stop_all() {
+  ((CLEANED)) && return 0
+  CLEANED=1
+  if [[ -n "$SLEEP_PID" ]]; then kill "$SLEEP_PID" 2>/dev/null || true; fi
+  local i pid deadline status
+  # One at a time, in reverse start order: the clients drop their uplinks first, then the
+  # server stops with no uplink left, then the backends. Each gets STOP_TIMEOUT, then SIGKILL.
+  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+    pid="${PIDS[i]}"
+    kill -TERM "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + STOP_TIMEOUT))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "${NAMES[i]} (pid $pid) did not stop within ${STOP_TIMEOUT}s; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    status=0
+    wait "$pid" 2>/dev/null || status=$?
+    # 0 = clean shutdown; 143 = ended by our SIGTERM without a handler (e.g. gunicorn workers).
+    if ((status != 0 && status != 143)); then
+      log "warning: ${NAMES[i]} exited with code $status while stopping; see ${LOGS[i]}"
+    fi
+  done
+}
+
+on_signal() {
+  trap '' INT TERM HUP
+  echo
+  log "stopping: ${NAMES[*]:-nothing started}"
+  stop_all
+  log "stopped"
+  exit 0
+}
+
+trap on_signal INT TERM HUP
+trap stop_all EXIT
+
+# Prints the last lines of a process's log, for start-up failures.
+show_log_tail() {
+  local name="$1" file="$2"
+  err "last lines of $file:"
+  if [[ -s "$file" ]]; then tail -n 30 "$file" | sed "s/^/  [$name] /" >&2; else echo "  (empty)" >&2; fi
+}
+
+# Fails (exit 1) if any started process has exited.
+check_alive() {
+  local i status
+  for i in "${!PIDS[@]}"; do
+    if ! kill -0 "${PIDS[i]}" 2>/dev/null; then
+      status=0
+      wait "${PIDS[i]}" 2>/dev/null || status=$?
+      err "${NAMES[i]} (pid ${PIDS[i]}) exited with code $status"
+      show_log_tail "${NAMES[i]}" "${LOGS[i]}"
+      unset 'PIDS[i]' 'NAMES[i]' 'LOGS[i]'
+      PIDS=("${PIDS[@]}") NAMES=("${NAMES[@]}") LOGS=("${LOGS[@]}")
+      return 1
+    fi
+  done
+}
+
+SETSID=""
+command -v setsid >/dev/null 2>&1 && SETSID=setsid
+
+# start NAME LOGFILE WORKDIR COMMAND...: runs COMMAND in WORKDIR in the background, output to LOGFILE.
+start() {
+  local name="$1" file="$2" dir="$3"
+  shift 3
+  : >"$file"
+  # setsid: its own process group, so a terminal's Ctrl-C reaches only this script, which then
+  # stops the pieces in order (clients, server, backends) instead of all of them at once.
+  (cd "$dir" && exec $SETSID "$@") </dev/null >>"$file" 2>&1 &
+  NAMES+=("$name")
+  PIDS+=("$!")
+  LOGS+=("$file")
+  log "started $name (pid $!): $*"
+}
+
+# wait_until DESCRIPTION COMMAND...: polls COMMAND until it succeeds, a started process dies
+# (exit 1, with its log) or START_TIMEOUT passes (exit 1).
+wait_until() {
+  local what="$1"
+  shift
+  local deadline=$((SECONDS + START_TIMEOUT))
+  until "$@" >/dev/null 2>&1; do
+    check_alive || exit 1
+    if ((SECONDS >= deadline)); then
+      err "timed out after ${START_TIMEOUT}s waiting for $what"
+      local i
+      for i in "${!PIDS[@]}"; do show_log_tail "${NAMES[i]}" "${LOGS[i]}"; done
+      exit 1
+    fi
+    sleep 0.2
+  done
+}
+
+# answers URL EXPECTED: the URL returns 2xx and, if EXPECTED is given, exactly that body.
+answers() {
+  local body
+  body="$(curl -fsS --max-time 2 "$1")" || return 1
+  [[ -z "${2:-}" || "$body" == "$2" ]]
+}
+
+port_in_use() {
+  # A listener on 127.0.0.1 or 0.0.0.0 accepts the connection; a free port refuses at once.
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+describe_listener() {
+  if command -v ss >/dev/null 2>&1; then
+    ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:((\(.*\)))/\1/p' | head -n 1
+  fi
+}
+
+# --- httpbin (optional, only if installed) ---------------------------------------------------
+HTTPBIN_PYTHON=""
+HTTPBIN_WORKER_ARGS=()
+if [[ "$HTTPBIN" == auto ]]; then
+  for py in python3 /usr/bin/python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import httpbin, gunicorn' >/dev/null 2>&1; then
+      HTTPBIN_PYTHON="$py"
+      if "$py" -c 'import gevent' >/dev/null 2>&1; then
+        HTTPBIN_WORKER_ARGS=(-k gevent -w "$HTTPBIN_WORKERS" --worker-connections 1000)
+      else
+        HTTPBIN_WORKER_ARGS=(-w "$HTTPBIN_WORKERS")
+      fi
+      break
+    fi
+  done
+fi
+
+# --- ports -----------------------------------------------------------------------------------
+declare -A PORT_OWNER=(
+  ["$PUBLIC_PORT"]="TunnelServer public (TUNNEL2_PUBLIC_PORT)"
+  ["$TUNNEL_PORT"]="TunnelServer tunnel (TUNNEL2_TUNNEL_PORT)"
+  ["$BACKEND_PORT"]="TestBackend (TUNNEL2_BACKEND_PORT)"
+)
+[[ -n "$HTTPBIN_PYTHON" ]] && PORT_OWNER["$HTTPBIN_PORT"]="httpbin (TUNNEL2_HTTPBIN_PORT)"
+expected_ports=3
+[[ -n "$HTTPBIN_PYTHON" ]] && expected_ports=4
+if ((${#PORT_OWNER[@]} != expected_ports)); then
+  err "two services were given the same port: public=$PUBLIC_PORT tunnel=$TUNNEL_PORT backend=$BACKEND_PORT httpbin=$HTTPBIN_PORT"
+  exit 2
+fi
+busy=0
+for port in "${!PORT_OWNER[@]}"; do
+  if port_in_use "$port"; then
+    holder="$(describe_listener "$port")"
+    err "port $port (${PORT_OWNER[$port]}) is already in use${holder:+ by $holder}." \
+      "Stop what listens there (another run-local.sh or docker compose?) or choose another port."
+    busy=1
+  fi
+done
+((busy)) && exit 1
+
+# --- build -----------------------------------------------------------------------------------
+BIN=net10.0
+dll() { echo "$REPO_ROOT/src/$1/bin/$CONFIGURATION/$BIN/$1.dll"; }
+
+if ((BUILD)); then
+  log "building $CONFIGURATION (use --no-build to skip)"
+  for project in TestBackend TunnelServer TunnelClient; do
+    if ! dotnet build -c "$CONFIGURATION" --nologo -v minimal "$REPO_ROOT/src/$project/$project.csproj"; then
+      err "dotnet build of src/$project failed"
+      exit 1
+    fi
+  done
+fi
+for project in TestBackend TunnelServer TunnelClient; do
+  if [[ ! -f "$(dll "$project")" ]]; then
+    err "$(dll "$project") does not exist; run without --no-build (or: dotnet build -c $CONFIGURATION src/$project)"
+    exit 1
+  fi
+done
+
+# --- start -----------------------------------------------------------------------------------
+mkdir -p "$RUN_DIR"
+log "logs in $RUN_DIR"
+
+start TestBackend "$RUN_DIR/backend.log" "$(dirname "$(dll TestBackend)")" \
+  dotnet "$(dll TestBackend)" --urls "http://127.0.0.1:$BACKEND_PORT"
+
+if [[ -n "$HTTPBIN_PYTHON" ]]; then
+  start httpbin "$RUN_DIR/httpbin.log" "$RUN_DIR" \
+    "$HTTPBIN_PYTHON" -m gunicorn "${HTTPBIN_WORKER_ARGS[@]}" -b "127.0.0.1:$HTTPBIN_PORT" httpbin:app
+fi
+
+start TunnelServer "$RUN_DIR/server.log" "$(dirname "$(dll TunnelServer)")" \
+  dotnet "$(dll TunnelServer)" --environment Development \
+  --public-url "http://127.0.0.1:$PUBLIC_PORT" --tunnel-url "http://127.0.0.1:$TUNNEL_PORT"
+
+wait_until "TestBackend on :$BACKEND_PORT" answers "http://127.0.0.1:$BACKEND_PORT/healthz" ok
+# Any HTTP answer on the public port will do here: the real check is the request through the tunnel below.
+wait_until "TunnelServer on :$PUBLIC_PORT" curl -sS -o /dev/null --max-time 2 "http://127.0.0.1:$PUBLIC_PORT/healthz"
+
+# Session and token come from TunnelClient's appsettings.Development.json.
+start TunnelClient "$RUN_DIR/client.log" "$(dirname "$(dll TunnelClient)")" \
+  dotnet "$(dll TunnelClient)" --environment Development \
+  --server "http://127.0.0.1:$TUNNEL_PORT" --backend "http://127.0.0.1:$BACKEND_PORT"
+
+if [[ -n "$HTTPBIN_PYTHON" ]]; then
+  wait_until "httpbin on :$HTTPBIN_PORT" answers "http://127.0.0.1:$HTTPBIN_PORT/get"
+  start TunnelClient-httpbin "$RUN_DIR/client-httpbin.log" "$(dirname "$(dll TunnelClient)")" \
+    dotnet "$(dll TunnelClient)" --environment Development --session "$HTTPBIN_SESSION" \
+    --server "http://127.0.0.1:$TUNNEL_PORT" --backend "http://127.0.0.1:$HTTPBIN_PORT"
+fi
+
+URL="http://localhost:$PUBLIC_PORT/session/$SESSION/loadtest/ping"
+wait_until "a request through the tunnel ($URL)" answers "$URL" pong
+if [[ -n "$HTTPBIN_PYTHON" ]]; then
+  wait_until "httpbin through the tunnel" answers "http://localhost:$PUBLIC_PORT/session/$HTTPBIN_SESSION/get"
+fi
+
+log "ready: $URL"
+log "try:   curl $URL"
+log "       curl http://localhost:$PUBLIC_PORT/session/$SESSION/loadtest/get?x=1"
+if [[ -n "$HTTPBIN_PYTHON" ]]; then
+  log "httpbin: curl http://localhost:$PUBLIC_PORT/session/$HTTPBIN_SESSION/get"
+else
+  log "note: httpbin (session $HTTPBIN_SESSION) is not installed here, so that session runs only in docker-compose.yml"
+  log "      (to serve it locally too: apt-get install python3-httpbin gunicorn python3-gevent)"
+fi
+log "logs:  $(printf '%s ' "${LOGS[@]}")"
+log "press Ctrl-C to stop"
+
+# --- run until a signal or until a process dies ----------------------------------------------
+while true; do
+  if ! check_alive; then
+    err "stopping the rest of the stack"
+    stop_all
+    exit 1
+  fi
+  sleep 1 &
+  SLEEP_PID=$!
+  wait "$SLEEP_PID" 2>/dev/null || true
+  SLEEP_PID=""
+done
