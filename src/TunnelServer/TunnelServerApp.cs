@@ -17,7 +17,11 @@ public static class TunnelServerApp
     /// <exception cref="OptionsValidationException">The configuration is invalid; the message says what to fix.</exception>
     public static WebApplication Create(string[] args)
     {
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(args);
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+        {
+            Args = args,
+            ContentRootPath = AppContext.BaseDirectory, // appsettings.json beside the binary, whatever the working directory
+        });
         builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
 
         TunnelServerOptions options = BindAndValidate(builder.Configuration);
@@ -31,7 +35,6 @@ public static class TunnelServerApp
             .ValidateOnStart();
         builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
         builder.Services.AddProxyEntry(builder.Configuration);
-        builder.Services.AddSingleton<ServerEndpoints>();
         builder.Services.AddSingleton<TunnelServerMetrics>();
         builder.Services.AddSingleton<UplinkAcceptor>();
 

@@ -145,10 +145,21 @@ public sealed class TunnelForwarder
         }
         catch (Exception ex) when (ex is IOException or OperationCanceledException)
         {
+            stream.Reset(ProtocolErrorCode.Cancelled);
             if (context.RequestAborted.IsCancellationRequested)
             {
                 ProxyEntryLog.CallerGone(_logger, session, stream.Id, "during the response body");
                 _metrics.RequestFailed("caller-gone");
+            }
+            else if (!context.Response.HasStarted)
+            {
+                // Nothing reached the caller yet, so it can still get a clean error instead of a cut connection.
+                context.Response.Clear();
+                await StopRequestBodyAsync(context, requestBody);
+                await FailAsync(context, stream.Id, session, ex is StreamResetException reset
+                    ? ForwardingFailure.FromResetCode(reset.ErrorCode)
+                    : ForwardingFailure.UplinkLost);
+                return;
             }
             else
             {
@@ -156,8 +167,6 @@ public sealed class TunnelForwarder
                 _metrics.RequestFailed("aborted-mid-response");
                 context.Abort();
             }
-
-            stream.Reset(ProtocolErrorCode.Cancelled);
         }
 
         await StopRequestBodyAsync(context, requestBody);

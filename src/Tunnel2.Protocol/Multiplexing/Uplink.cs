@@ -165,10 +165,24 @@ public sealed partial class Uplink
         var failure = new UplinkClosedException($"Uplink closed: {reason}");
         foreach (KeyValuePair<uint, UplinkStream> entry in _streams)
         {
-            entry.Value.OnUplinkClosed(failure);
+            try
+            {
+                entry.Value.OnUplinkClosed(failure);
+            }
+            catch (Exception ex)
+            {
+                Log.UnexpectedFailure(_logger, Name, ex); // one stream's listener must not stop the others from hearing
+            }
         }
 
-        _closed.Cancel();
+        try
+        {
+            _closed.Cancel();
+        }
+        catch (AggregateException ex)
+        {
+            Log.UnexpectedFailure(_logger, Name, ex);
+        }
     }
 
     internal void Enqueue(in OutboundFrame frame)

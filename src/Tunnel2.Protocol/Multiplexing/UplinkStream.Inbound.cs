@@ -118,9 +118,9 @@ public sealed partial class UplinkStream
         {
             aborted?.Cancel();
         }
-        catch (ObjectDisposedException)
+        catch (Exception ex) when (ex is ObjectDisposedException or AggregateException)
         {
-            // Disposed concurrently by the stream's owner: nobody listens any more.
+            // Disposed concurrently by the stream's owner, or a listener was already torn down: nobody is left to tell.
         }
 
         RemoveIfFinished();

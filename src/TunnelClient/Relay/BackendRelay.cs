@@ -1,23 +1,27 @@
-using System.Net;
+using System.Net.Sockets;
+using System.Security.Authentication;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.TunnelClient.Uplinks;
 
 namespace Tunnel2.TunnelClient.Relay;
 
 /// <summary>
-/// Relays each stream the server opens to the backend: waits for a concurrency slot, sends the request with a pooled
-/// <see cref="HttpMessageInvoker"/>, answers with the response head and streams the body back. Failures become a
-/// stream reset whose code tells the server which status to give the caller.
+/// Relays each stream the server opens to the backend: waits for a concurrency slot, then speaks HTTP/1.1 on a pooled
+/// keep-alive connection, full duplex (the request body keeps flowing while the response streams back, which
+/// <c>SocketsHttpHandler</c> does not do on HTTP/1.1). Failures become a stream reset whose code tells the server which
+/// status the caller gets.
 /// </summary>
-public sealed class BackendRelay : IUplinkStreamHandler, IDisposable
+public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
 {
-    private readonly HttpMessageInvoker _backend;
+    private readonly BackendConnectionPool _pool;
     private readonly ConcurrencyGate _gate;
-    private readonly string _backendBase;
+    private readonly string _host;
     private readonly TunnelClientStatus _status;
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendRelay> _logger;
@@ -25,30 +29,21 @@ public sealed class BackendRelay : IUplinkStreamHandler, IDisposable
     public BackendRelay(IOptions<TunnelClientOptions> options, TunnelClientStatus status, TunnelClientMetrics metrics, ILogger<BackendRelay> logger)
     {
         TunnelClientOptions settings = options.Value;
-        _backendBase = settings.Backend.TrimEnd('/');
+        var backend = new Uri(settings.Backend);
+        _host = backend.Authority;
+        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _status = status;
         _metrics = metrics;
         _logger = logger;
-        _backend = new HttpMessageInvoker(new SocketsHttpHandler
-        {
-            UseProxy = false,
-            AllowAutoRedirect = false,
-            AutomaticDecompression = DecompressionMethods.None,
-            UseCookies = false,
-            ActivityHeadersPropagator = null, // the request reaches the backend as the caller sent it
-            ConnectTimeout = TimeSpan.FromSeconds(10),
-            PooledConnectionIdleTimeout = TimeSpan.FromMinutes(1),
-            MaxConnectionsPerServer = int.MaxValue, // the gate is the limit
-        }, disposeHandler: true);
     }
 
     public void OnStreamOpened(UplinkStream stream) =>
         ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Relay.RelayAsync(state.Stream), (Relay: this, Stream: stream), preferLocal: false);
 
-    public void Dispose()
+    public async ValueTask DisposeAsync()
     {
-        _backend.Dispose();
+        await _pool.DisposeAsync();
         _gate.Dispose();
     }
 
@@ -91,44 +86,105 @@ public sealed class BackendRelay : IUplinkStreamHandler, IDisposable
 
     private async Task ForwardAsync(UplinkStream stream, CancellationToken aborted)
     {
-        Protocol.Heads.RequestHead head = stream.RequestHead!;
-        using HttpRequestMessage request = BackendMessages.CreateRequest(stream, head, _backendBase, stream.RequestHasBody);
-        HttpResponseMessage response;
-        try
+        RequestHead request = stream.RequestHead!;
+        bool isHead = request.Method == "HEAD";
+        for (int attempt = 0; ; attempt++)
         {
-            response = await _backend.SendAsync(request, aborted);
-        }
-        catch (HttpRequestException ex) when (!aborted.IsCancellationRequested)
-        {
-            TunnelClientLog.BackendFailed(_logger, stream.Id, head.Method, head.Target, ex.Message);
-            _metrics.RequestFailed("backend-unreachable");
-            stream.Reset(ProtocolErrorCode.BackendUnreachable);
-            return;
-        }
-
-        using (response)
-        {
-            _status.OnRequestRelayed();
-            _metrics.RequestRelayed();
-            bool noBody = BackendMessages.HasNoBody(head, response);
-            stream.SendResponseHead(BackendMessages.CreateResponseHead(response), endStream: noBody);
-            if (noBody)
+            BackendConnection connection;
+            bool reused;
+            try
             {
+                (connection, reused) = await _pool.RentAsync(aborted);
+            }
+            catch (Exception ex) when (!aborted.IsCancellationRequested
+                                       && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
+            {
+                Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-unreachable", ex.Message);
                 return;
             }
 
-            Stream body = await response.Content.ReadAsStreamAsync(aborted);
+            bool keepConnection = false;
             try
             {
-                await stream.SendBodyAsync(body, aborted);
+                bool chunked = RequestWriter.WriteHead(connection.Output, request, _host, stream.RequestHasBody);
+                Task requestBody = stream.RequestHasBody
+                    ? RequestWriter.WriteBodyAsync(stream, connection.Output, chunked, aborted)
+                    : connection.Output.FlushAsync(aborted).AsTask();
+
+                BackendResponseHead? response;
+                try
+                {
+                    response = await ResponseHeadReader.ReadAsync(connection.Input, isHead, aborted);
+                }
+                catch (Exception ex) when (!aborted.IsCancellationRequested && ex is IOException or InvalidDataException or SocketException)
+                {
+                    Observe(requestBody);
+                    Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-failed", ex.Message);
+                    return;
+                }
+
+                if (response is null)
+                {
+                    Observe(requestBody);
+                    if (reused && !stream.RequestHasBody && attempt == 0)
+                    {
+                        continue; // a keep-alive connection the backend closed while idle: one fresh try is safe
+                    }
+
+                    Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-closed", "the backend closed the connection without answering");
+                    return;
+                }
+
+                _status.OnRequestRelayed();
+                _metrics.RequestRelayed();
+                bool noBody = response.Framing == BodyFraming.None;
+                stream.SendResponseHead(new ResponseHead(response.StatusCode, response.Headers), endStream: noBody);
+                if (!noBody)
+                {
+                    try
+                    {
+                        await ResponseBodyPump.SendAsync(stream, connection.Input, response, aborted);
+                    }
+                    catch (Exception ex) when (!aborted.IsCancellationRequested && ex is IOException or InvalidDataException or SocketException
+                                               && ex is not UplinkClosedException and not StreamResetException)
+                    {
+                        Observe(requestBody);
+                        Fail(stream, request, ProtocolErrorCode.BackendAborted, "backend-aborted", $"response body cut short: {ex.Message}");
+                        return;
+                    }
+                }
+
+                // An answer that came before the whole upload leaves the connection mid-request: it cannot be reused.
+                keepConnection = response.KeepAlive && requestBody.IsCompletedSuccessfully;
+                if (!requestBody.IsCompleted)
+                {
+                    Observe(requestBody);
+                }
+
+                return;
             }
-            catch (Exception ex) when (ex is IOException or HttpRequestException && ex is not UplinkClosedException and not StreamResetException
-                                       && !aborted.IsCancellationRequested)
+            finally
             {
-                TunnelClientLog.BackendFailed(_logger, stream.Id, head.Method, head.Target, $"response body cut short: {ex.Message}");
-                _metrics.RequestFailed("backend-aborted");
-                stream.Reset(ProtocolErrorCode.BackendAborted);
+                if (keepConnection)
+                {
+                    _pool.Return(connection);
+                }
+                else
+                {
+                    await connection.DisposeAsync();
+                }
             }
         }
     }
+
+    private void Fail(UplinkStream stream, RequestHead request, ProtocolErrorCode code, string reason, string detail)
+    {
+        TunnelClientLog.BackendFailed(_logger, stream.Id, request.Method, request.Target, detail);
+        _metrics.RequestFailed(reason);
+        stream.Reset(code);
+    }
+
+    /// <summary>A request-body pump left behind when the exchange ended: its failure is expected and must not go unobserved.</summary>
+    private static void Observe(Task task) =>
+        task.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
 }

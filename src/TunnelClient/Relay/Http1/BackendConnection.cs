@@ -1,0 +1,70 @@
+using System.IO.Pipelines;
+using System.Net.Security;
+using System.Net.Sockets;
+
+namespace Tunnel2.TunnelClient.Relay.Http1;
+
+/// <summary>One keep-alive HTTP/1.1 connection to the backend, read and written through pipes.</summary>
+internal sealed class BackendConnection : IAsyncDisposable
+{
+    private readonly Socket _socket;
+    private readonly Stream _stream;
+
+    private BackendConnection(Socket socket, Stream stream)
+    {
+        _socket = socket;
+        _stream = stream;
+        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true));
+        Output = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
+    }
+
+    public PipeReader Input { get; }
+
+    public PipeWriter Output { get; }
+
+    public static async Task<BackendConnection> ConnectAsync(Uri backend, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        using var connectTimeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        connectTimeout.CancelAfter(timeout);
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        try
+        {
+            await socket.ConnectAsync(backend.Host, backend.Port, connectTimeout.Token);
+            Stream stream = new NetworkStream(socket, ownsSocket: false);
+            if (backend.Scheme == Uri.UriSchemeHttps)
+            {
+                var tls = new SslStream(stream, leaveInnerStreamOpen: false);
+                await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions { TargetHost = backend.Host }, connectTimeout.Token);
+                stream = tls;
+            }
+
+            return new BackendConnection(socket, stream);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>False when the backend has closed the idle connection (or sent something unasked).</summary>
+    public bool LooksReusable()
+    {
+        try
+        {
+            return !_socket.Poll(0, SelectMode.SelectRead) && _socket.Connected;
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+            return false;
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await Input.CompleteAsync();
+        await Output.CompleteAsync();
+        await _stream.DisposeAsync();
+        _socket.Dispose();
+    }
+}

@@ -1,0 +1,162 @@
+using System.Buffers;
+using System.Globalization;
+using System.IO.Pipelines;
+using System.Text;
+using Tunnel2.Protocol.Heads;
+
+namespace Tunnel2.TunnelClient.Relay.Http1;
+
+/// <summary>How the backend delimits its response body.</summary>
+internal enum BodyFraming
+{
+    None,
+    ContentLength,
+    Chunked,
+    UntilClose,
+}
+
+/// <summary>A parsed HTTP/1.1 response head, hop-by-hop headers already removed.</summary>
+internal sealed record BackendResponseHead(int StatusCode, List<HeaderField> Headers, BodyFraming Framing, long ContentLength, bool KeepAlive);
+
+/// <summary>Reads the backend's response head (skipping 1xx interim answers) off the connection.</summary>
+internal static class ResponseHeadReader
+{
+    private const int MaxHeadBytes = 64 * 1024;
+    private static ReadOnlySpan<byte> HeadEnd => "\r\n\r\n"u8;
+
+    /// <summary>The head, or null when the backend closed the connection before sending a byte.</summary>
+    /// <exception cref="InvalidDataException">The answer is not HTTP/1.x or its head is too large.</exception>
+    public static async ValueTask<BackendResponseHead?> ReadAsync(PipeReader input, bool isHeadRequest, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            ReadResult result = await input.ReadAsync(cancellationToken);
+            ReadOnlySequence<byte> buffer = result.Buffer;
+            var reader = new SequenceReader<byte>(buffer);
+            if (reader.TryReadTo(out ReadOnlySequence<byte> head, HeadEnd, advancePastDelimiter: true))
+            {
+                string text = Encoding.Latin1.GetString(head);
+                input.AdvanceTo(reader.Position);
+                BackendResponseHead parsed = Parse(text, isHeadRequest);
+                if (parsed.StatusCode is >= 100 and < 200)
+                {
+                    continue; // 100 Continue and friends: the final answer follows
+                }
+
+                return parsed;
+            }
+
+            if (buffer.Length > MaxHeadBytes)
+            {
+                throw new InvalidDataException($"The backend's response head exceeds {MaxHeadBytes} bytes.");
+            }
+
+            if (result.IsCompleted)
+            {
+                if (buffer.IsEmpty)
+                {
+                    input.AdvanceTo(buffer.End);
+                    return null;
+                }
+
+                throw new IOException("The backend closed the connection inside the response head.");
+            }
+
+            input.AdvanceTo(buffer.Start, buffer.End);
+        }
+    }
+
+    private static BackendResponseHead Parse(string head, bool isHeadRequest)
+    {
+        string[] lines = head.Split("\r\n");
+        string statusLine = lines[0];
+        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal)
+            || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status))
+        {
+            throw new InvalidDataException($"The backend did not answer with HTTP/1.x: '{statusLine}'.");
+        }
+
+        bool http10 = statusLine[7] == '0';
+        var headers = new List<HeaderField>(lines.Length);
+        string? connection = null;
+        long contentLength = -1;
+        bool chunked = false;
+        for (int i = 1; i < lines.Length; i++)
+        {
+            string line = lines[i];
+            int colon = line.IndexOf(':', StringComparison.Ordinal);
+            if (colon <= 0)
+            {
+                throw new InvalidDataException($"Malformed response header line '{line}'.");
+            }
+
+            string name = line[..colon].Trim();
+            string value = line[(colon + 1)..].Trim();
+            if (name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
+            {
+                if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out contentLength))
+                {
+                    throw new InvalidDataException($"Invalid Content-Length '{value}'.");
+                }
+            }
+            else if (name.Equals("Transfer-Encoding", StringComparison.OrdinalIgnoreCase))
+            {
+                chunked = value.EndsWith("chunked", StringComparison.OrdinalIgnoreCase);
+                continue;
+            }
+            else if (name.Equals("Connection", StringComparison.OrdinalIgnoreCase))
+            {
+                connection = connection is null ? value : connection + "," + value;
+                continue;
+            }
+            else if (IsHopByHop(name))
+            {
+                continue;
+            }
+
+            headers.Add(new HeaderField(name, value));
+        }
+
+        if (connection is not null)
+        {
+            headers.RemoveAll(field => ListsToken(connection, field.Name));
+        }
+
+        if (chunked)
+        {
+            headers.RemoveAll(field => field.Name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase));
+        }
+
+        bool keepAlive = http10 ? ListsToken(connection, "keep-alive") : !ListsToken(connection, "close");
+        BodyFraming framing = isHeadRequest || status is 204 or 304 || status < 200 ? BodyFraming.None
+            : chunked ? BodyFraming.Chunked
+            : contentLength >= 0 ? (contentLength == 0 ? BodyFraming.None : BodyFraming.ContentLength)
+            : BodyFraming.UntilClose;
+        return new BackendResponseHead(status, headers, framing, Math.Max(0, contentLength), keepAlive && framing != BodyFraming.UntilClose);
+    }
+
+    private static bool IsHopByHop(string name) =>
+        name.Equals("Keep-Alive", StringComparison.OrdinalIgnoreCase)
+        || name.Equals("Upgrade", StringComparison.OrdinalIgnoreCase)
+        || name.Equals("Proxy-Connection", StringComparison.OrdinalIgnoreCase)
+        || name.Equals("Trailer", StringComparison.OrdinalIgnoreCase)
+        || name.Equals("TE", StringComparison.OrdinalIgnoreCase);
+
+    private static bool ListsToken(string? list, string token)
+    {
+        if (list is null)
+        {
+            return false;
+        }
+
+        foreach (Range part in list.AsSpan().Split(','))
+        {
+            if (list.AsSpan()[part].Trim().Equals(token, StringComparison.OrdinalIgnoreCase))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+}

@@ -1,0 +1,184 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using Tunnel2.EndToEndTests.Infrastructure;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>Bad tokens are refused and hostile bytes close only the connection that sent them.</summary>
+[Collection(TunnelCollection.Name)]
+public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
+{
+    private TunnelStack Stack => fixture.Stack;
+
+    [Fact]
+    public async Task A_client_with_a_wrong_token_is_refused_and_stops_with_exit_code_3()
+    {
+        string session = Guid.NewGuid().ToString();
+        await using TunnelClientHandle client = Stack.StartClientWithoutWaiting(session, token: "wrong-token-123");
+        await client.StartAsync();
+
+        await Eventually.WaitUntilAsync(() => client.Stopping.IsCancellationRequested, "the client gives up on a refused token");
+        Assert.Equal(3, client.Status.ExitCode);
+        Assert.Equal(0, client.Status.ConnectCount);
+        Assert.Empty(Stack.Registry.GetUplinks(session));
+    }
+
+    [Theory]
+    [InlineData("Authorization: Bearer wrong-token-123\r\n")]
+    [InlineData("")]
+    [InlineData("Authorization: Basic ZTJlOmUyZQ==\r\n")]
+    public async Task An_upgrade_with_a_missing_or_wrong_token_gets_401(string authorization)
+    {
+        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+
+        string answer = await connection.HandshakeAsync(authorization, "any-session");
+
+        Assert.StartsWith("HTTP/1.1 401", answer, StringComparison.Ordinal);
+        Assert.Contains("application/problem+json", answer, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
+    public async Task Random_bytes_on_the_tunnel_port_close_that_connection_and_others_keep_working()
+    {
+        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        byte[] garbage = new byte[4096];
+        new Random(42).NextBytes(garbage);
+
+        await connection.Stream.WriteAsync(garbage);
+
+        Assert.True(await connection.ReadsToEndAsync(), "the server should close a connection that sends garbage");
+        Assert.Equal(HttpStatusCode.OK, (await fixture.Http.GetAsync(fixture.Url("/loadtest/ping"))).StatusCode);
+    }
+
+    [Theory]
+    [InlineData("random")]
+    [InlineData("oversized")]
+    [InlineData("unknown-type")]
+    [InlineData("unopened-stream")]
+    [InlineData("truncated")]
+    public async Task Malformed_frames_after_the_handshake_close_that_uplink_only(string kind)
+    {
+        string session = "hostile-" + kind;
+        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session);
+        Assert.StartsWith("HTTP/1.1 101", answer, StringComparison.Ordinal);
+        await Eventually.WaitUntilAsync(() => Stack.Registry.GetUplinks(session).Count == 1, "the raw uplink is registered");
+
+        await connection.Stream.WriteAsync(MalformedFrame(kind));
+        if (kind == "truncated")
+        {
+            connection.Socket.Shutdown(SocketShutdown.Send);
+        }
+
+        Assert.True(await connection.ReadsToEndAsync(), $"the server should close an uplink that sent a {kind} frame");
+        await Eventually.WaitUntilAsync(() => Stack.Registry.GetUplinks(session).Count == 0, "the hostile uplink is dropped");
+        Assert.Equal(HttpStatusCode.OK, (await fixture.Http.GetAsync(fixture.Url("/loadtest/ping"))).StatusCode);
+    }
+
+    private static byte[] MalformedFrame(string kind)
+    {
+        byte[] frame;
+        switch (kind)
+        {
+            case "oversized":
+                frame = [0x7F, 0xFF, 0xFF, 0xFF, 3, 0, 0, 0, 0, 1];
+                break;
+            case "unknown-type":
+                frame = [0, 0, 0, 0, 0xEE, 0, 0, 0, 0, 1];
+                break;
+            case "unopened-stream":
+                frame = [0, 0, 0, 4, 3, 0, 0, 0, 0x10, 0, 1, 2, 3, 4];
+                break;
+            case "truncated":
+                frame = [0, 0, 0, 100, 3, 0, 0, 0];
+                break;
+            default:
+                frame = new byte[8192];
+                new Random(7).NextBytes(frame);
+                frame[0] = 0x40; // a length far above the frame limit, so the outcome does not depend on the seed
+                break;
+        }
+
+        return frame;
+    }
+
+    /// <summary>A plain TCP connection to the tunnel port, for speaking the handshake (or garbage) by hand.</summary>
+    private sealed class RawConnection : IDisposable
+    {
+        private RawConnection(Socket socket)
+        {
+            Socket = socket;
+            Stream = new NetworkStream(socket, ownsSocket: false);
+        }
+
+        public Socket Socket { get; }
+
+        public NetworkStream Stream { get; }
+
+        public static async Task<RawConnection> OpenAsync(Uri url)
+        {
+            var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+            await socket.ConnectAsync(url.Host, url.Port);
+            return new RawConnection(socket);
+        }
+
+        /// <summary>Sends the upgrade request and returns the answer's head (and any body read with it).</summary>
+        public async Task<string> HandshakeAsync(string authorizationLine, string session)
+        {
+            string request = $"GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n{authorizationLine}Tunnel2-Session: {session}\r\nTunnel2-Version: 1\r\n\r\n";
+            await Stream.WriteAsync(Encoding.ASCII.GetBytes(request));
+            var answer = new StringBuilder();
+            byte[] buffer = new byte[1];
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+            while (!answer.ToString().Contains("\r\n\r\n", StringComparison.Ordinal))
+            {
+                if (await Stream.ReadAsync(buffer, timeout.Token) == 0)
+                {
+                    break;
+                }
+
+                answer.Append((char)buffer[0]);
+            }
+
+            if (!answer.ToString().StartsWith("HTTP/1.1 101", StringComparison.Ordinal))
+            {
+                byte[] rest = new byte[4096];
+                int read = await Stream.ReadAsync(rest, timeout.Token);
+                answer.Append(Encoding.UTF8.GetString(rest, 0, read));
+            }
+
+            return answer.ToString();
+        }
+
+        /// <summary>True when the server closes (or resets) the connection within the timeout.</summary>
+        public async Task<bool> ReadsToEndAsync()
+        {
+            byte[] buffer = new byte[8192];
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+            try
+            {
+                while (await Stream.ReadAsync(buffer, timeout.Token) > 0)
+                {
+                    // Drain whatever the server says (a 400 answer, a GoAway frame) until it closes.
+                }
+
+                return true;
+            }
+            catch (IOException)
+            {
+                return true;
+            }
+            catch (OperationCanceledException)
+            {
+                return false;
+            }
+        }
+
+        public void Dispose()
+        {
+            Stream.Dispose();
+            Socket.Dispose();
+        }
+    }
+}

@@ -1,0 +1,156 @@
+using System.Net;
+using Tunnel2.EndToEndTests.Infrastructure;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>HTTP details a user of a reverse proxy relies on, checked against a backend that reports what it received.</summary>
+[Collection(TunnelCollection.Name)]
+public sealed class HttpSemanticsTests(TunnelStackFixture fixture) : IAsyncLifetime
+{
+    private readonly string Session = "semantics-" + Guid.NewGuid().ToString("N");
+    private SemanticsBackend? _backend;
+    private TunnelClientHandle? _client;
+
+    public async ValueTask InitializeAsync()
+    {
+        _backend = await SemanticsBackend.StartAsync();
+        _client = await fixture.Stack.StartClientAsync(Session, _backend.Url);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_client is not null)
+        {
+            await _client.DisposeAsync();
+        }
+
+        if (_backend is not null)
+        {
+            await _backend.DisposeAsync();
+        }
+    }
+
+    [Fact]
+    public async Task Encoded_path_and_query_arrive_unchanged_with_the_prefix_stripped()
+    {
+        string[] lines = await EchoAsync("/raw/a%2Fb%20c/%E2%9C%93?q=%E2%9C%93&x=a+b&y=%2F%3F%26&empty=");
+
+        Assert.Equal("/raw/a%2Fb%20c/%E2%9C%93?q=%E2%9C%93&x=a+b&y=%2F%3F%26&empty=", lines[0]);
+        Assert.Contains($"X-Forwarded-Prefix: /session/{Session}", lines);
+    }
+
+    [Fact]
+    public async Task Session_root_and_bare_query_map_to_the_backend_root()
+    {
+        Assert.Equal("/", (await EchoAsync(string.Empty))[0]);
+        Assert.Equal("/?a=1", (await EchoAsync("?a=1"))[0]);
+    }
+
+    [Fact]
+    public async Task Forwarded_headers_are_set_and_spoofed_ones_replaced()
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Get, fixture.Stack.SessionUrl(Session, "/headers"));
+        request.Headers.TryAddWithoutValidation("X-Forwarded-For", "6.6.6.6");
+        request.Headers.TryAddWithoutValidation("X-Forwarded-Host", "evil.example");
+
+        string[] lines = await SendForLinesAsync(request);
+
+        Assert.Contains("X-Forwarded-For: 127.0.0.1", lines);
+        Assert.Contains("X-Forwarded-Proto: http", lines);
+        Assert.Contains($"X-Forwarded-Host: {fixture.Stack.PublicUrl.Authority}", lines);
+        Assert.DoesNotContain(lines, line => line.Contains("6.6.6.6", StringComparison.Ordinal) || line.Contains("evil.example", StringComparison.Ordinal));
+        Assert.Contains($"Host: {_backend!.Url.Authority}", lines);
+    }
+
+    [Fact]
+    public async Task Hop_by_hop_headers_are_dropped_and_repeated_headers_survive()
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Get, fixture.Stack.SessionUrl(Session, "/headers"));
+        request.Headers.TryAddWithoutValidation("Connection", "X-Hop");
+        request.Headers.TryAddWithoutValidation("X-Hop", "should-not-pass");
+        request.Headers.TryAddWithoutValidation("Keep-Alive", "timeout=5");
+        request.Headers.TryAddWithoutValidation("Proxy-Authorization", "Basic abc");
+        request.Headers.TryAddWithoutValidation("X-Multi", ["one", "two"]);
+
+        string[] lines = await SendForLinesAsync(request);
+
+        Assert.DoesNotContain(lines, line => line.StartsWith("X-Hop:", StringComparison.OrdinalIgnoreCase));
+        Assert.DoesNotContain(lines, line => line.StartsWith("Keep-Alive:", StringComparison.OrdinalIgnoreCase));
+        Assert.DoesNotContain(lines, line => line.StartsWith("Proxy-Authorization:", StringComparison.OrdinalIgnoreCase));
+        Assert.Contains(lines, line => line is "X-Multi: one, two" or "X-Multi: one");
+        Assert.Contains(lines, line => line is "X-Multi: one, two" or "X-Multi: two");
+    }
+
+    [Fact]
+    public async Task Several_set_cookie_headers_stay_separate()
+    {
+        using HttpResponseMessage response = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(Session, "/cookies"));
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(["a=1; Path=/", "b=2; Path=/; HttpOnly"], response.Headers.GetValues("Set-Cookie").ToArray());
+    }
+
+    [Fact]
+    public async Task Not_modified_carries_no_body_and_keeps_its_validator()
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Get, fixture.Stack.SessionUrl(Session, "/etag"));
+        request.Headers.TryAddWithoutValidation("If-None-Match", "\"v1\"");
+
+        using HttpResponseMessage response = await fixture.Http.SendAsync(request);
+
+        Assert.Equal(HttpStatusCode.NotModified, response.StatusCode);
+        Assert.Equal("\"v1\"", response.Headers.ETag?.Tag);
+        Assert.Empty(await response.Content.ReadAsByteArrayAsync());
+    }
+
+    [Fact]
+    public async Task Head_carries_the_length_but_no_body()
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Head, fixture.Stack.SessionUrl(Session, "/head"));
+
+        using HttpResponseMessage response = await fixture.Http.SendAsync(request);
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(11, response.Content.Headers.ContentLength);
+        Assert.Empty(await response.Content.ReadAsByteArrayAsync());
+    }
+
+    [Fact]
+    public async Task A_chunked_answer_arrives_whole()
+    {
+        using HttpResponseMessage response = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(Session, "/chunked"));
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal("part0;part1;part2;part3;part4;", await response.Content.ReadAsStringAsync());
+    }
+
+    [Fact]
+    public async Task A_backend_that_drops_mid_response_never_looks_complete()
+    {
+        // Depending on whether the first bytes reached the caller before the failure, the caller gets a clean 502
+        // or an aborted body; never a 200 whose body ends as if complete.
+        using HttpResponseMessage response = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(Session, "/truncated"), HttpCompletionOption.ResponseHeadersRead);
+        if (response.StatusCode == HttpStatusCode.BadGateway)
+        {
+            Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+            return;
+        }
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Stream body = await response.Content.ReadAsStreamAsync();
+        await Assert.ThrowsAnyAsync<IOException>(async () => await body.CopyToAsync(Stream.Null));
+    }
+
+    private async Task<string[]> EchoAsync(string pathAndQuery)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Get, new Uri($"{fixture.Stack.PublicUrl.ToString().TrimEnd('/')}/session/{Session}{pathAndQuery}"));
+        return await SendForLinesAsync(request);
+    }
+
+    private async Task<string[]> SendForLinesAsync(HttpRequestMessage request)
+    {
+        using HttpResponseMessage response = await fixture.Http.SendAsync(request);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        return (await response.Content.ReadAsStringAsync()).Split('\n');
+    }
+}

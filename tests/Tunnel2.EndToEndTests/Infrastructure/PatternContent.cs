@@ -1,0 +1,35 @@
+using System.Net;
+
+namespace Tunnel2.EndToEndTests.Infrastructure;
+
+/// <summary>
+/// A request body of <c>length</c> bytes where byte i is <c>(i * 7 + seed) % 256</c>, produced on the fly so that a
+/// large upload holds nothing. With <c>chunked</c> it declares no length and goes out chunked.
+/// </summary>
+public sealed class PatternContent(long length, byte seed = 0, bool chunked = false) : HttpContent
+{
+    public static byte At(long offset, byte seed) => (byte)((offset * 7) + seed);
+
+    protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
+    {
+        byte[] buffer = new byte[64 * 1024];
+        long written = 0;
+        while (written < length)
+        {
+            int count = (int)Math.Min(buffer.Length, length - written);
+            for (int i = 0; i < count; i++)
+            {
+                buffer[i] = At(written + i, seed);
+            }
+
+            await stream.WriteAsync(buffer.AsMemory(0, count));
+            written += count;
+        }
+    }
+
+    protected override bool TryComputeLength(out long computed)
+    {
+        computed = length;
+        return !chunked;
+    }
+}

@@ -1,0 +1,98 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace Tunnel2.EndToEndTests.Infrastructure;
+
+/// <summary>
+/// A second real Kestrel backend for HTTP details TestBackend has no endpoint for: the raw target it received,
+/// several Set-Cookie headers, conditional 304, a chunked answer, and a response cut off mid-body.
+/// </summary>
+public sealed class SemanticsBackend : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private SemanticsBackend(WebApplication app)
+    {
+        _app = app;
+        Url = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+    }
+
+    public Uri Url { get; }
+
+    public static async Task<SemanticsBackend> StartAsync()
+    {
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        builder.Logging.ClearProviders();
+        WebApplication app = builder.Build();
+
+        app.MapGet("/cookies", (HttpContext context) =>
+        {
+            context.Response.Headers.Append("Set-Cookie", "a=1; Path=/");
+            context.Response.Headers.Append("Set-Cookie", "b=2; Path=/; HttpOnly");
+            return Results.Text("cookies");
+        });
+        app.MapGet("/etag", (HttpContext context) =>
+        {
+            context.Response.Headers.ETag = "\"v1\"";
+            if (context.Request.Headers.IfNoneMatch == "\"v1\"")
+            {
+                return Results.StatusCode(StatusCodes.Status304NotModified);
+            }
+
+            return Results.Text("fresh");
+        });
+        app.MapGet("/chunked", async (HttpContext context) =>
+        {
+            context.Response.ContentType = "text/plain";
+            for (int i = 0; i < 5; i++)
+            {
+                await context.Response.WriteAsync($"part{i};");
+                await context.Response.Body.FlushAsync();
+            }
+        });
+        app.MapGet("/truncated", async (HttpContext context) =>
+        {
+            context.Response.ContentLength = 1_000_000;
+            await context.Response.Body.WriteAsync(new byte[100_000]);
+            await context.Response.Body.FlushAsync();
+            context.Abort(); // the backend drops the connection mid-response
+        });
+        app.MapMethods("/head", ["GET", "HEAD"], (HttpContext context) =>
+        {
+            context.Response.ContentType = "text/plain";
+            context.Response.ContentLength = 11;
+            return HttpMethods.IsHead(context.Request.Method) ? Task.CompletedTask : context.Response.WriteAsync("hello world");
+        });
+        app.MapFallback((HttpContext context) =>
+        {
+            // Everything else: answer with the raw target and the request headers as received.
+            string raw = context.Features.Get<IHttpRequestFeature>()!.RawTarget;
+            var lines = new List<string> { raw };
+            foreach (KeyValuePair<string, Microsoft.Extensions.Primitives.StringValues> header in context.Request.Headers)
+            {
+                foreach (string? value in header.Value)
+                {
+                    lines.Add($"{header.Key}: {value}");
+                }
+            }
+
+            return context.Response.WriteAsync(string.Join('\n', lines));
+        });
+
+        await app.StartAsync();
+        return new SemanticsBackend(app);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _app.StopAsync();
+        await _app.DisposeAsync();
+    }
+}

@@ -1,0 +1,37 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Tunnel2.TunnelClient.Uplinks;
+
+namespace Tunnel2.EndToEndTests.Infrastructure;
+
+/// <summary>A real TunnelClient host running in this process.</summary>
+public sealed class TunnelClientHandle(IHost host) : IAsyncDisposable
+{
+    private bool _stopped;
+
+    public IHost Host { get; } = host;
+
+    public TunnelClientStatus Status => Host.Services.GetRequiredService<TunnelClientStatus>();
+
+    /// <summary>Fires when the client stops itself (e.g. its token was refused).</summary>
+    public CancellationToken Stopping => Host.Services.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping;
+
+    public Task StartAsync() => Host.StartAsync();
+
+    public async Task StopAsync()
+    {
+        if (_stopped)
+        {
+            return;
+        }
+
+        _stopped = true;
+        await Host.StopAsync(TimeSpan.FromSeconds(10));
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await StopAsync();
+        Host.Dispose();
+    }
+}

@@ -1,0 +1,104 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.TestBackend;
+using Tunnel2.TunnelServer;
+using Tunnel2.TunnelServer.Hosting;
+
+namespace Tunnel2.EndToEndTests.Infrastructure;
+
+/// <summary>
+/// The real TestBackend and TunnelServer on 127.0.0.1, port 0, in this process, plus as many real TunnelClients as a
+/// test asks for. Everything talks over loopback sockets.
+/// </summary>
+public sealed class TunnelStack : IAsyncDisposable
+{
+    public const string Token = "e2e-test-token-0123456789";
+    private static readonly string[] QuietLogs = ["--Serilog:MinimumLevel:Default=Warning"];
+
+    private readonly List<TunnelClientHandle> _clients = [];
+
+    private TunnelStack(WebApplication backend, WebApplication server)
+    {
+        Backend = backend;
+        Server = server;
+        BackendUrl = new Uri(backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+        ServerEndpoints endpoints = server.Services.GetRequiredService<ServerEndpoints>();
+        PublicUrl = endpoints.PublicUrl;
+        TunnelUrl = endpoints.TunnelUrl;
+    }
+
+    public WebApplication Backend { get; }
+
+    public WebApplication Server { get; }
+
+    public Uri BackendUrl { get; }
+
+    public Uri PublicUrl { get; }
+
+    public Uri TunnelUrl { get; }
+
+    public SessionRegistry Registry => Server.Services.GetRequiredService<SessionRegistry>();
+
+    public static async Task<TunnelStack> StartAsync(params string[] serverArgs)
+    {
+        WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", .. QuietLogs]);
+        await backend.StartAsync();
+        WebApplication server = TunnelServerApp.Create([
+            "--TunnelServer:PublicUrl=http://127.0.0.1:0",
+            "--TunnelServer:TunnelUrl=http://127.0.0.1:0",
+            $"--TunnelServer:Token={Token}",
+            .. QuietLogs,
+            .. serverArgs,
+        ]);
+        await server.StartAsync();
+        return new TunnelStack(backend, server);
+    }
+
+    /// <summary>The public URL of <paramref name="pathAndQuery"/> on the backend behind <paramref name="session"/>.</summary>
+    public Uri SessionUrl(string session, string pathAndQuery) => new(PublicUrl, $"/session/{session}{pathAndQuery}");
+
+    /// <summary>Starts a client and waits until its uplink is registered with the server.</summary>
+    public async Task<TunnelClientHandle> StartClientAsync(string session, Uri? backend = null, string? token = null, int maxConcurrency = 100, params string[] extraArgs)
+    {
+        int before = Registry.GetUplinks(session).Count;
+        TunnelClientHandle client = StartClientWithoutWaiting(session, backend, token, maxConcurrency, extraArgs);
+        await client.StartAsync();
+        await Eventually.WaitUntilAsync(() => client.Status.IsConnected && Registry.GetUplinks(session).Count > before,
+            $"the client of session {session} is connected");
+        return client;
+    }
+
+    public TunnelClientHandle StartClientWithoutWaiting(string session, Uri? backend = null, string? token = null, int maxConcurrency = 100, params string[] extraArgs)
+    {
+        var client = new TunnelClientHandle(Tunnel2.TunnelClient.TunnelClientApp.Create([
+            "--server", TunnelUrl.ToString().TrimEnd('/'),
+            "--session", session,
+            "--token", token ?? Token,
+            "--backend", (backend ?? BackendUrl).ToString().TrimEnd('/'),
+            "--max-concurrency", maxConcurrency.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            "--TunnelClient:ReconnectMinDelay=00:00:00.050",
+            "--TunnelClient:ReconnectMaxDelay=00:00:00.500",
+            .. QuietLogs,
+            .. extraArgs,
+        ]));
+        _clients.Add(client);
+        return client;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (TunnelClientHandle client in _clients)
+        {
+            await client.DisposeAsync();
+        }
+
+        await Server.StopAsync();
+        await Server.DisposeAsync();
+        await Backend.StopAsync();
+        await Backend.DisposeAsync();
+    }
+}
