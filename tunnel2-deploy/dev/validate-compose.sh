@@ -14,7 +14,10 @@ set -euo pipefail
 
 readonly DEV_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly COMPOSE_FILE="$DEV_DIR/docker-compose.yml"
+passed=0
 failed=0
+pass() { echo "ok   $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 
 can_install() {
   [[ "${TUNNEL2_NO_INSTALL:-0}" != 1 && "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1
@@ -40,15 +43,13 @@ fi
 
 if ((${#compose[@]})); then
   if output="$("${compose[@]}" -f "$COMPOSE_FILE" config -q 2>&1)"; then
-    echo "ok   ${compose[*]} config -q accepts docker-compose.yml ($("${compose[@]}" version --short 2>/dev/null || echo '?'))"
+    pass "${compose[*]} config -q accepts docker-compose.yml ($("${compose[@]}" version --short 2>/dev/null || echo '?'))"
   else
-    echo "FAIL ${compose[*]} config -q rejects docker-compose.yml:"
+    fail "${compose[*]} config -q rejects docker-compose.yml:"
     printf '%s\n' "$output" | sed 's/^/       /'
-    failed=1
   fi
 elif [[ "${TUNNEL2_REQUIRE_COMPOSE:-0}" == 1 ]]; then
-  echo "FAIL docker-compose is not installed and could not be installed (TUNNEL2_REQUIRE_COMPOSE=1)"
-  failed=1
+  fail "docker-compose is not installed and could not be installed (TUNNEL2_REQUIRE_COMPOSE=1)"
 else
   echo "skip docker-compose config -q: docker-compose is not installed and could not be installed"
 fi
@@ -66,14 +67,17 @@ if [[ -z "$python" ]] && can_install && apt_install python3-yaml && /usr/bin/pyt
 fi
 
 if [[ -z "$python" ]]; then
-  echo "FAIL no python3 with PyYAML found (install python3-yaml); the static checks did not run"
-  failed=1
-elif ! "$python" "$DEV_DIR/validate_compose.py"; then
-  failed=1
+  fail "no python3 with PyYAML found (install python3-yaml); the static checks did not run"
+else
+  status=0
+  output="$("$python" "$DEV_DIR/validate_compose.py" 2>&1)" || status=$?
+  printf '%s\n' "$output"
+  passed=$((passed + $(grep -c '^ok ' <<<"$output" || true)))
+  failed=$((failed + $(grep -c '^FAIL' <<<"$output" || true)))
+  if ((status != 0)) && ! grep -q '^FAIL' <<<"$output"; then
+    fail "validate_compose.py exited with code $status"
+  fi
 fi
 
-if ((failed)); then
-  echo "validate-compose: FAILED"
-  exit 1
-fi
-echo "validate-compose: all checks passed"
+echo "validate-compose: $passed passed, $failed failed"
+((failed == 0))

@@ -31,11 +31,14 @@ EXPECTED_CLIENTS = {
 TOKEN_VAR = "TUNNEL2_TOKEN"
 
 failures = 0
+passed = 0
 
 
 def report(ok: bool, what: str, detail: str = "") -> bool:
-    global failures
-    if not ok:
+    global failures, passed
+    if ok:
+        passed += 1
+    else:
         failures += 1
     print(f"{'ok  ' if ok else 'FAIL'} {what}{(': ' + detail) if detail else ''}")
     return ok
@@ -402,7 +405,7 @@ def main() -> int:
         backend_service = EXPECTED_CLIENTS[name][1].split("//")[1].split(":")[0]
         report("tunnel_server" in deps and backend_service in deps, f"{name}: starts after tunnel_server and {backend_service}")
 
-    print(f"{'FAILED' if failures else 'passed'}: {failures} check(s) failed" if failures else "passed: all checks ok")
+    print(f"static checks: {passed} passed, {failures} failed")
     return 1 if failures else 0
 
 
