@@ -11,9 +11,16 @@ if (CommandLine.WantsHelp(args))
 
 try
 {
-    using IHost host = TunnelClientApp.Create(args);
-    await host.RunAsync();
-    return host.Services.GetRequiredService<TunnelClientStatus>().ExitCode;
+    IHost host = TunnelClientApp.Create(args);
+    TunnelClientStatus status = host.Services.GetRequiredService<TunnelClientStatus>();
+    await host.RunAsync(); // disposes the host
+    return status.ExitCode;
+}
+catch (InvalidOperationException ex) when (ex.Message.Contains("configuration", StringComparison.OrdinalIgnoreCase))
+{
+    Console.Error.WriteLine($"TunnelClient: invalid configuration: {ex.Message}");
+    Console.Error.WriteLine("Run with --help for the options.");
+    return 2;
 }
 catch (OptionsValidationException ex)
 {

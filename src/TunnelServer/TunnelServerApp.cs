@@ -53,7 +53,7 @@ public static class TunnelServerApp
         app.Use((context, next) => ListenerKind.IsTunnel(context) ? acceptor.AcceptAsync(context) : next(context));
         app.UseProxyEntry();
         app.MapGet("/healthz", () => Results.Text("ok"));
-        app.Run(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
+        app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
             "Not found", "Public requests go to /session/{id}/{path}."));
 
         app.Lifetime.ApplicationStarted.Register(() =>
@@ -74,8 +74,18 @@ public static class TunnelServerApp
     private static TunnelServerOptions BindAndValidate(IConfiguration configuration)
     {
         var options = new TunnelServerOptions();
-        configuration.GetSection(TunnelServerOptions.SectionName).Bind(options);
         var failures = new List<string>();
+        try
+        {
+            configuration.GetSection(TunnelServerOptions.SectionName).Bind(options);
+        }
+        catch (InvalidOperationException ex)
+        {
+            // e.g. "Failed to convert configuration value 'bogus' at 'TunnelServer:KeepAliveTimeout' to type 'System.TimeSpan'."
+            failures.Add(ex.Message);
+            throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
+        }
+
         var context = new System.ComponentModel.DataAnnotations.ValidationContext(options);
         var results = new List<System.ComponentModel.DataAnnotations.ValidationResult>();
         if (!System.ComponentModel.DataAnnotations.Validator.TryValidateObject(options, context, results, validateAllProperties: true))

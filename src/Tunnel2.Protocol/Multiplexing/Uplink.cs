@@ -160,8 +160,15 @@ public sealed partial class Uplink
         Volatile.Write(ref _closeReason, reason);
         Log.UplinkClosed(_logger, Name, reason, _streams.Count);
         _outbound.Writer.TryComplete();
-        _transport.Input.CancelPendingRead();
-        _transport.Output.CancelPendingFlush();
+        try
+        {
+            _transport.Input.CancelPendingRead();
+            _transport.Output.CancelPendingFlush();
+        }
+        catch (ObjectDisposedException)
+        {
+            // A loop already completed its end of the transport: there is nothing left to wake.
+        }
         var failure = new UplinkClosedException($"Uplink closed: {reason}");
         foreach (KeyValuePair<uint, UplinkStream> entry in _streams)
         {
