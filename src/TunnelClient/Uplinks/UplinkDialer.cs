@@ -38,9 +38,7 @@ public sealed class UplinkDialer
         {
             await socket.ConnectAsync(new DnsEndPoint(_server.Host, _server.Port), timeout.Token);
             network = new NetworkStream(socket, ownsSocket: true);
-            var transport = new DuplexPipe(
-                PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true)),
-                PipeWriter.Create(network, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true)));
+            var transport = DuplexPipe.Over(network);
 
             await transport.Output.WriteAsync(BuildRequest(), timeout.Token);
             HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, timeout.Token);
@@ -111,12 +109,5 @@ public sealed class UplinkDialer
         }
 
         return settings;
-    }
-
-    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
     }
 }

@@ -98,9 +98,7 @@ public sealed class UplinkAcceptor
         answer[HandshakeProtocol.MaxStreamsHeader] = _settings.MaxConcurrentStreams.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
         Stream opaque = await upgrade.UpgradeAsync();
-        var transport = new DuplexPipe(
-            PipeReader.Create(opaque, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true)),
-            PipeWriter.Create(opaque, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true)));
+        var transport = DuplexPipe.Over(opaque);
         var remote = context.Connection.RemoteIpAddress;
         var uplink = new Uplink(transport, _settings, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
             name: $"{session}@{remote}:{context.Connection.RemotePort}");
@@ -140,12 +138,5 @@ public sealed class UplinkAcceptor
         TunnelServerLog.HandshakeRefused(_logger, context.Connection.RemoteIpAddress, status, reason);
         _metrics.HandshakeRefused(reason);
         await ProblemResponse.WriteAsync(context, status, $"urn:tunnel2:problem:{reason}", title, detail);
-    }
-
-    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
     }
 }
