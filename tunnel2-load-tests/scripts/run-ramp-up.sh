@@ -86,6 +86,7 @@ parse_args() {
 }
 
 cleanup() {
+  stop_child
   rss_stop
   stack_stop
 }

@@ -59,7 +59,7 @@ ensure_tool timeout coreutils
 
 REPORT="$LT_DIR/reports/$(utc_stamp)-smoke-ci"
 mkdir -p "$REPORT"
-trap stack_stop EXIT
+trap 'stop_child; stack_stop' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 

@@ -11,7 +11,7 @@ source "$SCRIPT_DIR/lib/common.sh"
 
 REQUESTS="${LOADTEST_AB_REQUESTS:-500}"
 CONCURRENCY="${LOADTEST_AB_CONCURRENCY:-50}"
-WARMUP_REQUESTS="${LOADTEST_AB_WARMUP:-200}"
+WARMUP_REQUESTS="${LOADTEST_AB_WARMUP:-500}"
 ENDPOINTS=()
 
 usage() {
@@ -21,8 +21,8 @@ Usage: tunnel2-load-tests/scripts/spot-check.sh [-n REQUESTS] [-c CONCURRENCY] [
 ENDPOINT: ping get fast echo delay (default: ping get). For each endpoint, without and then
 with keep-alive: ab -l -n $REQUESTS -c $CONCURRENCY straight at the TestBackend
 (http://127.0.0.1:$BACKEND_PORT) and then through the tunnel
-(http://127.0.0.1:$PUBLIC_PORT/session/$SESSION), after an unmeasured warm-up of
-$WARMUP_REQUESTS requests per target. Prints one table: RPS direct and tunnel, the ratio
+(http://127.0.0.1:$PUBLIC_PORT/session/$SESSION), after an unmeasured warm-up per target
+($WARMUP_REQUESTS requests at the same concurrency, without and with keep-alive). Prints one table: RPS direct and tunnel, the ratio
 tunnel/direct, and mean/p50/p99 latency in ms.
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
@@ -57,7 +57,7 @@ ensure_tool timeout coreutils
 
 REPORT="$LT_DIR/reports/$(utc_stamp)-spot-check"
 mkdir -p "$REPORT"
-trap stack_stop EXIT
+trap 'stop_child; stack_stop' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -76,19 +76,24 @@ run_ab() {
   [[ "$ka" == ka ]] && extra+=(-k)
   log "ab ${extra[*]} -n $REQUESTS -c $CONCURRENCY $url"
   echo "ab ${extra[*]} -n $REQUESTS -c $CONCURRENCY -e $out.csv $url" >"$out.cmd"
-  timeout --kill-after=5 300 ab "${extra[@]}" -n "$REQUESTS" -c "$CONCURRENCY" -e "$out.csv" "$url" \
-    >"$out.ab.txt" 2>&1 || status=$?
+  run_child "$out.ab.txt" timeout --kill-after=5 300 \
+    ab "${extra[@]}" -n "$REQUESTS" -c "$CONCURRENCY" -e "$out.csv" "$url" || status=$?
   if ((status != 0)); then
     warn "ab exited with code $status: $(tail -n 1 "$out.ab.txt")"
   fi
 }
 
-# warm_up_ab TARGET BASE_URL ENDPOINT: unmeasured requests (JIT, connection pools).
+# warm_up_ab TARGET BASE_URL ENDPOINT: unmeasured requests at the measured concurrency, with
+# and without keep-alive (JIT, thread pool, connection handling), so that the first measured
+# run is not the one that pays for a cold process.
 warm_up_ab() {
-  local extra=()
+  local extra=() ka n=$((WARMUP_REQUESTS > CONCURRENCY ? WARMUP_REQUESTS : CONCURRENCY))
   mapfile -t extra < <(ab_args "$3")
-  timeout --kill-after=5 120 ab "${extra[@]}" -k -n "$WARMUP_REQUESTS" -c 10 "$2$(endpoint_path "$3")" \
-    >"$REPORT/$3-warmup-$1.txt" 2>&1 || warn "warm-up of $1 $3 failed (see $REPORT/$3-warmup-$1.txt)"
+  for ka in "" -k; do
+    run_child "$REPORT/$3-warmup-$1.txt" timeout --kill-after=5 120 \
+      ab "${extra[@]}" $ka -n "$n" -c "$CONCURRENCY" "$2$(endpoint_path "$3")" \
+      || warn "warm-up of $1 $3 failed (see $REPORT/$3-warmup-$1.txt)"
+  done
 }
 
 stack_ensure 1 1 "$REPORT/run-local.log"

@@ -113,7 +113,10 @@ stack_ensure() {
     port_in_use "$port" && busy+=("$port")
   done
   if ((${#busy[@]})); then
-    die "the stack is only partly up: port(s) ${busy[*]} are in use but $( ((need_direct)) && echo "$DIRECT_BASE/loadtest/ping" ) $( ((need_tunnel)) && echo "$TUNNEL_BASE/loadtest/ping" ) did not answer 'pong'.
+    local silent=()
+    ((need_direct)) && ! direct_answers && silent+=("$DIRECT_BASE/loadtest/ping")
+    ((need_tunnel)) && ! tunnel_answers && silent+=("$TUNNEL_BASE/loadtest/ping")
+    die "the stack is only partly up: port(s) ${busy[*]} in use, but ${silent[*]} did not answer 'pong'.
   Start the whole stack (tunnel2-deploy/dev/run-local.sh) or stop what holds those ports, then retry."
   fi
 
@@ -273,3 +276,28 @@ PY
 }
 
 utc_stamp() { date -u +%Y%m%dT%H%M%SZ; }
+
+# ---------------------------------------------------------------------------------------------
+# Load-tool processes
+# ---------------------------------------------------------------------------------------------
+CHILD_PID=""
+
+# run_child OUTFILE COMMAND...: runs COMMAND with its output appended to OUTFILE and waits for
+# it. Waiting on a background job (not a foreground command) lets the script's INT/TERM trap
+# run at once; stop_child then ends the tool. Returns COMMAND's exit status.
+run_child() {
+  local out="$1" status=0
+  shift
+  "$@" >>"$out" 2>&1 &
+  CHILD_PID=$!
+  wait "$CHILD_PID" || status=$?
+  CHILD_PID=""
+  return "$status"
+}
+
+stop_child() {
+  [[ -n "$CHILD_PID" ]] || return 0
+  kill -TERM "$CHILD_PID" 2>/dev/null || true   # timeout(1) passes the signal on to the tool
+  wait "$CHILD_PID" 2>/dev/null || true
+  CHILD_PID=""
+}

@@ -82,11 +82,11 @@ run_stage() {
   cmd+=("${extra[@]}" "$url")
   python3 "$LOADREPORT" stage-meta "$out/stage.json" target="$target" endpoint="$endpoint" \
     method="$(endpoint_method "$endpoint")" url="$url" rate="$rate" seconds="$seconds" \
-    clients="$clients" rps_per_client="$rps" started_utc="$(date -u +%FT%TZ)" command="${cmd[*]}"
+    clients="$clients" rps_per_client="$rps" started_utc="$(date -u +%FT%TZ)" command="$(printf '%q ' "${cmd[@]}")"
   log "$target: $rate RPS for ${seconds}s ($clients clients x $rps RPS) $url"
   # h2load ends the run itself after -D; timeout is only a guard against a hung process.
   local status=0
-  timeout --kill-after=5 "$((seconds + 60))" "${cmd[@]}" >"$out/h2load.txt" 2>&1 || status=$?
+  run_child "$out/h2load.txt" timeout --kill-after=5 "$((seconds + 60))" "${cmd[@]}" || status=$?
   if ((status != 0)); then
     warn "h2load exited with code $status (see $out/h2load.txt)"
     echo "$status" >"$out/h2load.exit"
@@ -105,7 +105,7 @@ warm_up() {
   local extra=()
   mapfile -t extra < <(h2load_args "$endpoint" "$body")
   log "$target: warm-up ${WARMUP_SECONDS}s at $rate RPS (not measured)"
-  timeout --kill-after=5 "$((WARMUP_SECONDS + 60))" \
+  run_child "$out" timeout --kill-after=5 "$((WARMUP_SECONDS + 60))" \
     h2load --h1 -t "$H2LOAD_THREADS" -c "$clients" --rps "$rps" -D "$WARMUP_SECONDS" \
-    "${extra[@]}" "$url" >"$out" 2>&1 || warn "warm-up h2load failed (see $out)"
+    "${extra[@]}" "$url" || warn "warm-up h2load failed (see $out)"
 }

@@ -237,7 +237,9 @@ def f_int(v) -> str:
 
 
 def f_ms(v) -> str:
-    return "-" if v is None else (f"{v:.3f}" if v < 10 else f"{v:.1f}" if v < 1000 else f"{v:,.0f}")
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if v < 10 else f"{v:.2f}" if v < 100 else f"{v:.1f}" if v < 1000 else f"{v:,.0f}"
 
 
 def f_delta(a, b) -> str:
@@ -352,10 +354,11 @@ def ramp_table(report: str) -> tuple[str, dict]:
         rows.append([f"latency {label} (ms, 2xx)", f_ms(dl.get(key)) if d else "-",
                      f_ms(tl.get(key)) if t else "-", f_delta(dl.get(key), tl.get(key))])
 
-    stages = " ".join(f"{r}" for r in run["stages_rps"])
+    stages = ", ".join(f"{r}" for r in run["stages_rps"])
     title = (f"Tunnel2 load test: profile {run['profile']}, {run['method']} {run['path']} "
              f"(endpoint {run['endpoint']}), stages {stages} RPS, "
-             f"{run['seconds_per_target']} s per target, {run['started_utc']}")
+             f"{'at most ' if run['profile'] == 'stress' else ''}{run['seconds_per_target']} s per target, "
+             f"{run['started_utc']}")
     out = [title, "", render(rows, ["", "direct", "tunnel", "tunnel added"])]
     rss = rss_table(os.path.join(report, "rss.tsv"))
     if rss:
@@ -375,9 +378,12 @@ def ramp_table(report: str) -> tuple[str, dict]:
                     broke = (int(s.meta["rate"]), problems)
                     break
                 last_ok = int(s.meta["rate"])
-            if broke:
-                knees.append(f"{name}: knee at {f_int(last_ok) if last_ok else 'below ' + f_int(broke[0])} RPS "
-                             f"({f_int(broke[0])} RPS broke: {'; '.join(broke[1])})")
+            if broke and last_ok:
+                knees.append(f"{name}: knee at {f_int(last_ok)} RPS "
+                             f"(the next stage, {f_int(broke[0])} RPS, broke: {'; '.join(broke[1])})")
+            elif broke:
+                knees.append(f"{name}: knee below {f_int(broke[0])} RPS "
+                             f"(the first stage already broke: {'; '.join(broke[1])})")
             else:
                 knees.append(f"{name}: no knee up to {f_int(last_ok)} RPS (every stage within limits)")
             summary[f"knee_{name}"] = {"last_ok_rps": last_ok, "broke": broke}
