@@ -12,6 +12,7 @@ source "$SCRIPT_DIR/lib/common.sh"
 REQUESTS="${LOADTEST_AB_REQUESTS:-500}"
 CONCURRENCY="${LOADTEST_AB_CONCURRENCY:-50}"
 WARMUP_REQUESTS="${LOADTEST_AB_WARMUP:-500}"
+WARMUP_SECONDS="${LOADTEST_AB_WARMUP_SECONDS:-2}"
 ENDPOINTS=()
 
 usage() {
@@ -22,8 +23,9 @@ ENDPOINT: ping get fast echo delay (default: ping get). For each endpoint, witho
 with keep-alive: ab -l -n $REQUESTS -c $CONCURRENCY straight at the TestBackend
 (http://127.0.0.1:$BACKEND_PORT) and then through the tunnel
 (http://127.0.0.1:$PUBLIC_PORT/session/$SESSION), after an unmeasured warm-up per target
-($WARMUP_REQUESTS requests at the same concurrency, without and with keep-alive). Prints one table: RPS direct and tunnel, the ratio
-tunnel/direct, and mean/p50/p99 latency in ms.
+(at the same concurrency: ${WARMUP_SECONDS}s with keep-alive, then $WARMUP_REQUESTS requests without).
+Prints one table: RPS direct and tunnel, the ratio tunnel/direct, and mean/p50/p99 latency
+in ms. Environment: LOADTEST_AB_WARMUP_SECONDS, LOADTEST_AB_WARMUP (requests).
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
 Exit 0 when every request got a 2xx; 1 when any failed (or the stack could not be started);
@@ -44,6 +46,7 @@ while (($#)); do
 done
 ((${#ENDPOINTS[@]})) || ENDPOINTS=(ping get)
 [[ "$REQUESTS" =~ ^[1-9][0-9]*$ && "$CONCURRENCY" =~ ^[1-9][0-9]*$ ]] || die "-n and -c must be positive integers" 2
+[[ "$WARMUP_SECONDS" =~ ^[0-9]+$ && "$WARMUP_REQUESTS" =~ ^[0-9]+$ ]] || die "LOADTEST_AB_WARMUP[_SECONDS] must be numbers" 2
 ((CONCURRENCY <= REQUESTS)) || die "-c ($CONCURRENCY) cannot be larger than -n ($REQUESTS)" 2
 ((REQUESTS <= 100000)) || die "-n is capped at 100000 to keep a spot check short" 2
 for e in "${ENDPOINTS[@]}"; do
@@ -83,17 +86,24 @@ run_ab() {
   fi
 }
 
-# warm_up_ab TARGET BASE_URL ENDPOINT: unmeasured requests at the measured concurrency, with
-# and without keep-alive (JIT, thread pool, connection handling), so that the first measured
-# run is not the one that pays for a cold process.
+# warm_up_ab TARGET BASE_URL ENDPOINT: unmeasured load at the measured concurrency, so the
+# first measured run does not pay for a cold process: WARMUP_SECONDS of keep-alive requests
+# (long enough for tiered JIT to recompile the hot paths; a few hundred requests are not) and
+# WARMUP_REQUESTS without keep-alive (connection set-up and tear-down paths).
 warm_up_ab() {
-  local extra=() ka n=$((WARMUP_REQUESTS > CONCURRENCY ? WARMUP_REQUESTS : CONCURRENCY))
+  local extra=() n=$((WARMUP_REQUESTS > CONCURRENCY ? WARMUP_REQUESTS : CONCURRENCY))
+  local out="$REPORT/$3-warmup-$1.txt" url
+  url="$2$(endpoint_path "$3")"
   mapfile -t extra < <(ab_args "$3")
-  for ka in "" -k; do
-    run_child "$REPORT/$3-warmup-$1.txt" timeout --kill-after=5 120 \
-      ab "${extra[@]}" $ka -n "$n" -c "$CONCURRENCY" "$2$(endpoint_path "$3")" \
-      || warn "warm-up of $1 $3 failed (see $REPORT/$3-warmup-$1.txt)"
-  done
+  if ((WARMUP_SECONDS > 0)); then
+    run_child "$out" timeout --kill-after=5 $((WARMUP_SECONDS + 60)) \
+      ab "${extra[@]}" -k -t "$WARMUP_SECONDS" -n 1000000 -c "$CONCURRENCY" "$url" \
+      || warn "warm-up of $1 $3 failed (see $out)"
+  fi
+  if ((WARMUP_REQUESTS > 0)); then
+    run_child "$out" timeout --kill-after=5 120 ab "${extra[@]}" -n "$n" -c "$CONCURRENCY" "$url" \
+      || warn "warm-up of $1 $3 failed (see $out)"
+  fi
 }
 
 stack_ensure 1 1 "$REPORT/run-local.log"
