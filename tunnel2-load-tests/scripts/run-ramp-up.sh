@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Open-model ramp-up load test of Tunnel2: the same stages straight at the TestBackend
 # (direct) and then through the tunnel, side by side. The load comes from h2load (nghttp2);
 # see tunnel2-load-tests/README.md for why it is not NBomber and how to read the table.
@@ -26,7 +27,8 @@ Profiles (RATE:SECONDS per stage, each stage offered to each target):
   aggressive  $(profile_stages aggressive)   (56,100 requests per target)
   stress      $(profile_stages stress)
               stops at the first stage with failures > ${STRESS_MAX_FAIL_PCT}%, RPS reached < ${STRESS_MIN_REACHED} x target
-              or p99 > ${STRESS_MAX_P99_MS} ms; the last stage within them is the knee
+              or p99 > ${STRESS_MAX_P99_MS} ms; the last stage within them is the knee;
+              up to ${STRESS_MAX_CLIENTS} connections (LOADTEST_STRESS_MAX_CLIENTS)
   soak        $(profile_stages soak)   (LOADTEST_SOAK_SECONDS, at most 7200)
 
 Options:
@@ -82,6 +84,9 @@ parse_args() {
     fi
   fi
   STAGES="${CUSTOM_STAGES:-$(profile_stages "$PROFILE")}"
+  if [[ "$PROFILE" == stress && -z "${LOADTEST_MAX_CLIENTS:-}" ]]; then
+    MAX_CLIENTS="$STRESS_MAX_CLIENTS"
+  fi
   validate_stages "$STAGES" || die "stages must look like 'RATE:SECONDS RATE:SECONDS', got '$STAGES'" 2
 }
 

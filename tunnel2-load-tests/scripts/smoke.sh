@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # CI smoke load test: the smoke profile through the tunnel only, on /loadtest/ping and then
 # /loadtest/get (by default 10 s at 200 RPS each, after a 2 s warm-up: 22 s of load).
 # Prints one result line and exits non-zero if any request failed or none ran.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Quick closed-model spot check with ApacheBench: ab -n 500 -c 50, without and with
 # keep-alive (-k), direct and through the tunnel, side by side with the tunnel/direct RPS
 # ratio and mean/p50/p99 latency.

@@ -13,8 +13,8 @@ profile_stages() {
     smoke)      echo "200:10" ;;
     moderate)   echo "100:20 200:20 300:20 400:20 500:20" ;;
     aggressive) echo "20:30 50:30 100:30 200:30 500:30 1000:30" ;;
-    # Stops at the first stage that breaks the limits (see stress_limits below).
-    stress)     echo "1000:15 2000:15 3000:15 4000:15 6000:15 8000:15 10000:15 12000:15" ;;
+    # Stops at the first stage that breaks the limits (STRESS_* below).
+    stress)     echo "1000:15 2000:15 4000:15 6000:15 8000:15 10000:15 12000:15 15000:15 18000:15 21000:15 25000:15 30000:15" ;;
     soak)       echo "200:${LOADTEST_SOAK_SECONDS:-600}" ;;
     *) return 1 ;;
   esac
@@ -31,6 +31,9 @@ STRESS_MAX_P99_MS="${LOADTEST_STRESS_MAX_P99_MS:-100}"        # p99 of 2xx respo
 # latency up to 1/PER_CLIENT_RPS s before it falls behind), and at most MAX_CLIENTS clients.
 PER_CLIENT_RPS="${LOADTEST_PER_CLIENT_RPS:-10}"
 MAX_CLIENTS="${LOADTEST_MAX_CLIENTS:-200}"
+# stress needs more connections: in flight = rate x latency, e.g. 20,000 RPS x 10 ms = 200, and
+# with one request in flight per connection, too few clients would be the limit, not the tunnel.
+STRESS_MAX_CLIENTS="${LOADTEST_STRESS_MAX_CLIENTS:-600}"
 H2LOAD_THREADS="${LOADTEST_H2LOAD_THREADS:-1}"   # 2 cores: leave the other to the stack
 WARMUP_SECONDS="${LOADTEST_WARMUP_SECONDS:-3}"
 

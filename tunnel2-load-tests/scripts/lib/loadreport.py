@@ -442,8 +442,9 @@ def cmd_smoke(args) -> int:
         t = Totals([s])
         lat = t.latency_ms()
         label = f"{s.meta['target']} {s.meta['endpoint']}"
-        print(f"smoke {label}: {t.responses} responses, {t.ok} 2xx, {t.failures} failed "
-              f"({'/'.join(str(v) for v in t.kinds().values())} 3xx/4xx/5xx/errors/timeouts/other), "
+        kinds = ", ".join(f"{k} {v}" for k, v in t.kinds().items() if v)
+        print(f"smoke {label}: {t.responses} responses, {t.ok} 2xx, {t.failures} failed"
+              f"{f' ({kinds})' if kinds else ''}, {t.sent}/{t.offered} sent, "
               f"{stage_rps(s):,.1f}/{s.meta['rate']} RPS, p50 {f_ms(lat['p50'])} ms, p99 {f_ms(lat['p99'])} ms")
         total += t.responses
         total_ok += t.ok
