@@ -1,0 +1,68 @@
+using Tunnel2.Protocol.Handshake;
+
+namespace Tunnel2.UnitTests.Configuration;
+
+public sealed class HandshakeProtocolTests
+{
+    [Theory]
+    [InlineData("1", 1)]
+    [InlineData("1, 2", 1)]
+    [InlineData("2,1", 1)]
+    [InlineData(" 1 ", 1)]
+    [InlineData("1,1", 1)]
+    [InlineData("abc, 1", 1)]
+    [InlineData("2", 0)]
+    [InlineData("2, 3", 0)]
+    [InlineData("", 0)]
+    [InlineData("   ", 0)]
+    [InlineData(null, 0)]
+    [InlineData("abc", 0)]
+    [InlineData(",", 0)]
+    [InlineData("-1", 0)]
+    [InlineData("0", 0)]
+    [InlineData("99999999999999999999", 0)]
+    public void Negotiates_the_highest_common_version_or_0(string? offered, int expected)
+    {
+        Assert.Equal(expected, HandshakeProtocol.NegotiateVersion(offered));
+    }
+
+    [Fact]
+    public void The_current_version_is_supported()
+    {
+        Assert.Contains(HandshakeProtocol.CurrentVersion, HandshakeProtocol.SupportedVersions.ToArray());
+        Assert.Equal(HandshakeProtocol.CurrentVersion, HandshakeProtocol.NegotiateVersion(HandshakeProtocol.CurrentVersion.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+    }
+
+    [Theory]
+    [InlineData("abc")]
+    [InlineData("A")]
+    [InlineData("a-b_c.d~e")]
+    [InlineData("0123456789")]
+    [InlineData("demo-session.v2")]
+    public void Accepts_unreserved_url_characters(string session)
+    {
+        Assert.True(HandshakeProtocol.IsValidSessionId(session));
+    }
+
+    [Theory]
+    [InlineData("")]
+    [InlineData("a b")]
+    [InlineData("a/b")]
+    [InlineData("a?b")]
+    [InlineData("a%20b")]
+    [InlineData("ä")]
+    [InlineData("a\u0000")]
+    [InlineData("a+b")]
+    [InlineData("日本")]
+    public void Refuses_anything_else(string session)
+    {
+        Assert.False(HandshakeProtocol.IsValidSessionId(session));
+    }
+
+    [Fact]
+    public void Allows_at_most_128_characters()
+    {
+        Assert.True(HandshakeProtocol.IsValidSessionId(new string('a', 128)));
+        Assert.False(HandshakeProtocol.IsValidSessionId(new string('a', 129)));
+    }
+}

@@ -1,0 +1,93 @@
+using System.ComponentModel.DataAnnotations;
+using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.TunnelClient.Configuration;
+using Tunnel2.TunnelServer.Configuration;
+
+namespace Tunnel2.UnitTests.Configuration;
+
+/// <summary>The data annotations the hosts validate at start (ValidateDataAnnotations), checked with <see cref="Validator"/>.</summary>
+public sealed class OptionsAnnotationsTests
+{
+    private static List<ValidationResult> Validate(object options)
+    {
+        var results = new List<ValidationResult>();
+        Validator.TryValidateObject(options, new ValidationContext(options), results, validateAllProperties: true);
+        return results;
+    }
+
+    private static void AssertInvalid(object options, string member)
+    {
+        List<ValidationResult> results = Validate(options);
+        Assert.Contains(results, r => r.MemberNames.Contains(member));
+    }
+
+    [Fact]
+    public void Server_options_with_a_token_are_valid()
+    {
+        Assert.Empty(Validate(new TunnelServerOptions { Token = "12345678" }));
+    }
+
+    [Fact]
+    public void Server_options_need_a_token()
+    {
+        List<ValidationResult> results = Validate(new TunnelServerOptions());
+
+        ValidationResult result = Assert.Single(results);
+        Assert.Contains("Token", result.MemberNames);
+        Assert.Contains("required", result.ErrorMessage, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_token_shorter_than_8_characters_is_invalid()
+    {
+        List<ValidationResult> results = Validate(new TunnelServerOptions { Token = "1234567" });
+
+        Assert.Contains("at least 8", Assert.Single(results).ErrorMessage, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Server_limits_are_range_checked()
+    {
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxFramePayload = 1024 }, nameof(TunnelServerOptions.MaxFramePayload));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxFramePayload = 32 * 1024 * 1024 }, nameof(TunnelServerOptions.MaxFramePayload));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", InitialStreamWindow = 1024 }, nameof(TunnelServerOptions.InitialStreamWindow));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxStreamsPerUplink = 0 }, nameof(TunnelServerOptions.MaxStreamsPerUplink));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveInterval = TimeSpan.FromMilliseconds(50) }, nameof(TunnelServerOptions.KeepAliveInterval));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveTimeout = TimeSpan.FromHours(2) }, nameof(TunnelServerOptions.KeepAliveTimeout));
+    }
+
+    [Fact]
+    public void Client_options_with_session_and_token_are_valid()
+    {
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t" }));
+    }
+
+    [Fact]
+    public void Client_options_need_a_session_and_a_token()
+    {
+        List<ValidationResult> results = Validate(new TunnelClientOptions());
+
+        Assert.Contains(results, r => r.MemberNames.Contains(nameof(TunnelClientOptions.Session)));
+        Assert.Contains(results, r => r.MemberNames.Contains(nameof(TunnelClientOptions.Token)));
+    }
+
+    [Fact]
+    public void Client_limits_are_range_checked()
+    {
+        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", MaxConcurrency = 0 }, nameof(TunnelClientOptions.MaxConcurrency));
+        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", MaxQueue = -1 }, nameof(TunnelClientOptions.MaxQueue));
+        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", ReconnectMinDelay = TimeSpan.Zero }, nameof(TunnelClientOptions.ReconnectMinDelay));
+        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", ConnectTimeout = TimeSpan.FromMinutes(11) }, nameof(TunnelClientOptions.ConnectTimeout));
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "s", Token = "t", MaxQueue = 0 }));
+    }
+
+    [Fact]
+    public void Proxy_entry_options_are_range_checked()
+    {
+        Assert.Empty(Validate(new ProxyEntryOptions()));
+        Assert.Empty(Validate(new ProxyEntryOptions { MaxRequestBodySize = 0 }));
+        AssertInvalid(new ProxyEntryOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(1) }, nameof(ProxyEntryOptions.ResponseHeadTimeout));
+        AssertInvalid(new ProxyEntryOptions { MaxRequestBodySize = -1 }, nameof(ProxyEntryOptions.MaxRequestBodySize));
+        AssertInvalid(new ProxyEntryOptions { RetryAfterSeconds = 0 }, nameof(ProxyEntryOptions.RetryAfterSeconds));
+    }
+}

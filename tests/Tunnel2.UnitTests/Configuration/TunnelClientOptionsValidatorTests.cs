@@ -1,0 +1,104 @@
+using Microsoft.Extensions.Options;
+using Tunnel2.TunnelClient.Configuration;
+
+namespace Tunnel2.UnitTests.Configuration;
+
+public sealed class TunnelClientOptionsValidatorTests
+{
+    private static TunnelClientOptions Valid() => new() { Session = "demo", Token = "a-good-token" };
+
+    private static ValidateOptionsResult Validate(TunnelClientOptions options) => new TunnelClientOptionsValidator().Validate(null, options);
+
+    [Fact]
+    public void The_defaults_with_a_session_and_token_are_valid()
+    {
+        Assert.True(Validate(Valid()).Succeeded);
+    }
+
+    [Theory]
+    [InlineData("not a url")]
+    [InlineData("ws://127.0.0.1:12001")]
+    [InlineData("wss://127.0.0.1:12001")]
+    [InlineData("https://127.0.0.1:12001")]
+    [InlineData("127.0.0.1:12001")]
+    public void A_server_that_is_not_an_http_url_is_refused(string server)
+    {
+        TunnelClientOptions options = Valid();
+        options.Server = server;
+
+        Assert.StartsWith("TunnelClient:Server", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("http://127.0.0.1:12007", true)]
+    [InlineData("https://backend.internal", true)]
+    [InlineData("ftp://backend", false)]
+    [InlineData("backend:80", false)]
+    public void The_backend_may_be_http_or_https(string backend, bool valid)
+    {
+        TunnelClientOptions options = Valid();
+        options.Backend = backend;
+
+        Assert.Equal(valid, Validate(options).Succeeded);
+    }
+
+    [Theory]
+    [InlineData("has space")]
+    [InlineData("slash/inside")]
+    [InlineData("ümlaut")]
+    [InlineData("percent%20")]
+    public void A_malformed_session_id_is_refused(string session)
+    {
+        TunnelClientOptions options = Valid();
+        options.Session = session;
+
+        Assert.Contains("TunnelClient:Session", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_session_id_longer_than_128_characters_is_refused()
+    {
+        TunnelClientOptions options = Valid();
+        options.Session = new string('s', 129);
+
+        Assert.True(Validate(options).Failed);
+    }
+
+    [Fact]
+    public void An_empty_session_is_left_to_the_Required_annotation()
+    {
+        TunnelClientOptions options = Valid();
+        options.Session = string.Empty;
+
+        Assert.True(Validate(options).Succeeded);
+    }
+
+    [Fact]
+    public void A_max_reconnect_delay_below_the_min_is_refused()
+    {
+        TunnelClientOptions options = Valid();
+        options.ReconnectMinDelay = TimeSpan.FromSeconds(5);
+        options.ReconnectMaxDelay = TimeSpan.FromSeconds(1);
+
+        Assert.Contains("ReconnectMaxDelay", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Equal_min_and_max_reconnect_delays_are_fine()
+    {
+        TunnelClientOptions options = Valid();
+        options.ReconnectMinDelay = TimeSpan.FromSeconds(1);
+        options.ReconnectMaxDelay = TimeSpan.FromSeconds(1);
+
+        Assert.True(Validate(options).Succeeded);
+    }
+
+    [Fact]
+    public void A_keep_alive_timeout_not_longer_than_the_interval_is_refused()
+    {
+        TunnelClientOptions options = Valid();
+        options.KeepAliveTimeout = options.KeepAliveInterval;
+
+        Assert.Contains("KeepAliveTimeout", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+}

@@ -1,0 +1,96 @@
+using Microsoft.Extensions.Options;
+using Tunnel2.TunnelServer.Configuration;
+
+namespace Tunnel2.UnitTests.Configuration;
+
+public sealed class TunnelServerOptionsValidatorTests
+{
+    private static TunnelServerOptions Valid() => new() { Token = "a-good-token" };
+
+    private static ValidateOptionsResult Validate(TunnelServerOptions options) => new TunnelServerOptionsValidator().Validate(null, options);
+
+    [Fact]
+    public void The_defaults_with_a_token_are_valid()
+    {
+        Assert.True(Validate(Valid()).Succeeded);
+    }
+
+    [Theory]
+    [InlineData("not a url")]
+    [InlineData("")]
+    [InlineData("https://127.0.0.1:12000")]
+    [InlineData("ws://127.0.0.1:12000")]
+    [InlineData("http://127.0.0.1:12000/path")]
+    [InlineData("http://127.0.0.1:12000/tunnel/")]
+    [InlineData("http://example.com:12000")]
+    [InlineData("127.0.0.1:12000")]
+    public void A_bad_public_url_is_reported_by_name(string url)
+    {
+        TunnelServerOptions options = Valid();
+        options.PublicUrl = url;
+
+        ValidateOptionsResult result = Validate(options);
+
+        Assert.True(result.Failed);
+        string failure = Assert.Single(result.Failures!);
+        Assert.StartsWith("TunnelServer:PublicUrl", failure, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_bad_tunnel_url_is_reported_by_name()
+    {
+        TunnelServerOptions options = Valid();
+        options.TunnelUrl = "https://0.0.0.0:12001";
+
+        ValidateOptionsResult result = Validate(options);
+
+        Assert.StartsWith("TunnelServer:TunnelUrl", Assert.Single(result.Failures!), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(15_000, 15_000)]
+    [InlineData(15_000, 10_000)]
+    public void A_keep_alive_timeout_not_longer_than_the_interval_is_refused(int intervalMs, int timeoutMs)
+    {
+        TunnelServerOptions options = Valid();
+        options.KeepAliveInterval = TimeSpan.FromMilliseconds(intervalMs);
+        options.KeepAliveTimeout = TimeSpan.FromMilliseconds(timeoutMs);
+
+        ValidateOptionsResult result = Validate(options);
+
+        Assert.Contains("KeepAliveTimeout", Assert.Single(result.Failures!), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Every_problem_is_reported_at_once()
+    {
+        TunnelServerOptions options = Valid();
+        options.PublicUrl = "nope";
+        options.TunnelUrl = "nope";
+        options.KeepAliveTimeout = TimeSpan.Zero;
+
+        Assert.Equal(3, Validate(options).Failures!.Count());
+    }
+
+    [Fact]
+    public void ToUplinkSettings_carries_every_limit()
+    {
+        var options = new TunnelServerOptions
+        {
+            Token = "a-good-token",
+            MaxFramePayload = 32 * 1024,
+            InitialStreamWindow = 128 * 1024,
+            MaxStreamsPerUplink = 77,
+            KeepAliveInterval = TimeSpan.FromSeconds(2),
+            KeepAliveTimeout = TimeSpan.FromSeconds(7),
+        };
+
+        Tunnel2.Protocol.Multiplexing.UplinkSettings settings = options.ToUplinkSettings();
+
+        Assert.Equal(32 * 1024, settings.MaxFramePayload);
+        Assert.Equal(128 * 1024, settings.InitialStreamWindow);
+        Assert.Equal(77, settings.MaxConcurrentStreams);
+        Assert.Equal(TimeSpan.FromSeconds(2), settings.KeepAliveInterval);
+        Assert.Equal(TimeSpan.FromSeconds(7), settings.KeepAliveTimeout);
+    }
+}

@@ -1,0 +1,100 @@
+using System.Net;
+using Microsoft.AspNetCore.Http;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.ProxyEntry.Forwarding;
+
+namespace Tunnel2.UnitTests.Forwarding;
+
+public sealed class RequestHeadBuilderTests
+{
+    private static DefaultHttpContext Context(Action<HttpRequest>? configure = null)
+    {
+        var context = new DefaultHttpContext();
+        context.Request.Method = "POST";
+        context.Request.Scheme = "http";
+        context.Request.Host = new HostString("public.example:12000");
+        context.Connection.RemoteIpAddress = IPAddress.Parse("203.0.113.7");
+        configure?.Invoke(context.Request);
+        return context;
+    }
+
+    [Fact]
+    public void Carries_method_target_and_end_to_end_headers_in_order_with_repeats()
+    {
+        DefaultHttpContext context = Context(r =>
+        {
+            r.Headers.ContentType = "application/json";
+            r.Headers.Append("X-Multi", "one");
+            r.Headers.Append("X-Multi", "two");
+        });
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/x?y=1", "/session/abc");
+
+        Assert.Equal("POST", head.Method);
+        Assert.Equal("/x?y=1", head.Target);
+        Assert.Contains(new HeaderField("Content-Type", "application/json"), head.Headers);
+        Assert.Equal(["one", "two"], head.Headers.Where(h => h.Name == "X-Multi").Select(h => h.Value));
+    }
+
+    [Fact]
+    public void Drops_hop_by_hop_headers_host_and_headers_named_by_connection()
+    {
+        DefaultHttpContext context = Context(r =>
+        {
+            r.Headers.Connection = "keep-alive, X-Private";
+            r.Headers["Keep-Alive"] = "timeout=5";
+            r.Headers["TE"] = "trailers";
+            r.Headers["Transfer-Encoding"] = "chunked";
+            r.Headers["Upgrade"] = "websocket";
+            r.Headers["Proxy-Authorization"] = "Basic x";
+            r.Headers["X-Private"] = "secret";
+            r.Headers["X-Public"] = "ok";
+        });
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/", "/session/abc");
+
+        string[] names = head.Headers.Select(h => h.Name).ToArray();
+        Assert.DoesNotContain(names, n => HopByHopHeaders.Contains(n));
+        Assert.DoesNotContain("Host", names, StringComparer.OrdinalIgnoreCase);
+        Assert.DoesNotContain("X-Private", names);
+        Assert.Contains("X-Public", names);
+    }
+
+    [Fact]
+    public void Replaces_the_callers_X_Forwarded_headers_with_its_own()
+    {
+        DefaultHttpContext context = Context(r =>
+        {
+            r.Headers["X-Forwarded-For"] = "10.9.9.9";
+            r.Headers["x-forwarded-proto"] = "gopher";
+            r.Headers["X-Forwarded-Host"] = "spoofed";
+            r.Headers["X-Forwarded-Prefix"] = "/spoofed";
+            r.Headers["X-Forwarded-Other"] = "kept";
+        });
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/", "/session/abc");
+
+        Assert.Equal("203.0.113.7", Single(head, "X-Forwarded-For"));
+        Assert.Equal("http", Single(head, "X-Forwarded-Proto"));
+        Assert.Equal("public.example:12000", Single(head, "X-Forwarded-Host"));
+        Assert.Equal("/session/abc", Single(head, "X-Forwarded-Prefix"));
+        Assert.Equal("kept", Single(head, "X-Forwarded-Other"));
+    }
+
+    [Fact]
+    public void Without_a_host_or_remote_address_the_forwarded_set_stays_well_formed()
+    {
+        var context = new DefaultHttpContext();
+        context.Request.Method = "GET";
+        context.Request.Scheme = "http";
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/", "/session/s");
+
+        Assert.Equal(string.Empty, Single(head, "X-Forwarded-For"));
+        Assert.DoesNotContain(head.Headers, h => h.Name == "X-Forwarded-Host");
+        Assert.Equal("/session/s", Single(head, "X-Forwarded-Prefix"));
+    }
+
+    private static string Single(RequestHead head, string name) =>
+        Assert.Single(head.Headers, h => string.Equals(h.Name, name, StringComparison.OrdinalIgnoreCase)).Value;
+}
