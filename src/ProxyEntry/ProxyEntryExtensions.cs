@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Sessions;
 
@@ -19,6 +20,7 @@ public static class ProxyEntryExtensions
             .ValidateOnStart();
         services.AddMetrics();
         services.AddSingleton<SessionRegistry>();
+        services.AddSingleton<PublicDrain>();
         services.AddSingleton<ProxyEntryMetrics>();
         services.AddSingleton<TunnelForwarder>();
         return services;

@@ -32,9 +32,15 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<TunnelClientMetrics>();
         builder.Services.AddSingleton<TunnelClientStatus>();
         builder.Services.AddSingleton<BackendRelay>();
+        builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<UplinkDialer>();
         builder.Services.AddHostedService<TunnelClientService>();
-        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
+        builder.Services.AddOptions<HostOptions>().Configure<IOptions<TunnelClientOptions>>((host, client) =>
+            host.ShutdownTimeout = ShutdownTimeout(client.Value.DrainTimeout));
         return builder.Build();
     }
+
+    /// <summary>The host's stop budget: never shorter than the drain, plus time to close the uplink.</summary>
+    public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) =>
+        TimeSpan.FromTicks(Math.Max(TimeSpan.FromSeconds(30).Ticks, (drainTimeout + TimeSpan.FromSeconds(10)).Ticks));
 }

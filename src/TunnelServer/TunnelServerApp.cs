@@ -2,8 +2,8 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
 using Serilog;
 using Tunnel2.ProxyEntry;
+using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
-using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;
@@ -37,6 +37,11 @@ public static class TunnelServerApp
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
         builder.Services.AddSingleton<UplinkAcceptor>();
+        builder.Services.AddHostedService<GracefulShutdown>();
+        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));
+        builder.Services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
+            // ProxyEntry answers heads over its limit with a problem+json 431; Kestrel's own (bare) 431 is kept for far larger ones.
+            kestrel.Limits.MaxRequestHeadersTotalSize = Math.Max(kestrel.Limits.MaxRequestHeadersTotalSize, 2 * proxy.Value.MaxRequestHeadersBytes));
 
         var endpoints = new ServerEndpoints();
         builder.Services.AddSingleton(endpoints);
@@ -58,18 +63,11 @@ public static class TunnelServerApp
 
         app.Lifetime.ApplicationStarted.Register(() =>
             TunnelServerLog.Listening(app.Services.GetRequiredService<ILogger<ServerEndpoints>>(), endpoints.PublicUrl, endpoints.TunnelUrl));
-        app.Lifetime.ApplicationStopping.Register(() =>
-        {
-            SessionRegistry registry = app.Services.GetRequiredService<SessionRegistry>();
-            List<Protocol.Multiplexing.Uplink> uplinks = registry.GetAllUplinks();
-            TunnelServerLog.ClosingUplinks(app.Services.GetRequiredService<ILogger<ServerEndpoints>>(), uplinks.Count);
-            foreach (Protocol.Multiplexing.Uplink uplink in uplinks)
-            {
-                uplink.Close("server shutting down");
-            }
-        });
         return app;
     }
+
+    /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
+    public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);
 
     private static TunnelServerOptions BindAndValidate(IConfiguration configuration)
     {

@@ -7,6 +7,9 @@ namespace Tunnel2.EndToEndTests;
 [Collection(TunnelCollection.Name)]
 public sealed class SessionLifecycleTests(TunnelStackFixture fixture)
 {
+    /// <summary>A stop that cuts the uplink at once (no graceful drain), to stand for an uplink lost mid-exchange.</summary>
+    private static readonly string[] NoDrain = ["--drain-timeout", "00:00:00"];
+
     private TunnelStack Stack => fixture.Stack;
 
     [Fact]
@@ -69,7 +72,7 @@ public sealed class SessionLifecycleTests(TunnelStackFixture fixture)
     public async Task Uplink_lost_before_the_response_head_gives_502_and_the_server_stays_up()
     {
         string session = NewSession();
-        TunnelClientHandle client = await Stack.StartClientAsync(session);
+        TunnelClientHandle client = await Stack.StartClientAsync(session, extraArgs: NoDrain);
         Task<HttpResponseMessage> pending = fixture.Http.GetAsync(Stack.SessionUrl(session, "/loadtest/delay/10000"));
         await Eventually.WaitUntilAsync(() => Stack.Registry.GetUplinks(session).Sum(u => u.ActiveStreamCount) == 1, "the request is in flight");
 
@@ -84,7 +87,7 @@ public sealed class SessionLifecycleTests(TunnelStackFixture fixture)
     public async Task Uplink_lost_mid_body_aborts_the_callers_response()
     {
         string session = NewSession();
-        TunnelClientHandle client = await Stack.StartClientAsync(session);
+        TunnelClientHandle client = await Stack.StartClientAsync(session, extraArgs: NoDrain);
         using HttpResponseMessage response = await fixture.Http.GetAsync(Stack.SessionUrl(session, "/loadtest/bytes/10000000000"), HttpCompletionOption.ResponseHeadersRead);
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         Stream body = await response.Content.ReadAsStreamAsync();

@@ -15,4 +15,7 @@ internal static partial class ProxyEntryLog
 
     [LoggerMessage(EventId = 203, Level = LogLevel.Debug, Message = "Session {Session} stream {StreamId}: caller went away ({Reason})")]
     public static partial void CallerGone(ILogger logger, string session, uint streamId, string reason);
+
+    [LoggerMessage(EventId = 204, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: refused by a draining client; retrying on another uplink")]
+    public static partial void RetryingRefusedStream(ILogger logger, string session, uint streamId);
 }

@@ -16,6 +16,12 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
     public static readonly ForwardingFailure HeadersTooLarge =
         new(StatusCodes.Status431RequestHeaderFieldsTooLarge, ProblemTypes.HeadersTooLarge, "Request headers too large for the tunnel", "headers-too-large");
 
+    public static readonly ForwardingFailure StreamLimit =
+        new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Overloaded, "Every tunnel connection of the session is at its stream limit", "stream-limit");
+
+    public static readonly ForwardingFailure ServerDraining =
+        new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Draining, "Tunnel server is shutting down", "server-draining");
+
     /// <summary>Maps the reason a stream was reset (by the client, or by this side) to what the caller sees.</summary>
     public static ForwardingFailure FromResetCode(ProtocolErrorCode code) => code switch
     {
@@ -25,7 +31,7 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
         ProtocolErrorCode.Overloaded =>
             new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Overloaded, "Tunnel client is at capacity", "overloaded"),
         ProtocolErrorCode.Draining =>
-            new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Overloaded, "Tunnel client is shutting down", "draining"),
+            new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Draining, "Tunnel client is shutting down", "draining"),
         ProtocolErrorCode.RequestBodyTooLarge =>
             new(StatusCodes.Status413PayloadTooLarge, ProblemTypes.BodyTooLarge, "Request body too large", "body-too-large"),
         _ => new(StatusCodes.Status502BadGateway, ProblemTypes.BadGateway, "Bad gateway", code.ToString()),

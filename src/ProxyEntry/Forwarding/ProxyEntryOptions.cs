@@ -15,6 +15,15 @@ public sealed class ProxyEntryOptions
     [Range(0, long.MaxValue)]
     public long? MaxRequestBodySize { get; set; }
 
+    /// <summary>
+    /// Largest request header block forwarded, in bytes (<c>name: value</c> plus CRLF per field); 431 beyond it. The
+    /// server sets Kestrel's own limit on its listeners to twice this, so only heads far over it are cut by Kestrel.
+    /// </summary>
+    [Range(1024, 1024 * 1024)]
+    public int MaxRequestHeadersBytes { get; set; } = DefaultMaxRequestHeadersBytes;
+
+    public const int DefaultMaxRequestHeadersBytes = 32 * 1024;
+
     /// <summary>Value of <c>Retry-After</c> (seconds) on 503 answers.</summary>
     [Range(1, 3600)]
     public int RetryAfterSeconds { get; set; } = 1;

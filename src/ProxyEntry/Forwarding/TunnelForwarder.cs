@@ -6,6 +6,7 @@ using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Sessions;
 
@@ -18,17 +19,24 @@ namespace Tunnel2.ProxyEntry.Forwarding;
 /// </summary>
 public sealed class TunnelForwarder
 {
-    /// <summary>How many uplinks to try when the one picked closes under us.</summary>
+    /// <summary>How many uplinks to try when the one picked closes under us, is full, or refuses as it drains.</summary>
     private const int OpenAttempts = 3;
 
     private readonly SessionRegistry _registry;
     private readonly ProxyEntryOptions _options;
     private readonly ProxyEntryMetrics _metrics;
     private readonly ILogger<TunnelForwarder> _logger;
+    private readonly PublicDrain _drain;
 
-    public TunnelForwarder(SessionRegistry registry, IOptions<ProxyEntryOptions> options, ProxyEntryMetrics metrics, ILogger<TunnelForwarder> logger)
+    public TunnelForwarder(
+        SessionRegistry registry,
+        IOptions<ProxyEntryOptions> options,
+        ProxyEntryMetrics metrics,
+        ILogger<TunnelForwarder> logger,
+        PublicDrain drain)
     {
         _registry = registry;
+        _drain = drain;
         _options = options.Value;
         _metrics = metrics;
         _logger = logger;
@@ -44,36 +52,83 @@ public sealed class TunnelForwarder
         }
 
         string session = rawTarget[sessionRange];
-        bool hasBody = RequestHasBody(context);
-        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, rawTarget[..prefixLength]);
-        UplinkStream? stream;
-        try
+        if (_drain.IsDraining)
         {
-            stream = OpenStream(rawTarget.AsSpan(sessionRange), head, hasBody);
+            await FailAsync(context, streamId: 0, session, ForwardingFailure.ServerDraining);
+            return;
         }
-        catch (HeadTooLargeException)
+
+        if (RequestHeaderSize.Of(context.Request.Headers) > _options.MaxRequestHeadersBytes)
         {
             await FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);
             return;
         }
 
-        if (stream is null)
-        {
-            await TunnelNotFoundAsync(context, session, backendTarget);
-            return;
-        }
-
-        _metrics.RequestStarted();
+        _drain.RequestStarted();
         try
         {
-            using (stream)
-            {
-                await ExchangeAsync(context, stream, session, hasBody);
-            }
+            await ForwardToSessionAsync(context, session, backendTarget, rawTarget[..prefixLength]);
         }
         finally
         {
-            _metrics.RequestEnded();
+            _drain.RequestEnded();
+        }
+    }
+
+    private async Task ForwardToSessionAsync(HttpContext context, string session, string backendTarget, string prefix)
+    {
+        bool hasBody = RequestHasBody(context);
+        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, prefix);
+        for (int attempt = 0; ; attempt++)
+        {
+            UplinkStream? stream;
+            bool atLimit;
+            try
+            {
+                stream = OpenStream(session, head, hasBody, out atLimit);
+            }
+            catch (HeadTooLargeException)
+            {
+                await FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);
+                return;
+            }
+
+            if (stream is null)
+            {
+                if (atLimit || _drain.IsDraining)
+                {
+                    await FailAsync(context, streamId: 0, session, atLimit ? ForwardingFailure.StreamLimit : ForwardingFailure.ServerDraining);
+                }
+                else
+                {
+                    await TunnelNotFoundAsync(context, session, backendTarget);
+                }
+
+                return;
+            }
+
+            // A request without a body that a draining client refused never reached its backend: another replica may take it.
+            bool mayRetry = !hasBody && attempt + 1 < OpenAttempts;
+            bool refused;
+            _metrics.RequestStarted();
+            try
+            {
+                using (stream)
+                {
+                    refused = await ExchangeAsync(context, stream, session, hasBody, mayRetry);
+                }
+            }
+            finally
+            {
+                _metrics.RequestEnded();
+            }
+
+            if (!refused)
+            {
+                return;
+            }
+
+            ProxyEntryLog.RetryingRefusedStream(_logger, session, stream.Id);
         }
     }
 
@@ -85,8 +140,10 @@ public sealed class TunnelForwarder
     }
 
     /// <summary>Opens the stream on one of the session's uplinks; null when none is left to take it.</summary>
-    private UplinkStream? OpenStream(ReadOnlySpan<char> session, RequestHead head, bool hasBody)
+    /// <param name="atLimit">Set when an uplink was passed over because it carries its limit of streams.</param>
+    private UplinkStream? OpenStream(string session, RequestHead head, bool hasBody, out bool atLimit)
     {
+        atLimit = false;
         for (int attempt = 0; attempt < OpenAttempts; attempt++)
         {
             Uplink? uplink = _registry.Pick(session);
@@ -103,18 +160,27 @@ public sealed class TunnelForwarder
             {
                 // Closed between the pick and the open; the registry drops it shortly. Try another replica.
             }
+            catch (StreamLimitException)
+            {
+                atLimit = true; // this one is full: another replica may have room
+            }
         }
 
         return null;
     }
 
-    private async Task ExchangeAsync(HttpContext context, UplinkStream stream, string session, bool hasBody)
+    /// <returns>True when a draining client refused the stream before it reached the backend and it may be retried.</returns>
+    private async Task<bool> ExchangeAsync(HttpContext context, UplinkStream stream, string session, bool hasBody, bool mayRetry)
     {
         Task requestBody = hasBody ? SendRequestBodyAsync(context, stream) : Task.CompletedTask;
         ResponseHead head;
         try
         {
             head = await stream.ReadResponseHeadAsync().WaitAsync(_options.ResponseHeadTimeout, context.RequestAborted);
+        }
+        catch (StreamResetException ex) when (mayRetry && ex.ErrorCode == ProtocolErrorCode.Draining)
+        {
+            return true;
         }
         catch (Exception ex) when (ex is not OperationCanceledException || !context.RequestAborted.IsCancellationRequested)
         {
@@ -127,7 +193,7 @@ public sealed class TunnelForwarder
             stream.Reset(ex is TimeoutException ? ProtocolErrorCode.ResponseHeadTimeout : ProtocolErrorCode.Cancelled);
             await StopRequestBodyAsync(context, requestBody);
             await FailAsync(context, stream.Id, session, failure);
-            return;
+            return false;
         }
         catch (OperationCanceledException)
         {
@@ -135,7 +201,7 @@ public sealed class TunnelForwarder
             _metrics.RequestFailed("caller-gone");
             stream.Reset(ProtocolErrorCode.Cancelled);
             await StopRequestBodyAsync(context, requestBody);
-            return;
+            return false;
         }
 
         ResponseHeadWriter.Apply(head, context.Response);
@@ -159,7 +225,7 @@ public sealed class TunnelForwarder
                 await FailAsync(context, stream.Id, session, ex is StreamResetException reset
                     ? ForwardingFailure.FromResetCode(reset.ErrorCode)
                     : ForwardingFailure.UplinkLost);
-                return;
+                return false;
             }
             else
             {
@@ -170,6 +236,7 @@ public sealed class TunnelForwarder
         }
 
         await StopRequestBodyAsync(context, requestBody);
+        return false;
     }
 
     private static bool RequestHasBody(HttpContext context) =>

@@ -21,8 +21,18 @@ public sealed class SessionRegistry
     /// <summary>Sessions with at least one uplink.</summary>
     public int SessionCount => _sessions.Count;
 
-    public void Register(string sessionId, Uplink uplink)
+    /// <summary>The reason an uplink replaced by a new login of the same client instance is closed with.</summary>
+    public const string ReplacedReason = "replaced by a new login";
+
+    /// <summary>
+    /// Adds an uplink to its session. When <paramref name="instanceId"/> names a client instance that already has an
+    /// uplink in the session, that older uplink is a leftover of a connection the client gave up on (half-open, its
+    /// peer gone without a FIN): it is removed and closed at once, so the new login never waits for it to time out.
+    /// </summary>
+    /// <returns>The uplink that was replaced (already closed), or null.</returns>
+    public Uplink? Register(string sessionId, Uplink uplink, string? instanceId = null)
     {
+        Uplink? replaced;
         lock (_mutation)
         {
             if (!_sessions.TryGetValue(sessionId, out SessionUplinks? members))
@@ -31,8 +41,11 @@ public sealed class SessionRegistry
                 _sessions[sessionId] = members;
             }
 
-            members.Add(uplink);
+            replaced = members.Add(uplink, instanceId);
         }
+
+        replaced?.Close(ReplacedReason);
+        return replaced;
     }
 
     public void Unregister(string sessionId, Uplink uplink)

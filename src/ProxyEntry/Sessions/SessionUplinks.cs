@@ -5,25 +5,49 @@ namespace Tunnel2.ProxyEntry.Sessions;
 /// <summary>The replicas of one session: an immutable array swapped on change, and a round-robin cursor.</summary>
 internal sealed class SessionUplinks
 {
+    private readonly Dictionary<string, Uplink> _byInstance = new(StringComparer.Ordinal);
     private Uplink[] _members = [];
     private uint _cursor;
 
     public Uplink[] Snapshot => Volatile.Read(ref _members);
 
+    /// <summary>Adds the uplink; an earlier uplink of the same client instance is removed and returned (not closed).</summary>
     /// <remarks>Callers serialise Add and Remove.</remarks>
-    public void Add(Uplink uplink)
+    public Uplink? Add(Uplink uplink, string? instanceId)
     {
+        Uplink? replaced = null;
+        if (instanceId is not null)
+        {
+            if (_byInstance.TryGetValue(instanceId, out Uplink? previous) && !ReferenceEquals(previous, uplink))
+            {
+                Remove(previous);
+                replaced = previous;
+            }
+
+            _byInstance[instanceId] = uplink;
+        }
+
         Uplink[] current = _members;
         var next = new Uplink[current.Length + 1];
         current.CopyTo(next, 0);
         next[^1] = uplink;
         Volatile.Write(ref _members, next);
+        return replaced;
     }
 
     /// <summary>Removes the uplink; returns how many remain.</summary>
     /// <remarks>Callers serialise Add and Remove.</remarks>
     public int Remove(Uplink uplink)
     {
+        foreach (KeyValuePair<string, Uplink> entry in _byInstance)
+        {
+            if (ReferenceEquals(entry.Value, uplink))
+            {
+                _byInstance.Remove(entry.Key);
+                break;
+            }
+        }
+
         Uplink[] current = _members;
         int index = Array.IndexOf(current, uplink);
         if (index < 0)

@@ -17,6 +17,12 @@ public static class HandshakeProtocol
     /// <summary>Request: comma-separated protocol versions the client speaks; response: the one chosen.</summary>
     public const string VersionHeader = "Tunnel2-Version";
 
+    /// <summary>
+    /// Request, optional: a random id the client makes once per run (e.g. a GUID). A login with the same session and
+    /// instance id as a live uplink replaces that uplink: it is a leftover of a connection the client gave up on.
+    /// </summary>
+    public const string InstanceHeader = "Tunnel2-Instance";
+
     /// <summary>Response: the largest frame payload either side may send, in bytes.</summary>
     public const string MaxFramePayloadHeader = "Tunnel2-Max-Frame";
 
@@ -49,6 +55,9 @@ public static class HandshakeProtocol
 
         return true;
     }
+
+    /// <summary>Instance ids: 1 to 64 characters of [A-Za-z0-9._~-], like session ids.</summary>
+    public static bool IsValidInstanceId(ReadOnlySpan<char> instance) => instance.Length <= 64 && IsValidSessionId(instance);
 
     /// <summary>Picks the highest version both sides speak from a header like <c>1, 2</c>; 0 when none.</summary>
     public static int NegotiateVersion(string? offered)

@@ -18,5 +18,20 @@ public sealed partial class Uplink
 
         [LoggerMessage(EventId = 103, Level = LogLevel.Error, Message = "Uplink {Uplink} failed unexpectedly")]
         public static partial void UnexpectedFailure(ILogger logger, string uplink, Exception exception);
+
+        [LoggerMessage(EventId = 104, Level = LogLevel.Warning, Message = "Uplink {Uplink}: stream {StreamId} refused, already {Limit} streams open")]
+        public static partial void StreamRefusedOverLimit(ILogger logger, string uplink, uint streamId, int limit);
+
+        [LoggerMessage(EventId = 105, Level = LogLevel.Warning, Message = "Uplink {Uplink}: the writer did not stop promptly after the close (frozen peer?); not waiting for it")]
+        public static partial void WriterStuck(ILogger logger, string uplink);
+
+        [LoggerMessage(EventId = 106, Level = LogLevel.Information, Message = "Uplink {Uplink}: draining, {OpenStreams} streams open, deadline {TimeoutMs} ms")]
+        public static partial void Draining(ILogger logger, string uplink, int openStreams, long timeoutMs);
+
+        [LoggerMessage(EventId = 107, Level = LogLevel.Information, Message = "Uplink {Uplink}: drained")]
+        public static partial void Drained(ILogger logger, string uplink);
+
+        [LoggerMessage(EventId = 108, Level = LogLevel.Warning, Message = "Uplink {Uplink}: drain deadline passed with {OpenStreams} streams still open; closing them")]
+        public static partial void DrainTimedOut(ILogger logger, string uplink, int openStreams);
     }
 }

@@ -19,6 +19,12 @@ public sealed partial class Uplink
     /// <summary>Flush the transport at least every this many bytes while frames keep coming.</summary>
     private const int MaxUnflushedBytes = 64 * 1024;
 
+    /// <summary>How long the writer's last flush may wait for a peer that does not read (e.g. frozen, buffers full).</summary>
+    private static readonly TimeSpan FinalFlushTimeout = TimeSpan.FromMilliseconds(500);
+
+    /// <summary>After a close, how long <see cref="RunAsync"/> waits for the writer loop before returning anyway.</summary>
+    private static readonly TimeSpan WriterStopGrace = TimeSpan.FromSeconds(2);
+
     private readonly IDuplexPipe _transport;
     private readonly ILogger _logger;
     private readonly IUplinkStreamHandler? _streamHandler;
@@ -33,6 +39,7 @@ public sealed partial class Uplink
     private string? _closeReason;
     private volatile bool _peerDraining;
     private volatile bool _localDraining;
+    private Task? _writer;
 
     public Uplink(
         IDuplexPipe transport,
@@ -86,11 +93,18 @@ public sealed partial class Uplink
     {
         await using CancellationTokenRegistration registration =
             cancellationToken.Register(static state => ((Uplink)state!).Close("stopped locally"), this);
-        Task writer = WriteLoopAsync();
+        Task writer = _writer = WriteLoopAsync();
         Task keepAlive = KeepAliveLoopAsync();
         await ReadLoopAsync().ConfigureAwait(false);
         Close("peer closed the connection");
-        await writer.ConfigureAwait(false);
+
+        // A closed uplink never waits on a frozen peer: the writer completes its output without flushing, and should
+        // a transport ignore even that, the owner's disposal of the connection (after this returns) ends the write.
+        if (await Task.WhenAny(writer, Task.Delay(WriterStopGrace)).ConfigureAwait(false) != writer)
+        {
+            Log.WriterStuck(_logger, Name);
+        }
+
         await keepAlive.ConfigureAwait(false);
     }
 
@@ -100,6 +114,7 @@ public sealed partial class Uplink
     /// </summary>
     /// <param name="endStream">True when the request has no body.</param>
     /// <exception cref="UplinkClosedException">The uplink is closed or draining.</exception>
+    /// <exception cref="StreamLimitException">The uplink already carries <see cref="UplinkSettings.MaxConcurrentStreams"/> streams.</exception>
     /// <exception cref="HeadTooLargeException">The encoded head does not fit in one frame.</exception>
     public UplinkStream OpenStream(RequestHead head, bool endStream)
     {
@@ -126,6 +141,12 @@ public sealed partial class Uplink
                 throw new UplinkClosedException(CloseReason ?? "The uplink is draining.");
             }
 
+            if (_streams.Count >= Settings.MaxConcurrentStreams)
+            {
+                ArrayPool<byte>.Shared.Return(pooled);
+                throw new StreamLimitException(Settings.MaxConcurrentStreams);
+            }
+
             uint id = _lastStreamId + 1;
             stream = new UplinkStream(this, id, requestHead: null, localEnded: endStream);
             _streams[id] = stream;
@@ -140,13 +161,6 @@ public sealed partial class Uplink
         }
 
         return stream;
-    }
-
-    /// <summary>Announces that this end opens or accepts no new streams; open ones finish normally.</summary>
-    public void BeginDrain()
-    {
-        _localDraining = true;
-        TryEnqueue(OutboundFrame.GoAway(Volatile.Read(ref _lastStreamId), ProtocolErrorCode.NoError));
     }
 
     /// <summary>Closes the uplink at once; every open stream fails with <see cref="UplinkClosedException"/>.</summary>
@@ -309,11 +323,17 @@ public sealed partial class Uplink
                 TryEnqueue(OutboundFrame.Pong(ReadFixed64(header, payload)));
                 break;
             case FrameType.Pong:
-                ReadFixed64(header, payload);
+                OnPong(ReadFixed64(header, payload));
                 break;
             case FrameType.GoAway:
                 ulong goAway = ReadFixed64(header, payload);
-                _peerDraining = true;
+                lock (_openLock)
+                {
+                    // Under the open lock: a stream is either queued before this point (so before any Pong answering
+                    // a Ping that follows the GoAway) or not opened at all. The drain handshake relies on that order.
+                    _peerDraining = true;
+                }
+
                 Log.PeerDraining(_logger, Name, (ProtocolErrorCode)(uint)goAway);
                 break;
         }
@@ -331,11 +351,6 @@ public sealed partial class Uplink
             throw new ProtocolViolationException($"Request head reuses or goes back to stream id {header.StreamId}.");
         }
 
-        if (_streams.Count >= Settings.MaxConcurrentStreams)
-        {
-            throw new ProtocolViolationException($"More than {Settings.MaxConcurrentStreams} concurrent streams.");
-        }
-
         RequestHead head = HeadCodec.ReadRequestHead(payload);
         Volatile.Write(ref _lastStreamId, header.StreamId);
         var stream = new UplinkStream(this, header.StreamId, head, requestHasBody: !header.EndStream);
@@ -348,6 +363,16 @@ public sealed partial class Uplink
         if (_localDraining)
         {
             stream.Reset(ProtocolErrorCode.Draining);
+            stream.Dispose();
+            return;
+        }
+
+        // The server keeps to the limit; this end may still hold a stream the server already counts as finished
+        // (e.g. one it reset a moment ago), so one over the limit is refused, not treated as a protocol error.
+        if (_streams.Count > Settings.MaxConcurrentStreams)
+        {
+            Log.StreamRefusedOverLimit(_logger, Name, header.StreamId, Settings.MaxConcurrentStreams);
+            stream.Reset(ProtocolErrorCode.Overloaded);
             stream.Dispose();
             return;
         }
@@ -444,7 +469,44 @@ public sealed partial class Uplink
                 leftover.ReturnBuffer();
             }
 
-            await output.CompleteAsync().ConfigureAwait(false);
+            await CompleteOutputAsync(output).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Completes the transport's output. What is still buffered (e.g. the GoAway of a protocol error) gets one bounded,
+    /// cancellable flush; if the peer does not take it in time it is dropped, and the output is completed with an error
+    /// so a stream-backed writer does not try again with a write nothing could stop.
+    /// </summary>
+    private async Task CompleteOutputAsync(PipeWriter output)
+    {
+        bool flushed = false;
+        using (var deadline = new CancellationTokenSource(FinalFlushTimeout))
+        {
+            // Two tries: the first may only report the CancelPendingFlush of the close itself.
+            for (int attempt = 0; attempt < 2 && !flushed; attempt++)
+            {
+                try
+                {
+                    FlushResult result = await output.FlushAsync(deadline.Token).ConfigureAwait(false);
+                    flushed = !result.IsCanceled || result.IsCompleted;
+                }
+                catch (Exception ex) when (ex is IOException or ObjectDisposedException or OperationCanceledException or InvalidOperationException
+                                               or Microsoft.AspNetCore.Connections.ConnectionResetException)
+                {
+                    break;
+                }
+            }
+        }
+
+        try
+        {
+            await output.CompleteAsync(flushed ? null : new UplinkClosedException(CloseReason ?? "closed")).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is IOException or ObjectDisposedException or OperationCanceledException or InvalidOperationException
+                                       or Microsoft.AspNetCore.Connections.ConnectionResetException)
+        {
+            // The connection is already gone; nothing left to flush.
         }
     }
 

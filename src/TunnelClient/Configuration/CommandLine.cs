@@ -11,6 +11,7 @@ public static class CommandLine
         ["--backend"] = "TunnelClient:Backend",
         ["--max-concurrency"] = "TunnelClient:MaxConcurrency",
         ["--max-queue"] = "TunnelClient:MaxQueue",
+        ["--drain-timeout"] = "TunnelClient:DrainTimeout",
     };
 
     public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
@@ -27,14 +28,17 @@ public static class CommandLine
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
           --max-concurrency <n>      Backend requests at once          [default 10]
           --max-queue <n>            Requests waiting beyond that; more get 503 at once [default 10000]
+          --drain-timeout <t>        On SIGTERM/Ctrl+C: send GoAway, let requests in flight finish for up to
+                                     this long, then exit 0                 [default 00:00:30]
           --environment <name>       Development loads appsettings.Development.json (dev token)
           --help, -h                 Show this help
 
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__ReconnectMinDelay,
-          TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout.
+          TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
+          TunnelClient__DrainTimeout.
 
-        Exit codes: 0 stopped normally; 2 invalid configuration; 3 the server refused the token (401/403).
+        Exit codes: 0 stopped normally (after the drain); 2 invalid configuration; 3 the server refused the token (401/403).
         """;
 }

@@ -44,4 +44,8 @@ public sealed class TunnelClientOptions
 
     [Range(typeof(TimeSpan), "00:00:00.300", "01:00:00")]
     public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
+
+    /// <summary>On stop (SIGTERM, Ctrl+C): how long the streams in flight may take to finish after the GoAway before the uplink closes.</summary>
+    [Range(typeof(TimeSpan), "00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]
+    public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);
 }

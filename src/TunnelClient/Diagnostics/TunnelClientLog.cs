@@ -4,8 +4,8 @@ namespace Tunnel2.TunnelClient.Diagnostics;
 
 internal static partial class TunnelClientLog
 {
-    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Connected to {Server} serving session {Session} -> {Backend}")]
-    public static partial void Connected(ILogger logger, string server, string session, string backend);
+    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Connected to {Server} serving session {Session} -> {Backend} (instance {Instance})")]
+    public static partial void Connected(ILogger logger, string server, string session, string backend, string instance);
 
     [LoggerMessage(EventId = 2, Level = LogLevel.Warning, Message = "Disconnected from {Server}: {Reason}")]
     public static partial void Disconnected(ILogger logger, string server, string reason);
@@ -27,4 +27,13 @@ internal static partial class TunnelClientLog
 
     [LoggerMessage(EventId = 8, Level = LogLevel.Error, Message = "Stream {StreamId}: relay failed unexpectedly")]
     public static partial void RelayCrashed(ILogger logger, uint streamId, Exception exception);
+
+    [LoggerMessage(EventId = 9, Level = LogLevel.Information, Message = "Stopping: draining the uplink to {Server} (GoAway sent, {OpenStreams} requests in flight, waiting up to {TimeoutMs} ms)")]
+    public static partial void Draining(ILogger logger, string server, int openStreams, long timeoutMs);
+
+    [LoggerMessage(EventId = 10, Level = LogLevel.Information, Message = "Drained: every request in flight finished; uplink closed")]
+    public static partial void Drained(ILogger logger);
+
+    [LoggerMessage(EventId = 11, Level = LogLevel.Warning, Message = "Drain deadline passed; the requests still in flight were cut")]
+    public static partial void DrainTimedOut(ILogger logger);
 }

@@ -14,9 +14,11 @@ public sealed class TunnelClientService : BackgroundService
     private readonly IHostApplicationLifetime _lifetime;
     private readonly ILogger<TunnelClientService> _logger;
     private readonly ReconnectBackoff _backoff;
+    private readonly ClientInstance _instance;
 
     public TunnelClientService(
         UplinkDialer dialer,
+        ClientInstance instance,
         IOptions<TunnelClientOptions> options,
         TunnelClientStatus status,
         TunnelClientMetrics metrics,
@@ -24,6 +26,7 @@ public sealed class TunnelClientService : BackgroundService
         ILogger<TunnelClientService> logger)
     {
         _dialer = dialer;
+        _instance = instance;
         _options = options.Value;
         _status = status;
         _metrics = metrics;
@@ -45,8 +48,8 @@ public sealed class TunnelClientService : BackgroundService
                     failedAttempts = 0;
                     _status.OnConnected();
                     _metrics.Connected();
-                    TunnelClientLog.Connected(_logger, _options.Server, _options.Session, _options.Backend);
-                    await dialed.Uplink.RunAsync(stoppingToken);
+                    TunnelClientLog.Connected(_logger, _options.Server, _options.Session, _options.Backend, _instance.Id);
+                    await RunUntilStoppedAsync(dialed.Uplink, stoppingToken);
                     reason = dialed.Uplink.CloseReason ?? "closed";
                 }
 
@@ -84,6 +87,35 @@ public sealed class TunnelClientService : BackgroundService
             // A connection that was up and dropped: come back quickly, but jittered.
             await DelayAsync(_backoff.NextDelay(failedAttempts++, Random.Shared), stoppingToken);
         }
+    }
+
+    /// <summary>
+    /// Runs the uplink until it drops. A stop does not cut it: the client announces it is leaving (GoAway), lets the
+    /// requests in flight finish up to <see cref="TunnelClientOptions.DrainTimeout"/>, then closes it.
+    /// </summary>
+    private async Task RunUntilStoppedAsync(Protocol.Multiplexing.Uplink uplink, CancellationToken stoppingToken)
+    {
+        Task run = uplink.RunAsync();
+        var stopped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using (stoppingToken.Register(static state => ((TaskCompletionSource)state!).TrySetResult(), stopped))
+        {
+            await Task.WhenAny(run, stopped.Task);
+        }
+
+        if (!run.IsCompleted)
+        {
+            TunnelClientLog.Draining(_logger, _options.Server, uplink.ActiveStreamCount, (long)_options.DrainTimeout.TotalMilliseconds);
+            if (await uplink.DrainAsync(_options.DrainTimeout))
+            {
+                TunnelClientLog.Drained(_logger);
+            }
+            else
+            {
+                TunnelClientLog.DrainTimedOut(_logger);
+            }
+        }
+
+        await run;
     }
 
     private static async Task DelayAsync(TimeSpan delay, CancellationToken stoppingToken)

@@ -18,9 +18,11 @@ public sealed class UplinkDialer
     private readonly BackendRelay _relay;
     private readonly ILoggerFactory _loggerFactory;
     private readonly Uri _server;
+    private readonly ClientInstance _instance;
 
-    public UplinkDialer(IOptions<TunnelClientOptions> options, BackendRelay relay, ILoggerFactory loggerFactory)
+    public UplinkDialer(IOptions<TunnelClientOptions> options, BackendRelay relay, ILoggerFactory loggerFactory, ClientInstance instance)
     {
+        _instance = instance;
         _options = options.Value;
         _relay = relay;
         _loggerFactory = loggerFactory;
@@ -82,6 +84,7 @@ public sealed class UplinkDialer
             .Append(CultureInfo.InvariantCulture, $"Authorization: Bearer {_options.Token}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.SessionHeader}: {_options.Session}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.VersionHeader}: {HandshakeProtocol.CurrentVersion}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InstanceHeader}: {_instance.Id}\r\n")
             .Append("\r\n");
         return Encoding.UTF8.GetBytes(request.ToString());
     }

@@ -9,6 +9,8 @@ public static class CommandLine
         ["--tunnel-url"] = "TunnelServer:TunnelUrl",
         ["--token"] = "TunnelServer:Token",
         ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
+        ["--drain-timeout"] = "TunnelServer:DrainTimeout",
+        ["--max-request-headers"] = "ProxyEntry:MaxRequestHeadersBytes",
     };
 
     public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
@@ -23,16 +25,22 @@ public static class CommandLine
           --tunnel-url <url>         Endpoint clients connect to         [default http://127.0.0.1:12001]
           --token <token>            Token clients must present (required; the Development environment has a dev token)
           --response-timeout <t>     Time to wait for a response head, e.g. 00:01:40 [default 100 s]
+          --drain-timeout <t>        On SIGTERM/Ctrl+C: stop taking uplinks and requests, send GoAway, let requests
+                                     in flight finish for up to this long, then exit 0 [default 00:00:30]
+          --max-request-headers <n>  Largest request header block forwarded, bytes; 431 beyond [default 32768]
           --environment <name>       Development loads appsettings.Development.json (dev token, debug logs)
           --help, -h                 Show this help
 
         Every setting can also come from appsettings.json or environment variables, e.g.
           TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow,
-          TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, ProxyEntry__ResponseHeadTimeout,
-          ProxyEntry__MaxRequestBodySize, Serilog__MinimumLevel__Default.
+          TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
+          TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
+          ProxyEntry__MaxRequestHeadersBytes, Serilog__MinimumLevel__Default.
 
         Public requests:  ANY http://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
         Uplinks:          GET http://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
         Health:           GET http://<public>/healthz
+
+        Exit codes: 0 stopped normally (after the drain); 2 invalid configuration.
         """;
 }

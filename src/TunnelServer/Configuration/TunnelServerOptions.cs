@@ -36,6 +36,10 @@ public sealed class TunnelServerOptions
     [Range(typeof(TimeSpan), "00:00:00.300", "01:00:00")]
     public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
 
+    /// <summary>On shutdown, how long public requests in flight may take to finish before their uplinks are closed.</summary>
+    [Range(typeof(TimeSpan), "00:00:00", "01:00:00", ErrorMessage = "TunnelServer:DrainTimeout must be between 00:00:00 and 01:00:00.")]
+    public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
     public UplinkSettings ToUplinkSettings() => new()
     {
         MaxFramePayload = MaxFramePayload,

@@ -19,4 +19,16 @@ internal static partial class TunnelServerLog
 
     [LoggerMessage(EventId = 5, Level = LogLevel.Information, Message = "Shutting down: closing {Count} uplinks")]
     public static partial void ClosingUplinks(ILogger logger, int count);
+
+    [LoggerMessage(EventId = 6, Level = LogLevel.Information, Message = "Uplink replaced: session {Session}, old uplink {Old} of instance {Instance}: {Reason}")]
+    public static partial void UplinkReplaced(ILogger logger, string session, string old, string instance, string reason);
+
+    [LoggerMessage(EventId = 7, Level = LogLevel.Information, Message = "Draining: no new uplinks or public requests; GoAway sent on {Uplinks} uplinks; waiting up to {TimeoutMs} ms for {InFlight} requests in flight")]
+    public static partial void Draining(ILogger logger, int uplinks, long inFlight, long timeoutMs);
+
+    [LoggerMessage(EventId = 8, Level = LogLevel.Information, Message = "Drained: every public request finished")]
+    public static partial void Drained(ILogger logger);
+
+    [LoggerMessage(EventId = 9, Level = LogLevel.Warning, Message = "Drain deadline passed with {InFlight} public requests still in flight; cutting them")]
+    public static partial void DrainTimedOut(ILogger logger, long inFlight);
 }

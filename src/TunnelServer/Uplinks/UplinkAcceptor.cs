@@ -7,6 +7,8 @@ using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Draining;
+using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Configuration;
@@ -26,14 +28,16 @@ public sealed class UplinkAcceptor
     private readonly ILoggerFactory _loggerFactory;
     private readonly ILogger<UplinkAcceptor> _logger;
     private readonly TunnelServerMetrics _metrics;
-    private readonly IHostApplicationLifetime _lifetime;
+    private readonly PublicDrain _drain;
+    private readonly int _retryAfterSeconds;
 
     public UplinkAcceptor(
         SessionRegistry registry,
         IOptions<TunnelServerOptions> options,
+        IOptions<ProxyEntryOptions> proxyOptions,
         ILoggerFactory loggerFactory,
         TunnelServerMetrics metrics,
-        IHostApplicationLifetime lifetime)
+        PublicDrain drain)
     {
         _registry = registry;
         _settings = options.Value.ToUplinkSettings();
@@ -41,7 +45,8 @@ public sealed class UplinkAcceptor
         _loggerFactory = loggerFactory;
         _logger = loggerFactory.CreateLogger<UplinkAcceptor>();
         _metrics = metrics;
-        _lifetime = lifetime;
+        _drain = drain;
+        _retryAfterSeconds = proxyOptions.Value.RetryAfterSeconds;
     }
 
     public async Task AcceptAsync(HttpContext context)
@@ -51,6 +56,14 @@ public sealed class UplinkAcceptor
         {
             await RefuseAsync(context, StatusCodes.Status404NotFound, "not-found", "Not found",
                 $"The tunnel port serves only GET {HandshakeProtocol.Path} with Upgrade: {HandshakeProtocol.UpgradeToken}.");
+            return;
+        }
+
+        if (_drain.IsDraining)
+        {
+            context.Response.Headers.RetryAfter = _retryAfterSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
+            await RefuseAsync(context, StatusCodes.Status503ServiceUnavailable, "server-draining", "Server shutting down",
+                "The server is draining and takes no new uplinks; connect again later.");
             return;
         }
 
@@ -81,6 +94,14 @@ public sealed class UplinkAcceptor
             return;
         }
 
+        string? instance = request.Headers[HandshakeProtocol.InstanceHeader].ToString() is { Length: > 0 } presented ? presented : null;
+        if (instance is not null && !HandshakeProtocol.IsValidInstanceId(instance))
+        {
+            await RefuseAsync(context, StatusCodes.Status400BadRequest, "bad-instance", "Invalid instance id",
+                $"{HandshakeProtocol.InstanceHeader} is optional; when sent it must be 1 to 64 characters of A-Z a-z 0-9 - _ . ~.");
+            return;
+        }
+
         int version = HandshakeProtocol.NegotiateVersion(request.Headers[HandshakeProtocol.VersionHeader]);
         if (version == 0)
         {
@@ -103,13 +124,18 @@ public sealed class UplinkAcceptor
         var uplink = new Uplink(transport, _settings, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
             name: $"{session}@{remote}:{context.Connection.RemotePort}");
 
-        _registry.Register(session, uplink);
+        Uplink? replaced = _registry.Register(session, uplink, instance);
         _metrics.UplinkConnected();
         TunnelServerLog.UplinkConnected(_logger, session, remote, version);
+        if (replaced is not null)
+        {
+            TunnelServerLog.UplinkReplaced(_logger, session, replaced.Name, instance!, SessionRegistry.ReplacedReason);
+        }
+
         try
         {
-            using var stop = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _lifetime.ApplicationStopping);
-            await uplink.RunAsync(stop.Token);
+            // Shutdown does not cut the uplink: the drain (GracefulShutdown) lets its streams finish, then closes it.
+            await uplink.RunAsync(context.RequestAborted);
         }
         finally
         {

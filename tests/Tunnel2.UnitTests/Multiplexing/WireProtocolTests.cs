@@ -240,20 +240,6 @@ public sealed class WireProtocolTests
     }
 
     [Fact]
-    public async Task More_concurrent_streams_than_allowed_is_a_protocol_error()
-    {
-        await using var peer = RawPeer.ForClient(new UplinkSettings { MaxConcurrentStreams = 2 });
-        await peer.SendFrameAsync(FrameType.RequestHead, 1, GetHead);
-        await peer.SendFrameAsync(FrameType.RequestHead, 2, GetHead);
-        await peer.PingRoundTripAsync();
-        Assert.True(peer.Uplink.IsOpen);
-
-        await peer.SendFrameAsync(FrameType.RequestHead, 3, GetHead);
-
-        Assert.Contains("concurrent streams", await peer.WaitClosedAsync(), StringComparison.Ordinal);
-    }
-
-    [Fact]
     public async Task A_bad_request_head_payload_is_a_protocol_error_and_no_stream_is_opened()
     {
         await using var peer = RawPeer.ForClient();

@@ -1,0 +1,10 @@
+namespace Tunnel2.TunnelClient.Uplinks;
+
+/// <summary>
+/// This client run's identity, sent as <c>Tunnel2-Instance</c> on every login: a reconnect of the same run replaces
+/// the server's stale uplink at once instead of sitting beside it until the server's keep-alive times it out.
+/// </summary>
+public sealed class ClientInstance
+{
+    public string Id { get; } = Guid.NewGuid().ToString("N");
+}
