@@ -89,14 +89,6 @@ public sealed class TunnelStack : IAsyncDisposable
         return client;
     }
 
-    private static WebApplication CreateServer(int publicPort, int tunnelPort, string[] serverArgs) => TunnelServerApp.Create([
-        $"--TunnelServer:PublicUrl=http://127.0.0.1:{publicPort}",
-        $"--TunnelServer:TunnelUrl=http://127.0.0.1:{tunnelPort}",
-        $"--TunnelServer:Token={Token}",
-        .. QuietLogs,
-        .. serverArgs,
-    ]);
-
     public TunnelClientHandle StartClientWithoutWaiting(string session, Uri? backend = null, string? token = null, int maxConcurrency = 100, params string[] extraArgs)
     {
         var client = new TunnelClientHandle(Tunnel2.TunnelClient.TunnelClientApp.Create([
@@ -130,4 +122,13 @@ public sealed class TunnelStack : IAsyncDisposable
         await Backend.StopAsync();
         await Backend.DisposeAsync();
     }
+
+    private static WebApplication CreateServer(int publicPort, int tunnelPort, string[] serverArgs) => TunnelServerApp.Create([
+        $"--TunnelServer:PublicUrl=http://127.0.0.1:{publicPort}",
+        $"--TunnelServer:TunnelUrl=http://127.0.0.1:{tunnelPort}",
+        $"--TunnelServer:Token={Token}",
+        .. QuietLogs,
+        .. CapturedLogs.ServerArgs,
+        .. serverArgs,
+    ]);
 }
