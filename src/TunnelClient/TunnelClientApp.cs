@@ -20,9 +20,11 @@ public static class TunnelClientApp
         });
         builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
 
+        // Each host keeps its own logger: with the static Log.Logger, loggers created late (one per uplink) would
+        // write to whichever host in the process set it last.
         builder.Services.AddSerilog((services, logger) => logger
             .ReadFrom.Configuration(builder.Configuration)
-            .Enrich.FromLogContext());
+            .Enrich.FromLogContext(), preserveStaticLogger: true);
         builder.Services.AddOptions<TunnelClientOptions>()
             .Bind(builder.Configuration.GetSection(TunnelClientOptions.SectionName))
             .ValidateDataAnnotations()

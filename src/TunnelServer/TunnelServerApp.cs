@@ -26,9 +26,11 @@ public static class TunnelServerApp
 
         TunnelServerOptions options = BindAndValidate(builder.Configuration);
 
+        // Each host keeps its own logger: with the static Log.Logger, loggers created late (one per uplink) would
+        // write to whichever host in the process set it last.
         builder.Services.AddSerilog((services, logger) => logger
             .ReadFrom.Configuration(builder.Configuration)
-            .Enrich.FromLogContext());
+            .Enrich.FromLogContext(), preserveStaticLogger: true);
         builder.Services.AddOptions<TunnelServerOptions>()
             .Bind(builder.Configuration.GetSection(TunnelServerOptions.SectionName))
             .ValidateDataAnnotations()

@@ -91,4 +91,31 @@ public sealed class DelayEndpointTests(BackendFixture fixture)
         Assert.Equal(1, json.RootElement.GetProperty("cancelledWaits").GetInt64());
         Assert.Equal(0, json.RootElement.GetProperty("completedWaits").GetInt64());
     }
+
+    [Fact]
+    public async Task Peak_active_waits_records_the_most_waits_at_once()
+    {
+        await using var backend = await RunningBackend.StartAsync(Token);
+        var statistics = backend.Services.GetRequiredService<DelayStatistics>();
+
+        var calls = Enumerable.Range(0, 3).Select(_ => backend.Client.GetAsync("loadtest/delay/2000", Token)).ToArray();
+        Assert.True(
+            await Eventually.WaitUntilAsync(() => statistics.ActiveWaits == 3, TimeSpan.FromSeconds(4), Token),
+            "the three waits never ran together");
+        foreach (var response in await Task.WhenAll(calls))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            response.Dispose();
+        }
+
+        using var single = await backend.Client.GetAsync("loadtest/delay/0", Token);
+        Assert.Equal(HttpStatusCode.OK, single.StatusCode);
+
+        // Three at once, then one alone: the peak stays at three while the active count is back to zero.
+        Assert.Equal(3, statistics.PeakActiveWaits);
+        Assert.Equal(0, statistics.ActiveWaits);
+        using var stats = await backend.Client.GetAsync("loadtest/stats", Token);
+        using var json = JsonDocument.Parse(await stats.Content.ReadAsStringAsync(Token));
+        Assert.Equal(3, json.RootElement.GetProperty("peakActiveWaits").GetInt64());
+    }
 }

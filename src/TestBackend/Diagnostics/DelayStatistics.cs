@@ -10,9 +10,13 @@ public sealed class DelayStatistics
     private long _activeWaits;
     private long _completedWaits;
     private long _cancelledWaits;
+    private long _peakActiveWaits;
 
     /// <summary>Waits in progress right now.</summary>
     public long ActiveWaits => Interlocked.Read(ref _activeWaits);
+
+    /// <summary>The most waits that were in progress at the same time since start.</summary>
+    public long PeakActiveWaits => Interlocked.Read(ref _peakActiveWaits);
 
     /// <summary>Waits that ran their full time and answered 200.</summary>
     public long CompletedWaits => Interlocked.Read(ref _completedWaits);
@@ -20,7 +24,21 @@ public sealed class DelayStatistics
     /// <summary>Waits ended early because the caller aborted the request.</summary>
     public long CancelledWaits => Interlocked.Read(ref _cancelledWaits);
 
-    internal void WaitStarted() => Interlocked.Increment(ref _activeWaits);
+    internal void WaitStarted()
+    {
+        long active = Interlocked.Increment(ref _activeWaits);
+        long peak = Interlocked.Read(ref _peakActiveWaits);
+        while (active > peak)
+        {
+            long seen = Interlocked.CompareExchange(ref _peakActiveWaits, active, peak);
+            if (seen == peak)
+            {
+                break;
+            }
+
+            peak = seen;
+        }
+    }
 
     internal void WaitCompleted()
     {

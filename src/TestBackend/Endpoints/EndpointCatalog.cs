@@ -31,7 +31,7 @@ public static class EndpointCatalog
         "GET", "/loadtest/status/{code}", "Answers with status code (200 to 599); empty body for 204, 205 and 304, else a tiny text body.");
 
     public static readonly EndpointDescription Stats = new(
-        "GET", "/loadtest/stats", "JSON counters of /loadtest/delay waits: activeWaits, completedWaits, cancelledWaits.");
+        "GET", "/loadtest/stats", "JSON counters of /loadtest/delay waits: activeWaits, peakActiveWaits, completedWaits, cancelledWaits.");
 
     public static readonly EndpointDescription Health = new(
         "GET", "/healthz", "200 text/plain \"ok\".");

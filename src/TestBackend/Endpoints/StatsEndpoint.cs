@@ -10,6 +10,7 @@ internal sealed class StatsEndpoint(DelayStatistics statistics)
         {
             writer.WriteStartObject();
             writer.WriteNumber("activeWaits", stats.ActiveWaits);
+            writer.WriteNumber("peakActiveWaits", stats.PeakActiveWaits);
             writer.WriteNumber("completedWaits", stats.CompletedWaits);
             writer.WriteNumber("cancelledWaits", stats.CancelledWaits);
             writer.WriteEndObject();

@@ -38,6 +38,9 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         _logger = logger;
     }
 
+    /// <summary>Requests waiting for a concurrency slot right now.</summary>
+    public int QueuedRequests => _gate.Queued;
+
     public void OnStreamOpened(UplinkStream stream) =>
         ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Relay.RelayAsync(state.Stream), (Relay: this, Stream: stream), preferLocal: false);
 

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
+using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Uplinks;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
@@ -12,6 +13,9 @@ public sealed class TunnelClientHandle(IHost host) : IAsyncDisposable
     public IHost Host { get; } = host;
 
     public TunnelClientStatus Status => Host.Services.GetRequiredService<TunnelClientStatus>();
+
+    /// <summary>Requests waiting in the client's queue for a concurrency slot.</summary>
+    public int QueuedRequests => Host.Services.GetRequiredService<BackendRelay>().QueuedRequests;
 
     /// <summary>Fires when the client stops itself (e.g. its token was refused).</summary>
     public CancellationToken Stopping => Host.Services.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping;

@@ -5,6 +5,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TestBackend;
+using Tunnel2.TestBackend.Diagnostics;
 using Tunnel2.TunnelServer;
 using Tunnel2.TunnelServer.Hosting;
 
@@ -20,9 +21,12 @@ public sealed class TunnelStack : IAsyncDisposable
     private static readonly string[] QuietLogs = ["--Serilog:MinimumLevel:Default=Warning"];
 
     private readonly List<TunnelClientHandle> _clients = [];
+    private readonly string[] _serverArgs;
+    private bool _serverRunning = true;
 
-    private TunnelStack(WebApplication backend, WebApplication server)
+    private TunnelStack(WebApplication backend, WebApplication server, string[] serverArgs)
     {
+        _serverArgs = serverArgs;
         Backend = backend;
         Server = server;
         BackendUrl = new Uri(backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
@@ -33,7 +37,7 @@ public sealed class TunnelStack : IAsyncDisposable
 
     public WebApplication Backend { get; }
 
-    public WebApplication Server { get; }
+    public WebApplication Server { get; private set; }
 
     public Uri BackendUrl { get; }
 
@@ -43,19 +47,32 @@ public sealed class TunnelStack : IAsyncDisposable
 
     public SessionRegistry Registry => Server.Services.GetRequiredService<SessionRegistry>();
 
+    /// <summary>The backend's counters of <c>/loadtest/delay</c> waits (this stack's backend only).</summary>
+    public DelayStatistics Delays => Backend.Services.GetRequiredService<DelayStatistics>();
+
     public static async Task<TunnelStack> StartAsync(params string[] serverArgs)
     {
         WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", .. QuietLogs]);
         await backend.StartAsync();
-        WebApplication server = TunnelServerApp.Create([
-            "--TunnelServer:PublicUrl=http://127.0.0.1:0",
-            "--TunnelServer:TunnelUrl=http://127.0.0.1:0",
-            $"--TunnelServer:Token={Token}",
-            .. QuietLogs,
-            .. serverArgs,
-        ]);
+        WebApplication server = CreateServer(publicPort: 0, tunnelPort: 0, serverArgs);
         await server.StartAsync();
-        return new TunnelStack(backend, server);
+        return new TunnelStack(backend, server, serverArgs);
+    }
+
+    /// <summary>Stops the server (its listeners close, its uplinks drop); clients and backend keep running.</summary>
+    public async Task StopServerAsync()
+    {
+        _serverRunning = false;
+        await Server.StopAsync();
+        await Server.DisposeAsync();
+    }
+
+    /// <summary>Starts a new server, with the same settings, on the ports the first one bound.</summary>
+    public async Task StartServerAgainAsync()
+    {
+        Server = CreateServer(PublicUrl.Port, TunnelUrl.Port, _serverArgs);
+        await Server.StartAsync();
+        _serverRunning = true;
     }
 
     /// <summary>The public URL of <paramref name="pathAndQuery"/> on the backend behind <paramref name="session"/>.</summary>
@@ -96,9 +113,22 @@ public sealed class TunnelStack : IAsyncDisposable
             await client.DisposeAsync();
         }
 
-        await Server.StopAsync();
-        await Server.DisposeAsync();
+        if (_serverRunning)
+        {
+            await Server.StopAsync();
+            await Server.DisposeAsync();
+        }
+
         await Backend.StopAsync();
         await Backend.DisposeAsync();
     }
+
+    private static WebApplication CreateServer(int publicPort, int tunnelPort, string[] serverArgs) => TunnelServerApp.Create([
+        $"--TunnelServer:PublicUrl=http://127.0.0.1:{publicPort}",
+        $"--TunnelServer:TunnelUrl=http://127.0.0.1:{tunnelPort}",
+        $"--TunnelServer:Token={Token}",
+        .. QuietLogs,
+        .. CapturedLogs.ServerArgs,
+        .. serverArgs,
+    ]);
 }

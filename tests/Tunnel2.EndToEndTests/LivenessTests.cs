@@ -1,0 +1,54 @@
+using System.Diagnostics;
+using System.Net;
+using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>
+/// A half-open uplink (no bytes either way, no FIN, no RST: a vanished NAT entry or a frozen peer) is found by the
+/// keep-alive on both ends, its streams fail fast, and service continues on the other replica and the reconnection.
+/// </summary>
+public sealed class LivenessTests
+{
+    private const string Session = "liveness";
+    private static readonly TimeSpan KeepAliveTimeout = TimeSpan.FromSeconds(1);
+
+    [Fact]
+    public async Task A_blackholed_uplink_fails_its_request_with_502_within_the_keep_alive_timeout_and_the_client_reconnects()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync(
+            "--TunnelServer:KeepAliveInterval=00:00:00.200", $"--TunnelServer:KeepAliveTimeout={KeepAliveTimeout}");
+        using var relay = new TcpRelay(new IPEndPoint(IPAddress.Loopback, stack.TunnelUrl.Port));
+        string[] clientKeepAlive = ["--TunnelClient:KeepAliveInterval=00:00:00.200", $"--TunnelClient:KeepAliveTimeout={KeepAliveTimeout}"];
+        TunnelClientHandle viaRelay = await stack.StartClientAsync(Session, extraArgs: [.. clientKeepAlive, $"--TunnelClient:Server={relay.Url.GetLeftPart(UriPartial.Authority)}"]);
+        Uplink relayedUplink = stack.Registry.GetUplinks(Session).Single();
+        using HttpClient http = CallerHttp.Create();
+        Task<HttpResponseMessage> inFlight = http.GetAsync(stack.SessionUrl(Session, "/loadtest/delay/3000"));
+        await Eventually.WaitUntilAsync(() => stack.Delays.ActiveWaits == 1, "the request reached the backend through the relayed client");
+        TunnelClientHandle direct = await stack.StartClientAsync(Session, extraArgs: clientKeepAlive);
+
+        relay.Blackhole();
+        var clock = Stopwatch.StartNew();
+        using HttpResponseMessage failed = await inFlight.WaitAsync(TimeSpan.FromSeconds(10));
+        clock.Stop();
+
+        Assert.Equal(HttpStatusCode.BadGateway, failed.StatusCode);
+        Assert.True(clock.Elapsed < KeepAliveTimeout + TimeSpan.FromSeconds(1.5), $"the request failed only after {clock.Elapsed}");
+        await Eventually.WaitUntilAsync(() => !stack.Registry.GetUplinks(Session).Contains(relayedUplink), "the server drops the silent uplink", TimeSpan.FromSeconds(3));
+        // The client hears nothing either; it gives up on the link, aborts the backend request and dials again.
+        await Eventually.WaitUntilAsync(() => viaRelay.Status.ConnectCount == 2 && stack.Registry.GetUplinks(Session).Count == 2,
+            "the relayed client reconnects", TimeSpan.FromSeconds(5));
+        Assert.Equal(2, relay.AcceptedConnections);
+        await Eventually.WaitUntilAsync(() => stack.Delays.CancelledWaits == 1, "the relayed client aborts its backend request", TimeSpan.FromSeconds(3));
+
+        for (int i = 0; i < 20; i++)
+        {
+            using HttpResponseMessage response = await http.GetAsync(stack.SessionUrl(Session, "/loadtest/ping"));
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
+
+        Assert.True(viaRelay.Status.RequestsRelayed > 0, "the reconnected client serves no requests");
+        Assert.True(direct.Status.RequestsRelayed > 0, "the direct client serves no requests");
+    }
+}
