@@ -51,4 +51,51 @@ public sealed class LivenessTests
         Assert.True(viaRelay.Status.RequestsRelayed > 0, "the reconnected client serves no requests");
         Assert.True(direct.Status.RequestsRelayed > 0, "the direct client serves no requests");
     }
+
+    [Fact]
+    public async Task A_client_frozen_by_SIGSTOP_fails_its_request_with_502_within_the_keep_alive_timeout_and_comes_back_after_SIGCONT()
+    {
+        const string session = "liveness-sigstop";
+        await using TunnelStack stack = await TunnelStack.StartAsync(
+            "--TunnelServer:KeepAliveInterval=00:00:00.200", $"--TunnelServer:KeepAliveTimeout={KeepAliveTimeout}");
+        string[] clientKeepAlive = ["--TunnelClient:KeepAliveInterval=00:00:00.200", $"--TunnelClient:KeepAliveTimeout={KeepAliveTimeout}"];
+        await using TunnelProcess frozen = ProcessClients.Start(stack, session, "client A", clientKeepAlive);
+        Uplink frozenUplink = await ProcessClients.WaitForNewUplinkAsync(stack, session, [], frozen);
+        using HttpClient http = CallerHttp.Create();
+        Task<HttpResponseMessage> inFlight = http.GetAsync(stack.SessionUrl(session, "/loadtest/delay/10000"));
+        await Eventually.WaitUntilAsync(() => stack.Delays.ActiveWaits == 1, "the request reached the backend through client A");
+        TunnelClientHandle healthy = await stack.StartClientAsync(session, extraArgs: clientKeepAlive);
+        Uplink healthyUplink = stack.Registry.GetUplinks(session).Single(uplink => uplink != frozenUplink);
+
+        frozen.Signal("STOP");
+        try
+        {
+            var clock = Stopwatch.StartNew();
+            using HttpResponseMessage failed = await inFlight.WaitAsync(TimeSpan.FromSeconds(10));
+            clock.Stop();
+
+            Assert.Equal(HttpStatusCode.BadGateway, failed.StatusCode);
+            Assert.Equal("application/problem+json", failed.Content.Headers.ContentType?.MediaType);
+            Assert.True(clock.Elapsed < KeepAliveTimeout + TimeSpan.FromSeconds(1.5), $"the request failed only after {clock.Elapsed}");
+            await Eventually.WaitUntilAsync(() => !stack.Registry.GetUplinks(session).Contains(frozenUplink), "the server drops the frozen client's uplink", TimeSpan.FromSeconds(3));
+
+            long relayedBefore = healthy.Status.RequestsRelayed;
+            for (int i = 0; i < 10; i++)
+            {
+                using HttpResponseMessage ping = await http.GetAsync(stack.SessionUrl(session, "/loadtest/ping"));
+                Assert.Equal(HttpStatusCode.OK, ping.StatusCode);
+            }
+
+            Assert.Equal(relayedBefore + 10, healthy.Status.RequestsRelayed);
+        }
+        finally
+        {
+            frozen.Signal("CONT");
+        }
+
+        // Thawed, client A finds its uplink closed, aborts the backend request it was relaying and logs in again.
+        await ProcessClients.WaitForNewUplinkAsync(stack, session, [frozenUplink, healthyUplink], frozen);
+        await Eventually.WaitUntilAsync(() => stack.Delays.CancelledWaits == 1, "client A aborts its backend request", TimeSpan.FromSeconds(5));
+        Assert.Equal(0, stack.Delays.CompletedWaits);
+    }
 }

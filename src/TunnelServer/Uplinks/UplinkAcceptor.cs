@@ -134,8 +134,10 @@ public sealed class UplinkAcceptor
 
         try
         {
-            // Shutdown does not cut the uplink: the drain (GracefulShutdown) lets its streams finish, then closes it.
-            await uplink.RunAsync(context.RequestAborted);
+            // Neither shutdown nor Kestrel's connection-closed signal cuts the uplink: the drain (GracefulShutdown) closes
+            // it after its streams finish, and the reader sees the end of the connection itself, so a frame cut short by
+            // the peer is reported as the protocol error it is rather than as a local stop.
+            await uplink.RunAsync(CancellationToken.None);
         }
         finally
         {

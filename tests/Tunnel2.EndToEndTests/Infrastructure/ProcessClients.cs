@@ -5,7 +5,8 @@ namespace Tunnel2.EndToEndTests.Infrastructure;
 /// <summary>TunnelClient processes serving a session of an in-process <see cref="TunnelStack"/>.</summary>
 public static class ProcessClients
 {
-    public static TunnelProcess Start(TunnelStack stack, string session, string name) => TunnelProcess.StartClient(name,
+    public static TunnelProcess Start(TunnelStack stack, string session, string name, params string[] extraArgs) => TunnelProcess.StartClient(name,
+    [
         "--server", stack.TunnelUrl.ToString().TrimEnd('/'),
         "--session", session,
         "--token", TunnelStack.Token,
@@ -13,7 +14,9 @@ public static class ProcessClients
         "--max-concurrency", "100",
         "--drain-timeout", "00:00:10",
         "--TunnelClient:ReconnectMinDelay=00:00:00.050",
-        "--TunnelClient:ReconnectMaxDelay=00:00:00.500");
+        "--TunnelClient:ReconnectMaxDelay=00:00:00.500",
+        .. extraArgs,
+    ]);
 
     /// <summary>Waits until the session has an uplink that is not in <paramref name="known"/> and returns it.</summary>
     public static async Task<Uplink> WaitForNewUplinkAsync(TunnelStack stack, string session, IReadOnlyCollection<Uplink> known, TunnelProcess process)

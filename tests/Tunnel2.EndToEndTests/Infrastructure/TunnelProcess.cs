@@ -48,9 +48,12 @@ public sealed partial class TunnelProcess : IAsyncDisposable
     public static TunnelProcess StartServer(string name, params string[] args) => Start(name, "TunnelServer", args);
 
     /// <summary>Sends SIGTERM, as a service manager or <c>docker stop</c> does.</summary>
-    public void Terminate()
+    public void Terminate() => Signal("TERM");
+
+    /// <summary>Sends a signal by name (TERM, STOP, CONT, ...) with kill(1).</summary>
+    public void Signal(string name)
     {
-        using var kill = Process.Start(new ProcessStartInfo("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)])
+        using var kill = Process.Start(new ProcessStartInfo("kill", ["-" + name, _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)])
         {
             UseShellExecute = false,
         })!;
