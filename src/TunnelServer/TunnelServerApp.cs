@@ -57,6 +57,7 @@ public static class TunnelServerApp
 
         WebApplication app = builder.Build();
         UplinkAcceptor acceptor = app.Services.GetRequiredService<UplinkAcceptor>();
+        app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.Zero }); // the uplink's own Ping frames watch the link
         app.Use((context, next) => ListenerKind.IsTunnel(context) ? acceptor.AcceptAsync(context) : next(context));
         app.UseProxyEntry();
         app.MapGet("/healthz", () => Results.Text("ok"));

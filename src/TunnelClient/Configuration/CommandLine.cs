@@ -12,6 +12,7 @@ public static class CommandLine
         ["--max-concurrency"] = "TunnelClient:MaxConcurrency",
         ["--max-queue"] = "TunnelClient:MaxQueue",
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
+        ["--transport"] = "TunnelClient:Transport",
     };
 
     public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
@@ -30,6 +31,9 @@ public static class CommandLine
           --max-queue <n>            Requests waiting beyond that; more get 503 at once [default 10000]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: send GoAway, let requests in flight finish for up to
                                      this long, then exit 0                 [default 00:00:30]
+          --transport <kind>         upgrade (HTTP/1.1 upgrade to raw frames) or websocket (the same
+                                     frames in WebSocket binary messages, for proxies that pass only
+                                     WebSocket)                             [default upgrade]
           --environment <name>       Development loads appsettings.Development.json (dev token)
           --help, -h                 Show this help
 
@@ -37,7 +41,7 @@ public static class CommandLine
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__ReconnectMinDelay,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
-          TunnelClient__DrainTimeout.
+          TunnelClient__DrainTimeout, TunnelClient__Transport.
 
         Exit codes: 0 stopped normally (after the drain); 2 invalid configuration; 3 the server refused the token (401/403).
         """;

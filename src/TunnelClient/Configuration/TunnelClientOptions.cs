@@ -45,6 +45,18 @@ public sealed class TunnelClientOptions
     [Range(typeof(TimeSpan), "00:00:00.300", "01:00:00")]
     public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
 
+    /// <summary>
+    /// How the uplink is carried: <c>upgrade</c> (an HTTP/1.1 upgrade to raw frames, the default and the cheaper) or
+    /// <c>websocket</c> (the same frames in WebSocket binary messages, for proxies that pass only WebSocket upgrades).
+    /// </summary>
+    [Required(ErrorMessage = "TunnelClient:Transport must be 'upgrade' or 'websocket'.")]
+    [RegularExpression("^(upgrade|websocket)$", ErrorMessage = "TunnelClient:Transport must be 'upgrade' or 'websocket'.")]
+    public string Transport { get; set; } = UpgradeTransport;
+
+    public const string UpgradeTransport = "upgrade";
+
+    public const string WebSocketTransport = "websocket";
+
     /// <summary>On stop (SIGTERM, Ctrl+C): how long the streams in flight may take to finish after the GoAway before the uplink closes.</summary>
     [Range(typeof(TimeSpan), "00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);

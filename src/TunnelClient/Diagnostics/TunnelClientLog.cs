@@ -4,8 +4,8 @@ namespace Tunnel2.TunnelClient.Diagnostics;
 
 internal static partial class TunnelClientLog
 {
-    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Connected to {Server} serving session {Session} -> {Backend} (instance {Instance})")]
-    public static partial void Connected(ILogger logger, string server, string session, string backend, string instance);
+    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Connected to {Server} over {Transport} serving session {Session} -> {Backend} (instance {Instance})")]
+    public static partial void Connected(ILogger logger, string server, string transport, string session, string backend, string instance);
 
     [LoggerMessage(EventId = 2, Level = LogLevel.Warning, Message = "Disconnected from {Server}: {Reason}")]
     public static partial void Disconnected(ILogger logger, string server, string reason);

@@ -48,7 +48,7 @@ public sealed class TunnelClientService : BackgroundService
                     failedAttempts = 0;
                     _status.OnConnected();
                     _metrics.Connected();
-                    TunnelClientLog.Connected(_logger, _options.Server, _options.Session, _options.Backend, _instance.Id);
+                    TunnelClientLog.Connected(_logger, _options.Server, _options.Transport, _options.Session, _options.Backend, _instance.Id);
                     await RunUntilStoppedAsync(dialed.Uplink, stoppingToken);
                     reason = dialed.Uplink.CloseReason ?? "closed";
                 }

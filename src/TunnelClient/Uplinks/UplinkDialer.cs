@@ -2,6 +2,7 @@ using System.Globalization;
 using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
+using System.Net.WebSockets;
 using System.Text;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
@@ -34,6 +35,11 @@ public sealed class UplinkDialer
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(_options.ConnectTimeout);
+        if (_options.Transport == TunnelClientOptions.WebSocketTransport)
+        {
+            return await ConnectWebSocketAsync(timeout.Token);
+        }
+
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         NetworkStream? network = null;
         try
@@ -54,7 +60,7 @@ public sealed class UplinkDialer
                 throw new IOException($"The server switched to '{response["Upgrade"]}' instead of {HandshakeProtocol.UpgradeToken}.");
             }
 
-            UplinkSettings settings = NegotiatedSettings(response);
+            UplinkSettings settings = NegotiatedSettings(name => response[name]);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{_server.Authority}");
             return new DialedUplink(network, uplink);
@@ -74,6 +80,50 @@ public sealed class UplinkDialer
         }
     }
 
+    /// <summary>The same handshake as a WebSocket upgrade; the frames then travel in binary messages.</summary>
+    private async Task<DialedUplink> ConnectWebSocketAsync(CancellationToken cancellationToken)
+    {
+        var webSocket = new ClientWebSocket();
+        try
+        {
+            webSocket.Options.CollectHttpResponseDetails = true;
+            webSocket.Options.KeepAliveInterval = TimeSpan.Zero; // the uplink's own Ping frames watch the link
+            webSocket.Options.SetRequestHeader("Authorization", $"Bearer {_options.Token}");
+            webSocket.Options.SetRequestHeader(HandshakeProtocol.SessionHeader, _options.Session);
+            webSocket.Options.SetRequestHeader(HandshakeProtocol.VersionHeader, HandshakeProtocol.CurrentVersion.ToString(CultureInfo.InvariantCulture));
+            webSocket.Options.SetRequestHeader(HandshakeProtocol.InstanceHeader, _instance.Id);
+            var url = new UriBuilder(_server)
+            {
+                Scheme = _server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
+                Path = HandshakeProtocol.Path,
+            }.Uri;
+            try
+            {
+                await webSocket.ConnectAsync(url, cancellationToken);
+            }
+            catch (WebSocketException ex) when (webSocket.HttpStatusCode is not 0 and not HttpStatusCode.SwitchingProtocols)
+            {
+                throw new UplinkRefusedException((int)webSocket.HttpStatusCode, ex.Message);
+            }
+            catch (WebSocketException ex)
+            {
+                throw new IOException($"WebSocket handshake failed: {ex.Message}", ex);
+            }
+
+            IReadOnlyDictionary<string, IEnumerable<string>> headers = webSocket.HttpResponseHeaders ?? new Dictionary<string, IEnumerable<string>>();
+            UplinkSettings settings = NegotiatedSettings(name => headers.TryGetValue(name, out IEnumerable<string>? values) ? string.Join(',', values) : null);
+            Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
+            var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
+                name: $"{_options.Session}->{url.Authority} (websocket)");
+            return new DialedUplink(stream, uplink);
+        }
+        catch
+        {
+            webSocket.Dispose();
+            throw;
+        }
+    }
+
     private byte[] BuildRequest()
     {
         var request = new StringBuilder(256)
@@ -89,24 +139,24 @@ public sealed class UplinkDialer
         return Encoding.UTF8.GetBytes(request.ToString());
     }
 
-    private UplinkSettings NegotiatedSettings(HandshakeResponse response)
+    private UplinkSettings NegotiatedSettings(Func<string, string?> header)
     {
         var settings = new UplinkSettings
         {
             KeepAliveInterval = _options.KeepAliveInterval,
             KeepAliveTimeout = _options.KeepAliveTimeout,
         };
-        if (int.TryParse(response[HandshakeProtocol.MaxFramePayloadHeader], CultureInfo.InvariantCulture, out int maxFrame) && maxFrame > 0)
+        if (int.TryParse(header(HandshakeProtocol.MaxFramePayloadHeader), CultureInfo.InvariantCulture, out int maxFrame) && maxFrame > 0)
         {
             settings = settings with { MaxFramePayload = maxFrame };
         }
 
-        if (int.TryParse(response[HandshakeProtocol.InitialWindowHeader], CultureInfo.InvariantCulture, out int window) && window > 0)
+        if (int.TryParse(header(HandshakeProtocol.InitialWindowHeader), CultureInfo.InvariantCulture, out int window) && window > 0)
         {
             settings = settings with { InitialStreamWindow = window };
         }
 
-        if (int.TryParse(response[HandshakeProtocol.MaxStreamsHeader], CultureInfo.InvariantCulture, out int streams) && streams > 0)
+        if (int.TryParse(header(HandshakeProtocol.MaxStreamsHeader), CultureInfo.InvariantCulture, out int streams) && streams > 0)
         {
             settings = settings with { MaxConcurrentStreams = streams };
         }

@@ -5,8 +5,8 @@ namespace Tunnel2.TunnelServer.Diagnostics;
 
 internal static partial class TunnelServerLog
 {
-    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Uplink connected: session {Session} from {Remote} (protocol v{Version})")]
-    public static partial void UplinkConnected(ILogger logger, string session, IPAddress? remote, int version);
+    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Uplink connected: session {Session} from {Remote} (protocol v{Version}, {Transport})")]
+    public static partial void UplinkConnected(ILogger logger, string session, IPAddress? remote, int version, string transport);
 
     [LoggerMessage(EventId = 2, Level = LogLevel.Information, Message = "Uplink disconnected: session {Session} from {Remote}: {Reason}")]
     public static partial void UplinkDisconnected(ILogger logger, string session, IPAddress? remote, string reason);

@@ -1,4 +1,5 @@
 using System.IO.Pipelines;
+using System.Net.WebSockets;
 using System.Security.Cryptography;
 using System.Text;
 using Microsoft.AspNetCore.Http.Features;
@@ -67,14 +68,18 @@ public sealed class UplinkAcceptor
             return;
         }
 
+        // Two transports carry the same frames: the plain HTTP/1.1 upgrade (the default) and WebSocket binary messages,
+        // for networks whose proxies pass only WebSocket upgrades (docs/protocol.md §1).
+        bool webSocket = context.WebSockets.IsWebSocketRequest;
         IHttpUpgradeFeature? upgrade = context.Features.Get<IHttpUpgradeFeature>();
-        if (upgrade is not { IsUpgradableRequest: true }
-            || !string.Equals(request.Headers.Upgrade.ToString(), HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase))
+        if (!webSocket
+            && (upgrade is not { IsUpgradableRequest: true }
+                || !string.Equals(request.Headers.Upgrade.ToString(), HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase)))
         {
             context.Response.Headers.Upgrade = HandshakeProtocol.UpgradeToken;
             context.Response.Headers.Connection = "Upgrade";
             await RefuseAsync(context, StatusCodes.Status426UpgradeRequired, "upgrade-required", "Upgrade required",
-                $"Send Connection: Upgrade and Upgrade: {HandshakeProtocol.UpgradeToken}.");
+                $"Send Connection: Upgrade and Upgrade: {HandshakeProtocol.UpgradeToken} (or a WebSocket upgrade).");
             return;
         }
 
@@ -112,21 +117,30 @@ public sealed class UplinkAcceptor
         }
 
         IHeaderDictionary answer = context.Response.Headers;
-        answer.Upgrade = HandshakeProtocol.UpgradeToken;
+        if (!webSocket)
+        {
+            answer.Upgrade = HandshakeProtocol.UpgradeToken;
+        }
+
         answer[HandshakeProtocol.VersionHeader] = version.ToString(System.Globalization.CultureInfo.InvariantCulture);
         answer[HandshakeProtocol.MaxFramePayloadHeader] = _settings.MaxFramePayload.ToString(System.Globalization.CultureInfo.InvariantCulture);
         answer[HandshakeProtocol.InitialWindowHeader] = _settings.InitialStreamWindow.ToString(System.Globalization.CultureInfo.InvariantCulture);
         answer[HandshakeProtocol.MaxStreamsHeader] = _settings.MaxConcurrentStreams.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
-        Stream opaque = await upgrade.UpgradeAsync();
+        Stream opaque = webSocket
+            ? WebSocketStream.Create(
+                await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext { KeepAliveInterval = TimeSpan.Zero }),
+                WebSocketMessageType.Binary,
+                ownsWebSocket: true)
+            : await upgrade!.UpgradeAsync();
         var transport = DuplexPipe.Over(opaque);
         var remote = context.Connection.RemoteIpAddress;
         var uplink = new Uplink(transport, _settings, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
-            name: $"{session}@{remote}:{context.Connection.RemotePort}");
+            name: $"{session}@{remote}:{context.Connection.RemotePort}{(webSocket ? " (websocket)" : string.Empty)}");
 
         Uplink? replaced = _registry.Register(session, uplink, instance);
         _metrics.UplinkConnected();
-        TunnelServerLog.UplinkConnected(_logger, session, remote, version);
+        TunnelServerLog.UplinkConnected(_logger, session, remote, version, webSocket ? "websocket" : "upgrade");
         if (replaced is not null)
         {
             TunnelServerLog.UplinkReplaced(_logger, session, replaced.Name, instance!, SessionRegistry.ReplacedReason);

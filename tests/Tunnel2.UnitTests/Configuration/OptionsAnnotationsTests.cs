@@ -71,6 +71,19 @@ public sealed class OptionsAnnotationsTests
         Assert.Contains(results, r => r.MemberNames.Contains(nameof(TunnelClientOptions.Token)));
     }
 
+    [Theory]
+    [InlineData("upgrade", true)]
+    [InlineData("websocket", true)]
+    [InlineData("WebSocket", false)]
+    [InlineData("tcp", false)]
+    [InlineData("", false)]
+    public void The_client_transport_is_upgrade_or_websocket(string transport, bool valid)
+    {
+        var options = new TunnelClientOptions { Session = "s", Token = "t", Transport = transport };
+
+        Assert.Equal(valid, !Validate(options).Exists(r => r.MemberNames.Contains(nameof(TunnelClientOptions.Transport))));
+    }
+
     [Fact]
     public void Client_limits_are_range_checked()
     {
