@@ -68,30 +68,65 @@ h2load_args() {
   fi
 }
 
+# h2load starts every client's --rps timer at the same moment, so C clients at R RPS each send
+# C requests at once every 1/R s: bursts, not a steady arrival rate. A stage therefore runs
+# STAGGER_GROUPS h2load processes, each with a share of the clients, started 1/(R x groups) s
+# apart, so that the bursts are C/groups requests spread evenly over the period.
+STAGGER_GROUPS="${LOADTEST_STAGGER_GROUPS:-10}"
+
+# run_groups OUTDIR SECONDS GROUPS CLIENTS RPS H2LOAD_ARGS...: the staggered h2load processes of
+# one stage; group g writes OUTDIR/h2load.g.txt and OUTDIR/requests.g.log. Returns the highest
+# exit code of the groups. Runs in the background under run_child; TERM stops every group.
+run_groups() {
+  local out="$1" seconds="$2" groups="$3" clients="$4" rps="$5"
+  shift 5
+  local pids=() g share offset status=0 code
+  trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait; exit 143' TERM
+  for ((g = 0; g < groups; g++)); do
+    share=$(((clients + groups - 1 - g) / groups))   # spread the remainder over the first groups
+    ((share > 0)) || continue
+    offset="$(awk -v r="$rps" -v n="$groups" -v g="$g" 'BEGIN { printf "%.4f", g / (r * n) }')"
+    (
+      sleep "$offset"
+      exec timeout --kill-after=5 "$((seconds + 60))" h2load --h1 -t 1 -c "$share" --rps "$rps" -D "$seconds" \
+        --log-file "$out/requests.$g.log" "$@"
+    ) >"$out/h2load.$g.txt" 2>&1 &
+    pids+=($!)
+  done
+  for g in "${!pids[@]}"; do
+    code=0
+    wait "${pids[$g]}" || code=$?
+    ((code > status)) && status=$code
+  done
+  return "$status"
+}
+
 # run_stage TARGET URL ENDPOINT RATE SECONDS OUTDIR BODYFILE
-# Runs one open-model stage with h2load; writes OUTDIR/{stage.json,h2load.txt,requests.log}.
-# requests.log is h2load's --log-file: start time (µs since epoch) TAB status (-1 = failed
-# stream) TAB µs until the end of the response, one line per finished request.
+# Runs one open-model stage with h2load; writes OUTDIR/{stage.json,h2load.G.txt,requests.G.log}
+# (one pair per staggered group). requests.G.log is h2load's --log-file: start time (µs since
+# epoch) TAB status (-1 = failed stream) TAB µs until the end of the response, one line per
+# finished request.
 run_stage() {
   local target="$1" url="$2" endpoint="$3" rate="$4" seconds="$5" out="$6" body="$7"
-  local clients rps
+  local clients rps groups
   clients="$(stage_clients "$endpoint" "$rate")"
   rps="$(awk -v r="$rate" -v c="$clients" 'BEGIN { printf "%.6g", r / c }')"
+  groups=$((STAGGER_GROUPS < clients ? STAGGER_GROUPS : clients))
+  ((groups >= 1)) || groups=1
   mkdir -p "$out"
-  local cmd=(h2load --h1 -t "$H2LOAD_THREADS" -c "$clients" --rps "$rps" -D "$seconds"
-             --log-file "$out/requests.log")
   local extra=()
   mapfile -t extra < <(h2load_args "$endpoint" "$body")
-  cmd+=("${extra[@]}" "$url")
+  local cmd=(h2load --h1 -t 1 -c "CLIENTS/$groups" --rps "$rps" -D "$seconds" --log-file "$out/requests.G.log" "${extra[@]}" "$url")
   python3 "$LOADREPORT" stage-meta "$out/stage.json" target="$target" endpoint="$endpoint" \
     method="$(endpoint_method "$endpoint")" url="$url" rate="$rate" seconds="$seconds" \
-    clients="$clients" rps_per_client="$rps" started_utc="$(date -u +%FT%TZ)" command="$(printf '%q ' "${cmd[@]}")"
-  log "$target: $rate RPS for ${seconds}s ($clients clients x $rps RPS) $url"
+    clients="$clients" rps_per_client="$rps" groups="$groups" started_utc="$(date -u +%FT%TZ)" \
+    command="$groups staggered groups of: $(printf '%q ' "${cmd[@]}")"
+  log "$target: $rate RPS for ${seconds}s ($clients clients x $rps RPS in $groups staggered groups) $url"
   # h2load ends the run itself after -D; timeout is only a guard against a hung process.
   local status=0
-  run_child "$out/h2load.txt" timeout --kill-after=5 "$((seconds + 60))" "${cmd[@]}" || status=$?
+  run_child "$out/groups.txt" run_groups "$out" "$seconds" "$groups" "$clients" "$rps" "${extra[@]}" "$url" || status=$?
   if ((status != 0)); then
-    warn "h2load exited with code $status (see $out/h2load.txt)"
+    warn "h2load exited with code $status (see $out/h2load.*.txt)"
     echo "$status" >"$out/h2load.exit"
   fi
   return 0

@@ -19,6 +19,7 @@ Sub-commands (used by the scripts in ../):
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -54,6 +55,21 @@ def parse_h2load_summary(text: str) -> dict:
     m = _STATUS.search(text)
     if m:
         out["s2xx"], out["s3xx"], out["s4xx"], out["s5xx"] = (int(g) for g in m.groups())
+    return out
+
+
+def merge_summaries(summaries: list[dict]) -> dict:
+    """The summaries of h2load processes that ran side by side: counters add up, the run
+    lasted as long as the longest one."""
+    out = parse_h2load_summary("")
+    for s in summaries:
+        for key, value in s.items():
+            if key == "finished_s":
+                out[key] = max(out[key], value)
+            elif key == "has_summary":
+                out[key] = out[key] or value
+            else:
+                out[key] += value
     return out
 
 
@@ -99,16 +115,22 @@ class Stage:
     def load(cls, path: str) -> "Stage":
         with open(os.path.join(path, "stage.json"), encoding="utf-8") as f:
             meta = json.load(f)
-        text = ""
-        if os.path.exists(os.path.join(path, "h2load.txt")):
-            with open(os.path.join(path, "h2load.txt"), encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        statuses, lat = read_request_log(os.path.join(path, "requests.log"))
+        # One h2load.txt/requests.log, or one pair per staggered group (h2load.0.txt, requests.0.log, ...).
+        summaries = []
+        for name in sorted(glob.glob(os.path.join(path, "h2load*.txt"))):
+            with open(name, encoding="utf-8", errors="replace") as f:
+                summaries.append(parse_h2load_summary(f.read()))
+        statuses: Counter = Counter()
+        lat: list[int] = []
+        for name in sorted(glob.glob(os.path.join(path, "requests*.log"))):
+            s, l = read_request_log(name)
+            statuses.update(s)
+            lat.extend(l)
         exit_code = 0
         if os.path.exists(os.path.join(path, "h2load.exit")):
             with open(os.path.join(path, "h2load.exit"), encoding="ascii") as f:
                 exit_code = int(f.read().strip() or 1)
-        return cls(path, meta, parse_h2load_summary(text), statuses, lat, exit_code)
+        return cls(path, meta, merge_summaries(summaries), statuses, lat, exit_code)
 
 
 @dataclass

@@ -77,6 +77,23 @@ class ParseTests(unittest.TestCase):
         self.assertFalse(s["has_summary"])
         self.assertEqual(s["done"], 0)
 
+    def test_staggered_groups_add_up(self):
+        with tempfile.TemporaryDirectory() as root:
+            path = os.path.join(root, "stage")
+            os.makedirs(path)
+            with open(os.path.join(path, "stage.json"), "w") as f:
+                json.dump(meta(rate=105, seconds=10, clients=12), f)
+            for g, text in enumerate((H2LOAD_OK, H2LOAD_MIXED)):
+                with open(os.path.join(path, f"h2load.{g}.txt"), "w") as f:
+                    f.write(text)
+                with open(os.path.join(path, f"requests.{g}.log"), "w") as f:
+                    f.write(f"1795387485147673\t200\t{1000 * (g + 1)}\n1795387485147674\t503\t10\n")
+            stage = loadreport.Stage.load(path)
+            self.assertEqual((stage.summary["started"], stage.summary["done"], stage.summary["s2xx"]), (1015, 1010, 1000))
+            self.assertEqual(stage.summary["finished_s"], 10.0)
+            self.assertEqual(sorted(stage.latencies_us), [1000, 2000])
+            self.assertEqual(stage.statuses[503], 2)
+
     def test_percentile_nearest_rank(self):
         values = list(range(1, 101))
         self.assertEqual(loadreport.percentile(values, 50), 50)
