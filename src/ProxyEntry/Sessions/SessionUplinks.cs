@@ -71,9 +71,12 @@ internal sealed class SessionUplinks
             return members[0].AcceptsNewStreams ? members[0] : null;
         }
 
-        for (int attempt = 0; attempt < count; attempt++)
+        // One cursor step per pick, then a walk from there: stepping the shared cursor for every candidate would let
+        // concurrent picks skip the one replica that still accepts streams while another drains.
+        uint start = Interlocked.Increment(ref _cursor);
+        for (uint offset = 0; offset < (uint)count; offset++)
         {
-            Uplink candidate = members[(int)(Interlocked.Increment(ref _cursor) % (uint)count)];
+            Uplink candidate = members[(int)((start + offset) % (uint)count)];
             if (candidate.AcceptsNewStreams)
             {
                 return candidate;

@@ -181,6 +181,28 @@ public sealed class SessionRegistryTests
     }
 
     [Fact]
+    public void Concurrent_picks_always_find_the_live_replica_while_the_other_drains()
+    {
+        var registry = new SessionRegistry();
+        Uplink draining = NewUplink("draining");
+        Uplink live = NewUplink("live");
+        registry.Register("s", draining);
+        registry.Register("s", live);
+        draining.BeginDrain();
+
+        int missed = 0;
+        Parallel.For(0, 200_000, new ParallelOptions { MaxDegreeOfParallelism = 8 }, _ =>
+        {
+            if (!ReferenceEquals(registry.Pick("s"), live))
+            {
+                Interlocked.Increment(ref missed);
+            }
+        });
+
+        Assert.Equal(0, missed);
+    }
+
+    [Fact]
     public void No_live_uplink_picks_null()
     {
         var registry = new SessionRegistry();
