@@ -58,6 +58,8 @@ public sealed partial class Uplink
         }
 
         int left = _streams.Count;
+        string reason = left == 0 ? "drained" : "drain deadline passed";
+        Volatile.Write(ref _drainCloseReason, reason);
         if (IsOpen)
         {
             // The finished streams' last frames may still be queued: let the writer send them before the close cuts it.
@@ -77,7 +79,7 @@ public sealed partial class Uplink
             Log.DrainTimedOut(_logger, Name, left);
         }
 
-        Close(left == 0 ? "drained" : "drain deadline passed");
+        Close(reason);
         return left == 0;
     }
 

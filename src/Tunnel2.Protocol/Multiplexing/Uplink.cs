@@ -37,6 +37,7 @@ public sealed partial class Uplink
     private long _lastSentTicks;
     private int _closeState;
     private string? _closeReason;
+    private string? _drainCloseReason;
     private volatile bool _peerDraining;
     private volatile bool _localDraining;
     private Task? _writer;
@@ -171,6 +172,8 @@ public sealed partial class Uplink
             return;
         }
 
+        // A drain that ends by flushing and completing the writer makes the peer hang up first; the close is still the drain's.
+        reason = Volatile.Read(ref _drainCloseReason) ?? reason;
         Volatile.Write(ref _closeReason, reason);
         Log.UplinkClosed(_logger, Name, reason, _streams.Count);
         _outbound.Writer.TryComplete();
