@@ -16,7 +16,7 @@ public sealed class StaleUplinkTests(TunnelStackFixture fixture)
     public async Task A_client_reconnecting_after_its_connection_froze_replaces_the_stale_uplink_at_once()
     {
         string session = Guid.NewGuid().ToString("N");
-        await using var relay = new FreezableRelay(Stack.TunnelUrl);
+        using var relay = new TcpRelay(new IPEndPoint(IPAddress.Loopback, Stack.TunnelUrl.Port));
         await using TunnelClientHandle client = await Stack.StartClientAsync(session, extraArgs: [
             "--server", relay.Url.ToString().TrimEnd('/'),
             "--TunnelClient:KeepAliveInterval=00:00:00.200",
@@ -24,7 +24,7 @@ public sealed class StaleUplinkTests(TunnelStackFixture fixture)
         ]);
         Uplink stale = Assert.Single(Stack.Registry.GetUplinks(session));
 
-        relay.FreezeExisting(); // the server keeps the uplink (its keep-alive timeout is 45 s); the client hears nothing for 1 s
+        relay.Blackhole(); // existing connections only; the server keeps the uplink (its keep-alive timeout is 45 s); the client hears nothing for 1 s
         var clock = Stopwatch.StartNew();
 
         await Eventually.WaitUntilAsync(() => client.Status.ConnectCount == 2, "the client gave up on the frozen uplink and logged in again");
