@@ -17,15 +17,28 @@ public static class RequestHeadBuilder
     public const string ForwardedHost = "X-Forwarded-Host";
     public const string ForwardedPrefix = "X-Forwarded-Prefix";
 
-    public static RequestHead Build(HttpContext context, string backendTarget, string prefix)
+    public static RequestHead Build(HttpContext context, string backendTarget, string prefix) =>
+        Build(context, backendTarget, prefix, out _);
+
+    /// <param name="receivedHeaderBytes">
+    /// The size of the caller's header block as it came in (<c>name: value\r\n</c> per value, every header counted),
+    /// measured in the same pass, for the MaxRequestHeadersBytes check.
+    /// </param>
+    public static RequestHead Build(HttpContext context, string backendTarget, string prefix, out long receivedHeaderBytes)
     {
         HttpRequest request = context.Request;
         IHeaderDictionary source = request.Headers;
         var headers = new List<HeaderField>(source.Count + 4);
         StringValues connectionTokens = source.Connection;
+        long received = 0;
         foreach (KeyValuePair<string, StringValues> header in source)
         {
             string name = header.Key;
+            foreach (string? value in header.Value)
+            {
+                received += name.Length + (value?.Length ?? 0) + 4;
+            }
+
             if (HopByHopHeaders.Contains(name)
                 || string.Equals(name, HeaderNames.Host, StringComparison.OrdinalIgnoreCase)
                 || IsForwardedHeader(name)
@@ -48,6 +61,7 @@ public static class RequestHeadBuilder
         }
 
         headers.Add(new HeaderField(ForwardedPrefix, prefix));
+        receivedHeaderBytes = received;
         return new RequestHead(request.Method, backendTarget, headers);
     }
 

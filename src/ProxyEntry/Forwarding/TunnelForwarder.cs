@@ -58,7 +58,8 @@ public sealed class TunnelForwarder
             return;
         }
 
-        if (RequestHeaderSize.Of(context.Request.Headers) > _options.MaxRequestHeadersBytes)
+        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, rawTarget[..prefixLength], out long headerBytes);
+        if (headerBytes > _options.MaxRequestHeadersBytes)
         {
             await FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);
             return;
@@ -67,7 +68,7 @@ public sealed class TunnelForwarder
         _drain.RequestStarted();
         try
         {
-            await ForwardToSessionAsync(context, session, backendTarget, rawTarget[..prefixLength]);
+            await ForwardToSessionAsync(context, session, backendTarget, head);
         }
         finally
         {
@@ -75,10 +76,9 @@ public sealed class TunnelForwarder
         }
     }
 
-    private async Task ForwardToSessionAsync(HttpContext context, string session, string backendTarget, string prefix)
+    private async Task ForwardToSessionAsync(HttpContext context, string session, string backendTarget, RequestHead head)
     {
         bool hasBody = RequestHasBody(context);
-        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, prefix);
         for (int attempt = 0; ; attempt++)
         {
             UplinkStream? stream;

@@ -48,16 +48,16 @@ public sealed partial class Uplink
     public async Task<bool> DrainAsync(TimeSpan timeout)
     {
         long deadline = Environment.TickCount64 + (long)timeout.TotalMilliseconds;
-        Log.Draining(_logger, Name, _streams.Count, (long)timeout.TotalMilliseconds);
+        Log.Draining(_logger, Name, ActiveStreamCount, (long)timeout.TotalMilliseconds);
         BeginDrain();
 
         await Task.WhenAny(_drainAcknowledged.Task, Task.Delay(Remaining(deadline), _closed.Token)).ConfigureAwait(false);
-        while (IsOpen && !_streams.IsEmpty && Environment.TickCount64 < deadline)
+        while (IsOpen && ActiveStreamCount > 0 && Environment.TickCount64 < deadline)
         {
             await Task.Delay(StreamPollInterval).ConfigureAwait(false);
         }
 
-        int left = _streams.Count;
+        int left = ActiveStreamCount;
         string reason = left == 0 ? "drained" : "drain deadline passed";
         Volatile.Write(ref _drainCloseReason, reason);
         if (IsOpen)

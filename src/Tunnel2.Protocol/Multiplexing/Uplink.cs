@@ -30,6 +30,9 @@ public sealed partial class Uplink
     private readonly IUplinkStreamHandler? _streamHandler;
     private readonly Channel<OutboundFrame> _outbound;
     private readonly ConcurrentDictionary<uint, UplinkStream> _streams = new();
+
+    /// <summary>Entries in <see cref="_streams"/>; kept apart because ConcurrentDictionary.Count takes every bucket lock.</summary>
+    private int _streamCount;
     private readonly CancellationTokenSource _closed = new();
     private readonly Lock _openLock = new();
     private uint _lastStreamId;
@@ -82,7 +85,7 @@ public sealed partial class Uplink
     /// <summary>Open, and neither end has announced it is leaving.</summary>
     public bool AcceptsNewStreams => IsOpen && !_peerDraining && !_localDraining;
 
-    public int ActiveStreamCount => _streams.Count;
+    public int ActiveStreamCount => Volatile.Read(ref _streamCount);
 
     /// <summary>Cancelled when the uplink closes, for any reason.</summary>
     public CancellationToken Closed => _closed.Token;
@@ -142,7 +145,7 @@ public sealed partial class Uplink
                 throw new UplinkClosedException(CloseReason ?? "The uplink is draining.");
             }
 
-            if (_streams.Count >= Settings.MaxConcurrentStreams)
+            if (ActiveStreamCount >= Settings.MaxConcurrentStreams)
             {
                 ArrayPool<byte>.Shared.Return(pooled);
                 throw new StreamLimitException(Settings.MaxConcurrentStreams);
@@ -150,7 +153,7 @@ public sealed partial class Uplink
 
             uint id = _lastStreamId + 1;
             stream = new UplinkStream(this, id, requestHead: null, localEnded: endStream);
-            _streams[id] = stream;
+            AddStream(id, stream);
             Volatile.Write(ref _lastStreamId, id);
             Enqueue(OutboundFrame.WithPooledPayload(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, id, pooled, length));
         }
@@ -175,7 +178,7 @@ public sealed partial class Uplink
         // A drain that ends by flushing and completing the writer makes the peer hang up first; the close is still the drain's.
         reason = Volatile.Read(ref _drainCloseReason) ?? reason;
         Volatile.Write(ref _closeReason, reason);
-        Log.UplinkClosed(_logger, Name, reason, _streams.Count);
+        Log.UplinkClosed(_logger, Name, reason, ActiveStreamCount);
         _outbound.Writer.TryComplete();
         try
         {
@@ -226,7 +229,19 @@ public sealed partial class Uplink
         }
     }
 
-    internal void RemoveStream(UplinkStream stream) => _streams.TryRemove(new KeyValuePair<uint, UplinkStream>(stream.Id, stream));
+    internal void RemoveStream(UplinkStream stream)
+    {
+        if (_streams.TryRemove(new KeyValuePair<uint, UplinkStream>(stream.Id, stream)))
+        {
+            Interlocked.Decrement(ref _streamCount);
+        }
+    }
+
+    private void AddStream(uint id, UplinkStream stream)
+    {
+        _streams[id] = stream; // ids only increase (checked by the caller), so this never replaces an entry
+        Interlocked.Increment(ref _streamCount);
+    }
 
     private async Task ReadLoopAsync()
     {
@@ -357,7 +372,7 @@ public sealed partial class Uplink
         RequestHead head = HeadCodec.ReadRequestHead(payload);
         Volatile.Write(ref _lastStreamId, header.StreamId);
         var stream = new UplinkStream(this, header.StreamId, head, requestHasBody: !header.EndStream);
-        _streams[header.StreamId] = stream;
+        AddStream(header.StreamId, stream);
         if (header.EndStream)
         {
             stream.EndInbound();
@@ -372,7 +387,7 @@ public sealed partial class Uplink
 
         // The server keeps to the limit; this end may still hold a stream the server already counts as finished
         // (e.g. one it reset a moment ago), so one over the limit is refused, not treated as a protocol error.
-        if (_streams.Count > Settings.MaxConcurrentStreams)
+        if (ActiveStreamCount > Settings.MaxConcurrentStreams)
         {
             Log.StreamRefusedOverLimit(_logger, Name, header.StreamId, Settings.MaxConcurrentStreams);
             stream.Reset(ProtocolErrorCode.Overloaded);

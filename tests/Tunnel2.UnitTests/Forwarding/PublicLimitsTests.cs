@@ -10,14 +10,15 @@ public sealed class PublicLimitsTests
     [Fact]
     public void Header_size_counts_name_value_separator_and_line_end_per_value()
     {
-        var headers = new HeaderDictionary
-        {
-            ["Host"] = "example",                  // 4 + 7 + 4
-            ["X-Many"] = new(["a", "bcd"]),         // (6 + 1 + 4) + (6 + 3 + 4)
-        };
+        var context = new DefaultHttpContext();
+        context.Request.Headers["Host"] = "example";           // 4 + 7 + 4, counted although not forwarded
+        context.Request.Headers["X-Many"] = new(["a", "bcd"]); // (6 + 1 + 4) + (6 + 3 + 4)
 
-        Assert.Equal(15 + 11 + 13, RequestHeaderSize.Of(headers));
-        Assert.Equal(0, RequestHeaderSize.Of(new HeaderDictionary()));
+        RequestHeadBuilder.Build(context, "/", "/session/s", out long withHeaders);
+        RequestHeadBuilder.Build(new DefaultHttpContext(), "/", "/session/s", out long withoutHeaders);
+
+        Assert.Equal(15 + 11 + 13, withHeaders);
+        Assert.Equal(0, withoutHeaders);
     }
 
     [Fact]
