@@ -39,7 +39,7 @@ Options:
   -h, --help        this help
 
 Environment: LOADTEST_WARMUP_SECONDS ($WARMUP_SECONDS), LOADTEST_PER_CLIENT_RPS ($PER_CLIENT_RPS),
-  LOADTEST_MAX_CLIENTS ($MAX_CLIENTS), LOADTEST_H2LOAD_THREADS ($H2LOAD_THREADS),
+  LOADTEST_MAX_CLIENTS ($MAX_CLIENTS), LOADTEST_STAGGER_GROUPS ($STAGGER_GROUPS),
   LOADTEST_DELAY_MS ($DELAY_MS), LOADTEST_ECHO_BYTES ($ECHO_BODY_BYTES),
   LOADTEST_STRESS_MAX_FAIL_PCT / _MIN_REACHED / _MAX_P99_MS, TUNNEL2_LOADTEST_CLIENT_CONCURRENCY
   ($CLIENT_CONCURRENCY, used only when this script starts the stack), TUNNEL2_PUBLIC_PORT,
@@ -108,7 +108,7 @@ write_run_json() {
     path="$(endpoint_path "$ENDPOINT")" stages="$STAGES" \
     stages_rps="[$(IFS=,; echo "${rates[*]}")]" seconds_per_target="$seconds" \
     warmup_seconds="$WARMUP_SECONDS" per_client_rps="$PER_CLIENT_RPS" max_clients="$MAX_CLIENTS" \
-    h2load_threads="$H2LOAD_THREADS" started_utc="$(date -u +%FT%TZ)" \
+    stagger_groups="$STAGGER_GROUPS" started_utc="$(date -u +%FT%TZ)" \
     stack="$([[ -n "$STACK_PID" ]] && echo "started by this script (run-local.sh), TunnelClient MaxConcurrency $CLIENT_CONCURRENCY" || echo "already running")" \
     git_commit="$(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     machine="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)" \

@@ -34,7 +34,6 @@ MAX_CLIENTS="${LOADTEST_MAX_CLIENTS:-200}"
 # stress needs more connections: in flight = rate x latency, e.g. 20,000 RPS x 10 ms = 200, and
 # with one request in flight per connection, too few clients would be the limit, not the tunnel.
 STRESS_MAX_CLIENTS="${LOADTEST_STRESS_MAX_CLIENTS:-600}"
-H2LOAD_THREADS="${LOADTEST_H2LOAD_THREADS:-1}"   # 2 cores: leave the other to the stack
 WARMUP_SECONDS="${LOADTEST_WARMUP_SECONDS:-3}"
 
 # validate_stages "RATE:SECONDS ...": positive integers only.
@@ -49,13 +48,12 @@ validate_stages() {
 # stage_clients ENDPOINT RATE: number of h2load clients for a stage.
 stage_clients() {
   local endpoint="$1" rate="$2"
-  awk -v rate="$rate" -v per="$PER_CLIENT_RPS" -v max="$MAX_CLIENTS" -v thr="$H2LOAD_THREADS" \
+  awk -v rate="$rate" -v per="$PER_CLIENT_RPS" -v max="$MAX_CLIENTS" \
       -v delay="$([[ "$endpoint" == delay ]] && echo "$DELAY_MS" || echo 0)" 'BEGIN {
     # A client of /delay/{ms} can do at most 1000/ms requests a second; keep it half busy.
     if (delay > 0 && 500 / delay < per) per = 500 / delay
     c = int(rate / per); if (c * per < rate) c++
     if (c > max) c = max
-    if (c < thr) c = thr
     if (c < 1) c = 1
     print c
   }'
@@ -144,6 +142,6 @@ warm_up() {
   mapfile -t extra < <(h2load_args "$endpoint" "$body")
   log "$target: warm-up ${WARMUP_SECONDS}s at $rate RPS (not measured)"
   run_child "$out" timeout --kill-after=5 "$((WARMUP_SECONDS + 60))" \
-    h2load --h1 -t "$H2LOAD_THREADS" -c "$clients" --rps "$rps" -D "$WARMUP_SECONDS" \
+    h2load --h1 -t 1 -c "$clients" --rps "$rps" -D "$WARMUP_SECONDS" \
     "${extra[@]}" "$url" || warn "warm-up h2load failed (see $out)"
 }
