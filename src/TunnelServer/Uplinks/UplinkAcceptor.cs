@@ -133,7 +133,9 @@ public sealed class UplinkAcceptor
                 WebSocketMessageType.Binary,
                 ownsWebSocket: true)
             : await upgrade!.UpgradeAsync();
-        var transport = DuplexPipe.Over(opaque);
+        // Zero-byte reads: an idle uplink (the usual state of most of them) then holds no 64 KiB read buffer while it
+        // waits; that buffer was most of an idle session's memory (docs/benchmarks/2026-11-23-idle-sessions.md).
+        var transport = DuplexPipe.Over(opaque, zeroByteReads: true);
         var remote = context.Connection.RemoteIpAddress;
         var uplink = new Uplink(transport, _settings, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
             name: $"{session}@{remote}:{context.Connection.RemotePort}{(webSocket ? " (websocket)" : string.Empty)}");

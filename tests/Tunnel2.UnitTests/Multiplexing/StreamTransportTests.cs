@@ -9,13 +9,16 @@ namespace Tunnel2.UnitTests.Multiplexing;
 /// <summary>Uplinks over <see cref="DuplexPipe.Over"/>, the stream adapter the hosts use for real connections.</summary>
 public sealed class StreamTransportTests
 {
-    [Fact]
-    public async Task An_exchange_crosses_two_stream_transports_intact()
+    [Theory]
+    [InlineData(false, false)]
+    [InlineData(true, false)] // as TunnelServer runs: zero-byte reads on the server's side
+    [InlineData(true, true)]
+    public async Task An_exchange_crosses_two_stream_transports_intact(bool serverZeroByteReads, bool clientZeroByteReads)
     {
         (PipeStream serverSide, PipeStream clientSide) = PipeStream.CreatePair();
         var handler = new RecordingStreamHandler();
-        var server = new Uplink(DuplexPipe.Over(serverSide), new UplinkSettings(), UplinkRole.Server, NullLogger.Instance);
-        var client = new Uplink(DuplexPipe.Over(clientSide), new UplinkSettings(), UplinkRole.Client, NullLogger.Instance, handler);
+        var server = new Uplink(DuplexPipe.Over(serverSide, serverZeroByteReads), new UplinkSettings(), UplinkRole.Server, NullLogger.Instance);
+        var client = new Uplink(DuplexPipe.Over(clientSide, clientZeroByteReads), new UplinkSettings(), UplinkRole.Client, NullLogger.Instance, handler);
         Task serverRun = server.RunAsync();
         Task clientRun = client.RunAsync();
         byte[] requestBody = StreamExchangeTests.Pattern(700_000, seed: 21);
