@@ -1,45 +1,73 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# Throughput and latency of Tunnel2 next to the same backend reached directly, through one
-# nginx reverse-proxy hop and through two chained nginx hops, in one sitting, with the runs
-# alternating (direct, nginx1, nginx2, tunnel, direct, ...) so that the machine's noise hits
-# every target alike. Prints the median RPS of each target, its ratio to direct, p50/p99, and
-# the CPU time per request of each Tunnel2 process during the tunnel runs.
+# Throughput, latency and CPU cost of Tunnel2 next to the same backend reached directly, through
+# one nginx reverse-proxy hop and through two chained nginx hops, in one sitting. Two backends:
+# TestBackend and an nginx server returning a fixed body. Runs alternate (direct, nginx1, nginx2,
+# tunnel, direct, ...) so that the machine's noise hits every target alike. Two measurements per
+# target and round: a closed-loop 'wrk -t2 -c50' run (throughput, p50/p99, CPU per request) and an
+# open-model fixed-rate run (h2load --h1 --rps, 1000 RPS by default: p50/p99 and added latency).
 set -euo pipefail
 
 LT_NAME=compare
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=lib/common.sh
 source "$SCRIPT_DIR/lib/common.sh"
+# shellcheck source=lib/loadgen.sh
+source "$SCRIPT_DIR/lib/loadgen.sh"
 
 ROUNDS="${COMPARE_ROUNDS:-3}"
 SECONDS_PER_RUN="${COMPARE_SECONDS:-15}"
+RATE="${COMPARE_RATE:-1000}"
+RATE_SECONDS="${COMPARE_RATE_SECONDS:-15}"
 CONNECTIONS="${COMPARE_CONNECTIONS:-50}"
 THREADS="${COMPARE_THREADS:-2}"
 ENDPOINT="ping"
-NGINX1_PORT="${COMPARE_NGINX1_PORT:-12110}"
-NGINX2_PORT="${COMPARE_NGINX2_PORT:-12111}"
+BACKENDS=(testbackend nginx)
 TARGETS=(direct nginx1 nginx2 tunnel)
+EXTRAS=()   # "NAME=BASE_URL[@PID,PID]"
+# What this script starts itself, all on 127.0.0.1.
+NGINX1_PORT="${COMPARE_NGINX1_PORT:-12110}"               # hop in front of TestBackend
+NGINX2_PORT="${COMPARE_NGINX2_PORT:-12111}"               # second hop in front of the first
+NGINX_BACKEND_PORT="${COMPARE_NGINX_BACKEND_PORT:-12112}" # nginx answering a fixed body
+NGINX_B1_PORT="${COMPARE_NGINX_B1_PORT:-12113}"           # hop in front of the nginx backend
+NGINX_B2_PORT="${COMPARE_NGINX_B2_PORT:-12114}"           # second hop in front of that one
+NGINX_SESSION="${COMPARE_NGINX_SESSION:-44444444-4444-4444-4444-444444444444}"
+TUNNEL_TOKEN="${COMPARE_TUNNEL_TOKEN:-dev-token-change-me}" # the dev stack's token, not a secret
 
 usage() {
   cat <<EOF
-Usage: tunnel2-load-tests/scripts/compare.sh [--rounds N] [--seconds S] [--endpoint ping|get|fast]
-                                              [--targets "direct nginx1 nginx2 tunnel"]
+Usage: tunnel2-load-tests/scripts/compare.sh [--rounds N] [--seconds S] [--rate RPS] [--rate-seconds S]
+         [--endpoint ping|get|fast] [--backends "testbackend nginx"] [--targets "direct nginx1 nginx2 tunnel"]
+         [--extra NAME=BASE_URL[@PID,PID...]]...
 
-For each round, one 'wrk -t$THREADS -c$CONNECTIONS -d\${S}s --latency' run per target, in turn:
-  direct  http://127.0.0.1:$BACKEND_PORT/loadtest/ENDPOINT (TestBackend)
-  nginx1  one nginx reverse-proxy hop (127.0.0.1:$NGINX1_PORT) in front of TestBackend
-  nginx2  two chained nginx hops (127.0.0.1:$NGINX2_PORT -> :$NGINX1_PORT -> TestBackend)
-  tunnel  http://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ENDPOINT (Tunnel2)
-nginx runs from a config generated into the report folder (keep-alive upstreams, HTTP/1.1,
-worker_processes 1 per hop, access log off). Defaults: $ROUNDS rounds of $SECONDS_PER_RUN s.
-Prints per target: median RPS, ratio to direct, median p50 and p99 latency; and the CPU
-microseconds per request of TunnelServer and TunnelClient over the tunnel runs.
+Per round, per backend, per target, in turn:
+  1. wrk -t$THREADS -c$CONNECTIONS -d\${S}s --latency      closed loop: throughput, p50/p99, CPU per request
+  2. h2load --h1 --rps, RATE RPS for RATE_SECONDS   open model in 10 staggered groups: p50/p99
+Backends:
+  testbackend  TestBackend, http://127.0.0.1:$BACKEND_PORT/loadtest/ENDPOINT
+  nginx        nginx answering every request with a fixed 4-byte body, 127.0.0.1:$NGINX_BACKEND_PORT
+               (its own master and 2 workers, like a backend on its own)
+Targets, each in front of the backend:
+  direct   the backend itself
+  nginx1   one nginx reverse-proxy hop (:$NGINX1_PORT, or :$NGINX_B1_PORT for the nginx backend)
+  nginx2   two chained hops (:$NGINX2_PORT -> :$NGINX1_PORT, or :$NGINX_B2_PORT -> :$NGINX_B1_PORT)
+  tunnel   Tunnel2, http://127.0.0.1:$PUBLIC_PORT/session/<id>/loadtest/ENDPOINT; for the nginx
+           backend a second TunnelClient (session $NGINX_SESSION) is started from the Release build
+  --extra NAME=BASE_URL[@PIDS]  one more target (TestBackend only) at BASE_URL/loadtest/ENDPOINT,
+           e.g. a spike; the CPU of the comma-separated PIDS is reported like Tunnel2's
+The nginx hops run from a config generated into the report folder (keep-alive upstreams, HTTP/1.1,
+access log off, 2 workers shared by the hops).
+Defaults: $ROUNDS rounds; wrk $SECONDS_PER_RUN s; $RATE RPS for $RATE_SECONDS s (--rate 0 skips the fixed-rate runs).
+
+Prints, per backend and target: median RPS and its ratio to direct, median p50/p99 under wrk,
+median p50/p99 at the fixed rate and what that adds to direct; and per Tunnel2 process the CPU
+time per request over the wrk runs (microseconds per request = milliseconds per 1,000 requests).
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
-Environment: COMPARE_ROUNDS, COMPARE_SECONDS, COMPARE_CONNECTIONS, COMPARE_THREADS,
-COMPARE_NGINX1_PORT ($NGINX1_PORT), COMPARE_NGINX2_PORT ($NGINX2_PORT).
-Reports: tunnel2-load-tests/reports/<UTC timestamp>-compare/ (every wrk output, summary.txt).
+Environment: COMPARE_ROUNDS, COMPARE_SECONDS, COMPARE_RATE, COMPARE_RATE_SECONDS,
+COMPARE_CONNECTIONS, COMPARE_THREADS, COMPARE_NGINX{1,2,_BACKEND,_B1,_B2}_PORT,
+COMPARE_NGINX_SESSION, COMPARE_TUNNEL_TOKEN (the dev token by default).
+Reports: tunnel2-load-tests/reports/<UTC timestamp>-compare/ (every run's output, summary.txt).
 Exit 0 when every run completed without socket errors or non-2xx answers, 1 otherwise.
 EOF
 }
@@ -48,90 +76,160 @@ while (($#)); do
   case "$1" in
     --rounds) ROUNDS="$2"; shift ;;
     --seconds) SECONDS_PER_RUN="$2"; shift ;;
+    --rate) RATE="$2"; shift ;;
+    --rate-seconds) RATE_SECONDS="$2"; shift ;;
     --endpoint) ENDPOINT="$2"; shift ;;
+    --backends) read -r -a BACKENDS <<<"$2"; shift ;;
     --targets) read -r -a TARGETS <<<"$2"; shift ;;
+    --extra) EXTRAS+=("$2"); shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" 2 ;;
   esac
   shift
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$SECONDS_PER_RUN" =~ ^[1-9][0-9]*$ ]] || die "--rounds and --seconds take positive numbers" 2
+[[ "$RATE" =~ ^[0-9]+$ && "$RATE_SECONDS" =~ ^[1-9][0-9]*$ ]] || die "--rate takes a number (0: none), --rate-seconds a positive one" 2
 case "$ENDPOINT" in ping|get|fast) ;; *) die "--endpoint must be ping, get or fast" 2 ;; esac
+for b in "${BACKENDS[@]}"; do
+  case "$b" in testbackend|nginx) ;; *) die "unknown backend '$b'" 2 ;; esac
+done
+for t in "${TARGETS[@]}"; do
+  case "$t" in direct|nginx1|nginx2|tunnel) ;; *) die "unknown target '$t'" 2 ;; esac
+done
+declare -A EXTRA_URL=() EXTRA_PIDS=()
+for e in "${EXTRAS[@]}"; do
+  [[ "$e" =~ ^([a-z0-9_-]+)=(http://127\.0\.0\.1:[0-9]+[^@]*)(@([0-9,]+))?$ ]] \
+    || die "--extra takes NAME=http://127.0.0.1:PORT/...[@PID,PID], got '$e'" 2
+  EXTRA_URL[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]%/}"
+  EXTRA_PIDS[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]//,/ }"
+done
 
 ensure_tool wrk wrk
 ensure_tool curl curl
 ensure_tool python3 python3
+((RATE > 0)) && ensure_tool h2load nghttp2-client
 needs_nginx=0
-for t in "${TARGETS[@]}"; do
-  case "$t" in
-    direct|tunnel) ;;
-    nginx1|nginx2) needs_nginx=1 ;;
-    *) die "unknown target '$t'" 2 ;;
-  esac
-done
+[[ " ${TARGETS[*]} " == *" nginx"[12]" "* || " ${BACKENDS[*]} " == *" nginx "* ]] && needs_nginx=1
 ((needs_nginx)) && ensure_tool nginx nginx
 
 REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-compare"
 mkdir -p "$REPORT_DIR"
 NGINX_DIR="$REPORT_DIR/nginx"
-NGINX_PID=""
+NGINX_PIDS=()
+NGINX_CLIENT_PID=""
 
 cleanup() {
-  if [[ -n "$NGINX_PID" ]]; then
-    kill -QUIT "$NGINX_PID" 2>/dev/null || true
-    NGINX_PID=""
-  fi
+  stop_child
+  local pid
+  for pid in "${NGINX_PIDS[@]}"; do kill -QUIT "$pid" 2>/dev/null || true; done
+  NGINX_PIDS=()
+  stop_pid "TunnelClient (nginx backend)" "$NGINX_CLIENT_PID" 15
+  NGINX_CLIENT_PID=""
   stack_stop
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-start_nginx() {
-  mkdir -p "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
-  # One master, two servers: each hop has its own worker so that the two-hop chain pays for
-  # two proxies, like two separate processes would.
-  cat >"$NGINX_DIR/nginx.conf" <<EOF
-worker_processes 2;
-pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/logs/error.log warn;
+# nginx_conf NAME WORKERS SERVERS: a whole nginx.conf whose http block holds SERVERS.
+nginx_conf() {
+  local name="$1" workers="$2" servers="$3" dir="$NGINX_DIR/$1"
+  mkdir -p "$dir/logs" "$dir/tmp"
+  cat >"$dir/nginx.conf" <<EOF
+worker_processes $workers;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
 events { worker_connections 4096; }
 http {
   access_log off;
-  client_body_temp_path $NGINX_DIR/tmp/body;
-  proxy_temp_path $NGINX_DIR/tmp/proxy;
-  fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
-  uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
-  scgi_temp_path $NGINX_DIR/tmp/scgi;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
   keepalive_requests 1000000;
-  upstream backend { server 127.0.0.1:$BACKEND_PORT; keepalive 128; }
-  upstream hop1 { server 127.0.0.1:$NGINX1_PORT; keepalive 128; }
-  server {
-    listen 127.0.0.1:$NGINX1_PORT;
-    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; }
-  }
-  server {
-    listen 127.0.0.1:$NGINX2_PORT;
-    location / { proxy_pass http://hop1; proxy_http_version 1.1; proxy_set_header Connection ""; }
-  }
+$servers
 }
 EOF
-  nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" -g 'daemon off;' >"$NGINX_DIR/logs/stdout.log" 2>&1 &
-  NGINX_PID=$!
-  local deadline=$((SECONDS + 10))
-  until answers "http://127.0.0.1:$NGINX2_PORT/loadtest/ping" pong; do
-    kill -0 "$NGINX_PID" 2>/dev/null || die "nginx did not start (see $NGINX_DIR/logs)"
-    ((SECONDS < deadline)) || die "nginx did not answer within 10 s (see $NGINX_DIR/logs)"
+}
+
+# proxy_server LISTEN_PORT UPSTREAM_NAME UPSTREAM_PORT: an upstream and a hop that proxies to it.
+proxy_server() {
+  cat <<EOF
+  upstream $2 { server 127.0.0.1:$3; keepalive 128; }
+  server {
+    listen 127.0.0.1:$1;
+    location / { proxy_pass http://$2; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+EOF
+}
+
+# start_nginx NAME CHECK_URL: runs the config NAME in the foreground of a background job.
+start_nginx() {
+  local name="$1" url="$2" dir="$NGINX_DIR/$1"
+  nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' >"$dir/logs/stdout.log" 2>&1 &
+  NGINX_PIDS+=($!)
+  wait_pong "nginx ($name)" $! "$url" 10 "$dir/logs"
+}
+
+# wait_pong NAME PID URL SECONDS LOG: until URL answers 'pong'; stops the script if PID exits or time runs out.
+wait_pong() {
+  local name="$1" pid="$2" url="$3" deadline=$((SECONDS + $4)) where="$5"
+  until answers "$url" pong; do
+    kill -0 "$pid" 2>/dev/null || die "$name exited (see $where)"
+    ((SECONDS < deadline)) || die "$name did not answer $url within $4 s (see $where)"
     sleep 0.2
   done
 }
 
-url_of() {
-  local path="/loadtest/$ENDPOINT"
-  case "$1" in
-    direct) echo "$DIRECT_BASE$path" ;;
-    nginx1) echo "http://127.0.0.1:$NGINX1_PORT$path" ;;
-    nginx2) echo "http://127.0.0.1:$NGINX2_PORT$path" ;;
-    tunnel) echo "$TUNNEL_BASE$path" ;;
+start_all_nginx() {
+  local hops=""
+  if [[ " ${BACKENDS[*]} " == *" nginx "* ]]; then
+    # The backend: its own master with two workers, like a separate backend server.
+    nginx_conf backend 2 "  server {
+    listen 127.0.0.1:$NGINX_BACKEND_PORT;
+    location / { default_type text/plain; return 200 'pong'; }
+  }"
+    start_nginx backend "http://127.0.0.1:$NGINX_BACKEND_PORT/loadtest/ping"
+    hops+="$(proxy_server "$NGINX_B1_PORT" nginxbackend "$NGINX_BACKEND_PORT")"$'\n'
+    hops+="$(proxy_server "$NGINX_B2_PORT" nginxhop1 "$NGINX_B1_PORT")"$'\n'
+  fi
+  if [[ " ${BACKENDS[*]} " == *" testbackend "* ]]; then
+    hops+="$(proxy_server "$NGINX1_PORT" testbackend "$BACKEND_PORT")"$'\n'
+    hops+="$(proxy_server "$NGINX2_PORT" testbackendhop1 "$NGINX1_PORT")"$'\n'
+  fi
+  # One master, two workers for every hop: a two-hop chain pays for two proxies.
+  nginx_conf hops 2 "$hops"
+  if [[ " ${BACKENDS[*]} " == *" testbackend "* ]]; then
+    start_nginx hops "http://127.0.0.1:$NGINX2_PORT/loadtest/ping"
+  else
+    start_nginx hops "http://127.0.0.1:$NGINX_B2_PORT/loadtest/ping"
+  fi
+}
+
+# A second TunnelClient carries the session whose backend is the nginx one.
+start_nginx_client() {
+  local dll="$REPO_ROOT/src/TunnelClient/bin/Release/net10.0/TunnelClient.dll"
+  [[ -f "$dll" ]] || die "$dll is missing: build Release first (dotnet build -c Release)"
+  (cd "$(dirname "$dll")" && exec dotnet "$dll" --server "http://127.0.0.1:$TUNNEL_PORT" \
+    --backend "http://127.0.0.1:$NGINX_BACKEND_PORT" --session "$NGINX_SESSION" --token "$TUNNEL_TOKEN" \
+    --max-concurrency "$CLIENT_CONCURRENCY") </dev/null >"$REPORT_DIR/client-nginx.log" 2>&1 &
+  NGINX_CLIENT_PID=$!
+  wait_pong "the TunnelClient for the nginx backend" "$NGINX_CLIENT_PID" "$(base_of nginx tunnel)/loadtest/ping" 30 \
+    "$REPORT_DIR/client-nginx.log"
+}
+
+# base_of BACKEND TARGET: the URL prefix under which /loadtest/ENDPOINT is found.
+base_of() {
+  case "$1/$2" in
+    testbackend/direct) echo "$DIRECT_BASE" ;;
+    testbackend/nginx1) echo "http://127.0.0.1:$NGINX1_PORT" ;;
+    testbackend/nginx2) echo "http://127.0.0.1:$NGINX2_PORT" ;;
+    testbackend/tunnel) echo "$TUNNEL_BASE" ;;
+    nginx/direct) echo "http://127.0.0.1:$NGINX_BACKEND_PORT" ;;
+    nginx/nginx1) echo "http://127.0.0.1:$NGINX_B1_PORT" ;;
+    nginx/nginx2) echo "http://127.0.0.1:$NGINX_B2_PORT" ;;
+    nginx/tunnel) echo "http://127.0.0.1:$PUBLIC_PORT/session/$NGINX_SESSION" ;;
+    testbackend/*) echo "${EXTRA_URL[$2]}" ;;
   esac
 }
 
@@ -139,68 +237,128 @@ url_of() {
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 stack_ensure 1 1 "$REPORT_DIR/run-local.log"
-((needs_nginx)) && start_nginx
-
 SERVER_PID="$(stack_pids | awk '$1 == "TunnelServer" {print $2; exit}')"
 CLIENT_PID="$(stack_pids | awk '$1 == "TunnelClient" {print $2; exit}')"
-log "TunnelServer pid ${SERVER_PID:-?}, TunnelClient pid ${CLIENT_PID:-?}; reports in $REPORT_DIR"
+((needs_nginx)) && start_all_nginx
+[[ " ${BACKENDS[*]} " == *" nginx "* && " ${TARGETS[*]} " == *" tunnel "* ]] && start_nginx_client
 
-log "warm-up: 3 s per target (not measured)"
-for t in "${TARGETS[@]}"; do
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d3s "$(url_of "$t")" >/dev/null 2>&1 || true
+# The runs, in order: "backend target" pairs, and the processes whose CPU each one reports.
+RUNS=()
+declare -A PIDS_OF=()
+for b in "${BACKENDS[@]}"; do
+  for t in "${TARGETS[@]}"; do
+    RUNS+=("$b $t")
+  done
+  if [[ "$b" == testbackend ]]; then
+    for e in "${!EXTRA_URL[@]}"; do
+      RUNS+=("testbackend $e")
+      for pid in ${EXTRA_PIDS[$e]}; do PIDS_OF["testbackend $e"]+=" $e:$pid"; done
+    done
+  fi
+done
+PIDS_OF["testbackend tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${CLIENT_PID:-0}"
+PIDS_OF["nginx tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${NGINX_CLIENT_PID:-0}"
+log "TunnelServer pid ${SERVER_PID:-?}, TunnelClient pid ${CLIENT_PID:-?} (nginx backend: ${NGINX_CLIENT_PID:--}); reports in $REPORT_DIR"
+
+log "warm-up: 3 s of wrk per target (not measured)"
+for run in "${RUNS[@]}"; do
+  read -r b t <<<"$run"
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d3s "$(base_of "$b" "$t")/loadtest/$ENDPOINT" >/dev/null 2>&1 || true
 done
 
-server_ticks=0 client_ticks=0 tunnel_requests=0 errors=0
+errors=0
+: >"$REPORT_DIR/cpu.txt"   # "backend target round name:pid ticks requests" per measured process and wrk run
 for ((round = 1; round <= ROUNDS; round++)); do
-  for t in "${TARGETS[@]}"; do
-    out="$REPORT_DIR/$t.$round.txt"
-    if [[ "$t" == tunnel ]]; then
-      s0=$(cpu_ticks "${SERVER_PID:-0}") c0=$(cpu_ticks "${CLIENT_PID:-0}")
-    fi
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency "$(url_of "$t")" >"$out" 2>&1
-    if [[ "$t" == tunnel ]]; then
-      server_ticks=$((server_ticks + $(cpu_ticks "${SERVER_PID:-0}") - s0))
-      client_ticks=$((client_ticks + $(cpu_ticks "${CLIENT_PID:-0}") - c0))
-      tunnel_requests=$((tunnel_requests + $(awk '/requests in/ {print $1; exit}' "$out")))
-    fi
-    if grep -qE 'Socket errors|Non-2xx' "$out"; then
+  for run in "${RUNS[@]}"; do
+    read -r b t <<<"$run"
+    url="$(base_of "$b" "$t")/loadtest/$ENDPOINT"
+    out="$REPORT_DIR/$b.$t.wrk.$round.txt"
+    read -r -a procs <<<"${PIDS_OF[$run]:-}"
+    declare -A before=()
+    for proc in "${procs[@]}"; do before[$proc]=$(cpu_ticks "${proc#*:}"); done
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency "$url" >"$out" 2>&1 || true
+    requests="$(awk '/requests in/ {print $1; exit}' "$out")"
+    for proc in "${procs[@]}"; do
+      echo "$b $t $round $proc $(($(cpu_ticks "${proc#*:}") - before[$proc])) ${requests:-0}" >>"$REPORT_DIR/cpu.txt"
+    done
+    unset before
+    if ! grep -q 'Requests/sec' "$out" || grep -qE 'Socket errors|Non-2xx' "$out"; then
       errors=1
-      warn "$t round $round: $(grep -E 'Socket errors|Non-2xx' "$out" | tr -s ' ' | tr '\n' ';')"
+      warn "$b $t round $round (wrk): $(grep -E 'Socket errors|Non-2xx|rror' "$out" | tr -s ' ' | tr '\n' ';')"
     fi
-    log "round $round $t: $(awk '/Requests\/sec/ {print $2}' "$out") RPS"
+    line="round $round $b $t: $(awk '/Requests\/sec/ {print $2}' "$out") RPS"
+    if ((RATE > 0)); then
+      stage="$REPORT_DIR/$b.$t.rate.$round"
+      run_stage "$b/$t" "$url" "$ENDPOINT" "$RATE" "$RATE_SECONDS" "$stage" "" 2>>"$REPORT_DIR/h2load.log"
+      if ! python3 "$LOADREPORT" stage-check "$stage" --max-fail-pct 0 --max-p99-ms 100000 >>"$REPORT_DIR/h2load.log" 2>&1; then
+        errors=1
+        warn "$b $t round $round (fixed rate): failures or the rate not reached (see $stage)"
+      fi
+      line+=", fixed rate done"
+    fi
+    log "$line"
   done
 done
 
-python3 - "$REPORT_DIR" "$ROUNDS" "$(getconf CLK_TCK)" "$server_ticks" "$client_ticks" "$tunnel_requests" "${TARGETS[@]}" <<'PY' | tee "$REPORT_DIR/summary.txt"
+python3 - "$REPORT_DIR" "$ROUNDS" "$(getconf CLK_TCK)" "$RATE" "$LT_LIB_DIR" "${RUNS[@]}" <<'PY' | tee "$REPORT_DIR/summary.txt"
 import re, statistics, sys
-folder, rounds, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-server_ticks, client_ticks, tunnel_requests = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-targets = sys.argv[7:]
+folder, rounds, hz, rate, lib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+runs = [tuple(r.split()) for r in sys.argv[6:]]
+sys.path.insert(0, lib)
+from loadreport import Stage, Totals  # noqa: E402
 
 def ms(value, unit):
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
+med = statistics.median
 rows = {}
-for t in targets:
-    rps, p50, p99 = [], [], []
+for b, t in runs:
+    rps, p50, p99, r50, r99 = [], [], [], [], []
     for r in range(1, rounds + 1):
-        text = open(f"{folder}/{t}.{r}.txt").read()
-        rps.append(float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1)))
+        text = open(f"{folder}/{b}.{t}.wrk.{r}.txt").read()
+        m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+        if not m:
+            continue
+        rps.append(float(m.group(1)))
         for pct, into in (("50", p50), ("99", p99)):
             m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\b", text, re.M)
             into.append(ms(*m.groups()))
-    rows[t] = (rps, statistics.median(rps), statistics.median(p50), statistics.median(p99))
+        if rate:
+            lat = Totals([Stage.load(f"{folder}/{b}.{t}.rate.{r}")]).latency_ms()
+            if lat["p50"] is not None:
+                r50.append(lat["p50"]); r99.append(lat["p99"])
+    rows[(b, t)] = dict(runs=rps, rps=med(rps) if rps else 0.0, p50=med(p50) if p50 else 0.0,
+                        p99=med(p99) if p99 else 0.0, r50=med(r50) if r50 else None, r99=med(r99) if r99 else None)
 
-direct = rows.get("direct", (None, None))[1]
-print(f"{'target':<8} {'median RPS':>11} {'x direct':>9} {'p50 ms':>8} {'p99 ms':>8}   runs (RPS)")
-for t in targets:
-    runs, rps, p50, p99 = rows[t]
-    ratio = f"{rps / direct:.3f}" if direct else "-"
-    print(f"{t:<8} {rps:>11,.0f} {ratio:>9} {p50:>8.3f} {p99:>8.3f}   {', '.join(f'{x:,.0f}' for x in runs)}")
-if tunnel_requests:
-    per = lambda ticks: ticks / hz * 1e6 / tunnel_requests
-    print(f"CPU per request during the tunnel runs: TunnelServer {per(server_ticks):.1f} us, "
-          f"TunnelClient {per(client_ticks):.1f} us, both {per(server_ticks + client_ticks):.1f} us "
-          f"({tunnel_requests:,} requests)")
+cpu = {}
+for line in open(f"{folder}/cpu.txt"):
+    b, t, _, pid, ticks, requests = line.split()
+    c = cpu.setdefault((b, t), {})
+    ticks_total, req_total = c.get(pid, (0, 0))
+    c[pid] = (ticks_total + int(ticks), req_total + int(requests))
+
+print(f"{'backend/target':<20} {'median RPS':>11} {'x direct':>9} {'p50 ms':>7} {'p99 ms':>7}"
+      + (f" | {rate} RPS: {'p50 ms':>6} {'p99 ms':>6} {'+p50':>6} {'+p99':>6}" if rate else "") + "   runs (RPS)")
+for b, t in runs:
+    row, direct = rows[(b, t)], rows.get((b, "direct"))
+    ratio = f"{row['rps'] / direct['rps']:.3f}" if direct and direct["rps"] else "-"
+    line = f"{b + '/' + t:<20} {row['rps']:>11,.0f} {ratio:>9} {row['p50']:>7.3f} {row['p99']:>7.3f}"
+    if rate:
+        f = lambda v: f"{v:>6.3f}" if v is not None else f"{'-':>6}"  # noqa: E731
+        d50 = row["r50"] - direct["r50"] if direct and None not in (row["r50"], direct["r50"]) else None
+        d99 = row["r99"] - direct["r99"] if direct and None not in (row["r99"], direct["r99"]) else None
+        line += f" | {'':>{len(str(rate)) + 5}} {f(row['r50'])} {f(row['r99'])} {f(d50)} {f(d99)}"
+    print(line + "   " + ", ".join(f"{x:,.0f}" for x in row["runs"]))
+
+for (b, t), per_pid in cpu.items():
+    parts, total = [], 0.0
+    for pid, (ticks, requests) in per_pid.items():
+        us = ticks / hz * 1e6 / requests if requests else 0.0
+        total += us
+        name, _, number = pid.partition(":")
+        parts.append(f"{name} (pid {number}) {us:.1f} us")
+    requests = max(r for _, r in per_pid.values())
+    print(f"CPU per request, {b}/{t} wrk runs ({requests:,} requests): {', '.join(parts)}; "
+          f"together {total:.1f} us per request = {total:.1f} ms per 1,000 requests")
 PY
 exit "$errors"

@@ -162,14 +162,21 @@ stack_ensure() {
 # Stops run-local.sh if (and only if) this script started it; run-local.sh stops its children.
 stack_stop() {
   [[ -n "$STACK_PID" ]] || return 0
-  local pid="$STACK_PID" deadline
+  local pid="$STACK_PID"
   STACK_PID=""
   log "stopping the stack we started (run-local.sh pid $pid)"
+  stop_pid run-local.sh "$pid" 60
+}
+
+# stop_pid NAME PID SECONDS: SIGTERM, up to SECONDS for it to exit, then SIGKILL; reaps it.
+stop_pid() {
+  local name="$1" pid="$2" timeout="$3" deadline
+  [[ -n "$pid" ]] || return 0
   kill -TERM "$pid" 2>/dev/null || return 0
-  deadline=$((SECONDS + 60))
+  deadline=$((SECONDS + timeout))
   while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
   if kill -0 "$pid" 2>/dev/null; then
-    warn "run-local.sh (pid $pid) did not stop in 60 s; killing it"
+    warn "$name (pid $pid) did not stop in ${timeout}s; killing it"
     kill -KILL "$pid" 2>/dev/null || true
   fi
   wait "$pid" 2>/dev/null || true
