@@ -17,7 +17,7 @@ public sealed class HeadOfLineBlockingTests
         await stack.StartClientAsync(Session);
         using HttpClient http = CallerHttp.Create();
         await MeasurePingsAsync(http, stack, 50); // warm-up: JIT, pooled connections
-        double idleP99 = Percentile99(await MeasurePingsAsync(http, stack, Pings));
+        double[] idle = await MeasurePingsAsync(http, stack, Pings);
 
         await using MemorySampler memory = MemorySampler.Start();
         using HttpResponseMessage download = await http.GetAsync(stack.SessionUrl(Session, $"/loadtest/bytes/{1L << 30}"), HttpCompletionOption.ResponseHeadersRead);
@@ -29,16 +29,21 @@ public sealed class HeadOfLineBlockingTests
         await Eventually.WaitUntilAsync(() => reader.BytesRead >= 2 * 1024 * 1024, "the slow reader is under way");
         long readBeforePings = reader.BytesRead;
 
-        double busyP99 = Percentile99(await MeasurePingsAsync(http, stack, Pings));
+        double[] busy = await MeasurePingsAsync(http, stack, Pings);
         long readDuringPings = reader.BytesRead - readBeforePings;
         await stopReading.CancelAsync();
         await reading;
+        double idleMedian = Percentile(idle, 0.50), idleP99 = Percentile(idle, 0.99);
+        double busyMedian = Percentile(busy, 0.50), busyP99 = Percentile(busy, 0.99);
         TestContext.Current.TestOutputHelper?.WriteLine(
-            $"ping p99 idle {idleP99:F2} ms, during the slow download {busyP99:F2} ms; memory growth {memory.PeakGrowthBytes / 1024 / 1024} MiB");
+            $"ping p50/p99 idle {idleMedian:F2}/{idleP99:F2} ms, during the slow download {busyMedian:F2}/{busyP99:F2} ms; memory growth {memory.PeakGrowthBytes / 1024 / 1024} MiB");
 
-        // A correctness check, not a benchmark (figures live in docs/benchmarks): pings queued behind the download's
-        // bytes would wait for megabytes at 1 MiB/s, i.e. seconds; 20 ms over idle leaves room for a busy machine.
-        Assert.True(busyP99 <= idleP99 + 20, $"ping p99 was {busyP99:F1} ms during the slow download, {idleP99:F1} ms idle");
+        // A correctness check, not a benchmark (figures live in docs/benchmarks). Pings queued behind the download's
+        // bytes would each wait for megabytes at 1 MiB/s, i.e. seconds: the median shows that with a margin of 20 ms.
+        // The p99 is two samples of 200, which one scheduler stall on a busy shared machine can move by tens of ms
+        // (seen: +16 ms here), so it only has to stay far below "seconds".
+        Assert.True(busyMedian <= idleMedian + 20, $"ping median was {busyMedian:F1} ms during the slow download, {idleMedian:F1} ms idle");
+        Assert.True(busyP99 <= idleP99 + 250, $"ping p99 was {busyP99:F1} ms during the slow download, {idleP99:F1} ms idle");
         Assert.True(readDuringPings > 0, "the slow download stalled while the pings ran");
         Assert.True(memory.PeakGrowthBytes < 64L * 1024 * 1024, $"memory grew by {memory.PeakGrowthBytes / 1024 / 1024} MiB: the download is being buffered");
         Assert.Single(stack.Registry.GetUplinks(Session));
@@ -60,11 +65,11 @@ public sealed class HeadOfLineBlockingTests
         return latencies;
     }
 
-    private static double Percentile99(double[] samples)
+    private static double Percentile(double[] samples, double rank)
     {
         double[] sorted = [.. samples];
         Array.Sort(sorted);
-        return sorted[(int)Math.Ceiling(sorted.Length * 0.99) - 1];
+        return sorted[(int)Math.Ceiling(sorted.Length * rank) - 1];
     }
 
     /// <summary>Reads about 1 MiB/s: 16 KiB, then a 15 ms pause, like a caller on a slow link.</summary>
