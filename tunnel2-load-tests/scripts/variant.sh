@@ -54,7 +54,7 @@ SETSID=""
 command -v setsid >/dev/null 2>&1 && SETSID=setsid
 LOG_DIR="$(mktemp -d "/tmp/tunnel2-variant-XXXXXX")"
 PIDS=()
-stop_all() { local pid; for pid in "${PIDS[@]}"; do stop_pid "$pid"; done; }
+stop_all() { local pid; for pid in "${PIDS[@]}"; do stop_pid "variant process" "$pid" 15; done; PIDS=(); }
 trap 'stop_all; exit 0' INT TERM
 trap 'stop_all' EXIT
 
