@@ -12,13 +12,14 @@ usage() {
 Usage: $0 [--tree DIR] [--public-port P] [--tunnel-port P] [--name NAME]
 
 Starts TunnelServer and TunnelClient from DIR/src/*/bin/Release/net10.0 (build it first), each in its own
-session (as run-local.sh does), on 127.0.0.1:P (public) and :P (tunnel), the client relaying to the
+session (as run-local.sh does), on 127.0.0.1 with the ports below, the client relaying to the
 running TestBackend (127.0.0.1:$BACKEND_PORT) with $CLIENT_CONCURRENCY backend slots. Waits until a ping through
 it answers, prints the argument for compare.sh, then runs until SIGTERM/Ctrl-C and stops both.
 
   --tree DIR          checkout whose build to run (default: this one, $REPO_ROOT)
-  --public-port P     default 12200
-  --tunnel-port P     default 12201
+  --public-port P     the variant's public port (default 12200)
+  --tunnel-port P     the variant's tunnel port (default 12201)
+Logs go to a new /tmp/tunnel2-variant-* folder, named on start.
   --name NAME         the target's name in compare.sh's output (default: variant)
 
 Example:
