@@ -163,10 +163,17 @@ proxy_server() {
 EOF
 }
 
-# start_nginx NAME CHECK_URL: runs the config NAME in the foreground of a background job.
+# Every server under test runs in its own session, as run-local.sh starts the tunnel's processes: with the
+# kernel's autogroup scheduling (sched_autogroup_enabled=1, the Debian default) each session is one scheduling
+# group with an equal share of the CPU, so a server left in this script's session would share wrk's share and
+# the comparison would favour whichever side runs in more groups.
+SETSID=""
+command -v setsid >/dev/null 2>&1 && SETSID=setsid
+
+# start_nginx NAME CHECK_URL: runs the config NAME in the foreground of a background job, in its own session.
 start_nginx() {
   local name="$1" url="$2" dir="$NGINX_DIR/$1"
-  nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' >"$dir/logs/stdout.log" 2>&1 &
+  $SETSID nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' </dev/null >"$dir/logs/stdout.log" 2>&1 &
   NGINX_PIDS+=($!)
   wait_pong "nginx ($name)" $! "$url" 10 "$dir/logs"
 }
@@ -210,7 +217,7 @@ start_all_nginx() {
 start_nginx_client() {
   local dll="$REPO_ROOT/src/TunnelClient/bin/Release/net10.0/TunnelClient.dll"
   [[ -f "$dll" ]] || die "$dll is missing: build Release first (dotnet build -c Release)"
-  (cd "$(dirname "$dll")" && exec dotnet "$dll" --server "http://127.0.0.1:$TUNNEL_PORT" \
+  (cd "$(dirname "$dll")" && exec $SETSID dotnet "$dll" --server "http://127.0.0.1:$TUNNEL_PORT" \
     --backend "http://127.0.0.1:$NGINX_BACKEND_PORT" --session "$NGINX_SESSION" --token "$TUNNEL_TOKEN" \
     --max-concurrency "$CLIENT_CONCURRENCY") </dev/null >"$REPORT_DIR/client-nginx.log" 2>&1 &
   NGINX_CLIENT_PID=$!
