@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
 using Serilog;
@@ -7,6 +8,7 @@ using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;
+using Tunnel2.TunnelServer.Transport;
 using Tunnel2.TunnelServer.Uplinks;
 
 namespace Tunnel2.TunnelServer;
@@ -44,6 +46,9 @@ public static class TunnelServerApp
         builder.Services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
             // ProxyEntry answers heads over its limit with a problem+json 431; Kestrel's own (bare) 431 is kept for far larger ones.
             kestrel.Limits.MaxRequestHeadersTotalSize = Math.Max(kestrel.Limits.MaxRequestHeadersTotalSize, 2 * proxy.Value.MaxRequestHeadersBytes));
+
+        // Registered after the host's defaults, so Kestrel's transport takes this factory instead of its own.
+        builder.Services.AddSingleton<IMemoryPoolFactory<byte>, ReceiveBlockMemoryPoolFactory>();
 
         var endpoints = new ServerEndpoints();
         builder.Services.AddSingleton(endpoints);

@@ -14,6 +14,8 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/lib/common.sh"
 # shellcheck source=lib/loadgen.sh
 source "$SCRIPT_DIR/lib/loadgen.sh"
+# shellcheck source=lib/nginx.sh
+source "$SCRIPT_DIR/lib/nginx.sh"
 
 ROUNDS="${COMPARE_ROUNDS:-3}"
 SECONDS_PER_RUN="${COMPARE_SECONDS:-15}"
@@ -115,42 +117,17 @@ needs_nginx=0
 REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-compare"
 mkdir -p "$REPORT_DIR"
 NGINX_DIR="$REPORT_DIR/nginx"
-NGINX_PIDS=()
 NGINX_CLIENT_PID=""
 
 cleanup() {
   stop_child
-  local pid
-  for pid in "${NGINX_PIDS[@]}"; do kill -QUIT "$pid" 2>/dev/null || true; done
-  NGINX_PIDS=()
+  stop_all_nginx
   stop_pid "TunnelClient (nginx backend)" "$NGINX_CLIENT_PID" 15
   NGINX_CLIENT_PID=""
   stack_stop
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# nginx_conf NAME WORKERS SERVERS: a whole nginx.conf whose http block holds SERVERS.
-nginx_conf() {
-  local name="$1" workers="$2" servers="$3" dir="$NGINX_DIR/$1"
-  mkdir -p "$dir/logs" "$dir/tmp"
-  cat >"$dir/nginx.conf" <<EOF
-worker_processes $workers;
-pid $dir/nginx.pid;
-error_log $dir/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp/body;
-  proxy_temp_path $dir/tmp/proxy;
-  fastcgi_temp_path $dir/tmp/fastcgi;
-  uwsgi_temp_path $dir/tmp/uwsgi;
-  scgi_temp_path $dir/tmp/scgi;
-  keepalive_requests 1000000;
-$servers
-}
-EOF
-}
 
 # proxy_server LISTEN_PORT UPSTREAM_NAME UPSTREAM_PORT: an upstream and a hop that proxies to it.
 proxy_server() {
@@ -161,31 +138,6 @@ proxy_server() {
     location / { proxy_pass http://$2; proxy_http_version 1.1; proxy_set_header Connection ""; }
   }
 EOF
-}
-
-# Every server under test runs in its own session, as run-local.sh starts the tunnel's processes: with the
-# kernel's autogroup scheduling (sched_autogroup_enabled=1, the Debian default) each session is one scheduling
-# group with an equal share of the CPU, so a server left in this script's session would share wrk's share and
-# the comparison would favour whichever side runs in more groups.
-SETSID=""
-command -v setsid >/dev/null 2>&1 && SETSID=setsid
-
-# start_nginx NAME CHECK_URL: runs the config NAME in the foreground of a background job, in its own session.
-start_nginx() {
-  local name="$1" url="$2" dir="$NGINX_DIR/$1"
-  $SETSID nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' </dev/null >"$dir/logs/stdout.log" 2>&1 &
-  NGINX_PIDS+=($!)
-  wait_pong "nginx ($name)" $! "$url" 10 "$dir/logs"
-}
-
-# wait_pong NAME PID URL SECONDS LOG: until URL answers 'pong'; stops the script if PID exits or time runs out.
-wait_pong() {
-  local name="$1" pid="$2" url="$3" deadline=$((SECONDS + $4)) where="$5"
-  until answers "$url" pong; do
-    kill -0 "$pid" 2>/dev/null || die "$name exited (see $where)"
-    ((SECONDS < deadline)) || die "$name did not answer $url within $4 s (see $where)"
-    sleep 0.2
-  done
 }
 
 start_all_nginx() {
@@ -215,11 +167,7 @@ start_all_nginx() {
 
 # A second TunnelClient carries the session whose backend is the nginx one.
 start_nginx_client() {
-  local dll="$REPO_ROOT/src/TunnelClient/bin/Release/net10.0/TunnelClient.dll"
-  [[ -f "$dll" ]] || die "$dll is missing: build Release first (dotnet build -c Release)"
-  (cd "$(dirname "$dll")" && exec $SETSID dotnet "$dll" --server "http://127.0.0.1:$TUNNEL_PORT" \
-    --backend "http://127.0.0.1:$NGINX_BACKEND_PORT" --session "$NGINX_SESSION" --token "$TUNNEL_TOKEN" \
-    --max-concurrency "$CLIENT_CONCURRENCY") </dev/null >"$REPORT_DIR/client-nginx.log" 2>&1 &
+  start_session_client "$NGINX_SESSION" "http://127.0.0.1:$NGINX_BACKEND_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-nginx.log"
   NGINX_CLIENT_PID=$!
   wait_pong "the TunnelClient for the nginx backend" "$NGINX_CLIENT_PID" "$(base_of nginx tunnel)/loadtest/ping" 30 \
     "$REPORT_DIR/client-nginx.log"

@@ -59,7 +59,7 @@ public sealed class UplinkRoleTests
         Assert.Equal(10_000, settings.MaxConcurrentStreams);
         Assert.Equal(TimeSpan.FromSeconds(15), settings.KeepAliveInterval);
         Assert.Equal(TimeSpan.FromSeconds(45), settings.KeepAliveTimeout);
-        Assert.Equal(64 * 1024, settings.DataChunkSize);
+        Assert.Equal(256 * 1024, settings.DataChunkSize);
         Assert.Equal(16 * 1024, (settings with { MaxFramePayload = 16 * 1024 }).DataChunkSize);
     }
 }

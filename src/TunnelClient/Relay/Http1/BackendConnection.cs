@@ -14,7 +14,8 @@ internal sealed class BackendConnection : IAsyncDisposable
     {
         _socket = socket;
         _stream = stream;
-        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true));
+        // Reads of up to 256 KiB, so a bulk response goes up the uplink in Data frames of the full chunk size.
+        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 256 * 1024, minimumReadSize: 4096, leaveOpen: true));
         Output = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
     }
 

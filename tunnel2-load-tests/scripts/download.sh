@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Bulk download through the tunnel against a direct run, in one sitting: one 1 GiB body (by default) from
+# TestBackend and from an nginx file backend, direct, through one nginx hop and through Tunnel2, alternating.
+set -euo pipefail
+
+LT_NAME=download
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
+# shellcheck source=lib/nginx.sh
+source "$SCRIPT_DIR/lib/nginx.sh"
+
+ROUNDS="${DOWNLOAD_ROUNDS:-3}"
+BYTES="${DOWNLOAD_BYTES:-1073741824}"
+FILE_PORT="${DOWNLOAD_NGINX_PORT:-12120}"
+HOP_PORT="${DOWNLOAD_NGINX_HOP_PORT:-12121}"
+FILE_SESSION="${DOWNLOAD_NGINX_SESSION:-55555555-5555-5555-5555-555555555555}"
+TUNNEL_TOKEN="${COMPARE_TUNNEL_TOKEN:-dev-token-change-me}"
+EXTRAS=()
+
+usage() {
+  cat <<EOF
+Usage: $0 [--rounds N] [--bytes N] [--extra NAME=BASE_URL[@PID,PID...]]...
+
+Per round, for each backend and target in turn, one 'curl -o /dev/null' of BYTES (default 1 GiB):
+  testbackend  TestBackend's /loadtest/bytes/BYTES: direct, one nginx hop (:$HOP_PORT), Tunnel2
+  nginx        a file of BYTES served by nginx (sendfile) on :$FILE_PORT: direct, one nginx hop, Tunnel2
+               (a second TunnelClient, session $FILE_SESSION, relays to it)
+  --extra NAME=BASE_URL[@PIDS]  one more TestBackend target at BASE_URL/loadtest/bytes/BYTES, e.g. from
+               variant.sh; the PIDS' memory growth is reported like Tunnel2's
+Prints the median MB/s (10^6 bytes per second), its ratio to direct, and the peak RSS growth of each Tunnel2
+process during its downloads (sampled every 0.1 s).
+
+Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
+Environment: DOWNLOAD_ROUNDS ($ROUNDS), DOWNLOAD_BYTES, DOWNLOAD_NGINX_PORT, DOWNLOAD_NGINX_HOP_PORT,
+DOWNLOAD_NGINX_SESSION, COMPARE_TUNNEL_TOKEN (the dev token by default).
+Reports: tunnel2-load-tests/reports/<UTC timestamp>-download/ (summary.txt). Exit 0 when every download
+completed with all its bytes, 1 otherwise.
+EOF
+}
+
+while (($#)); do
+  case "$1" in
+    --rounds) ROUNDS="$2"; shift ;;
+    --bytes) BYTES="$2"; shift ;;
+    --extra) EXTRAS+=("$2"); shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$BYTES" =~ ^[1-9][0-9]*$ ]] || die "--rounds and --bytes take positive numbers" 2
+declare -A EXTRA_URL=() EXTRA_PIDS=()
+for e in "${EXTRAS[@]}"; do
+  [[ "$e" =~ ^([a-z0-9_-]+)=(http://127\.0\.0\.1:[0-9]+[^@]*)(@([0-9,]+))?$ ]] \
+    || die "--extra takes NAME=http://127.0.0.1:PORT/...[@PID,PID], got '$e'" 2
+  EXTRA_URL[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]%/}"
+  EXTRA_PIDS[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]//,/ }"
+done
+
+ensure_tool curl curl
+ensure_tool nginx nginx
+ensure_tool python3 python3
+
+REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-download"
+NGINX_DIR="$REPORT_DIR/nginx"
+mkdir -p "$REPORT_DIR"
+FILE_CLIENT_PID=""
+cleanup() {
+  stop_all_nginx
+  stop_pid "TunnelClient (nginx file backend)" "$FILE_CLIENT_PID" 15
+  stack_stop
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+stack_ensure 1 1 "$REPORT_DIR/run-local.log"
+SERVER_PID="$(stack_pids | awk '$1 == "TunnelServer" {print $2; exit}')"
+CLIENT_PID="$(stack_pids | awk '$1 == "TunnelClient" {print $2; exit}')"
+
+# The file backend (sendfile, its own master and two workers) and one hop in front of each backend.
+mkdir -p "$NGINX_DIR/files/loadtest/bytes"
+truncate -s "$BYTES" "$NGINX_DIR/files/loadtest/bytes/$BYTES"   # sparse: no disk, the page cache serves zeros
+printf 'pong' >"$NGINX_DIR/files/loadtest/ping"
+nginx_conf files 2 "  sendfile on; tcp_nopush on; default_type application/octet-stream;
+  server { listen 127.0.0.1:$FILE_PORT; root $NGINX_DIR/files; }"
+start_nginx files "http://127.0.0.1:$FILE_PORT/loadtest/ping"
+nginx_conf hop 2 "  proxy_buffering on; proxy_max_temp_file_size 0;
+  upstream testbackend { server 127.0.0.1:$BACKEND_PORT; keepalive 16; }
+  upstream files { server 127.0.0.1:$FILE_PORT; keepalive 16; }
+  server { listen 127.0.0.1:$HOP_PORT;
+    location /testbackend/ { proxy_pass http://testbackend/; proxy_http_version 1.1; proxy_set_header Connection \"\"; }
+    location /files/ { proxy_pass http://files/; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+start_nginx hop "http://127.0.0.1:$HOP_PORT/files/loadtest/ping"
+start_session_client "$FILE_SESSION" "http://127.0.0.1:$FILE_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-files.log"
+FILE_CLIENT_PID=$!
+wait_pong "the TunnelClient for the nginx file backend" "$FILE_CLIENT_PID" \
+  "http://127.0.0.1:$PUBLIC_PORT/session/$FILE_SESSION/loadtest/ping" 30 "$REPORT_DIR/client-files.log"
+
+# "backend target URL PIDS" per run; PIDS are the Tunnel2 processes whose memory is watched.
+RUNS=(
+  "testbackend direct $DIRECT_BASE/loadtest/bytes/$BYTES -"
+  "testbackend nginx1 http://127.0.0.1:$HOP_PORT/testbackend/loadtest/bytes/$BYTES -"
+  "testbackend tunnel $TUNNEL_BASE/loadtest/bytes/$BYTES TunnelServer:$SERVER_PID,TunnelClient:$CLIENT_PID"
+)
+for e in "${!EXTRA_URL[@]}"; do
+  pids="-"
+  [[ -n "${EXTRA_PIDS[$e]}" ]] && pids="$(for p in ${EXTRA_PIDS[$e]}; do printf '%s:%s,' "$e" "$p"; done)" && pids="${pids%,}"
+  RUNS+=("testbackend $e ${EXTRA_URL[$e]}/loadtest/bytes/$BYTES $pids")
+done
+RUNS+=(
+  "nginx direct http://127.0.0.1:$FILE_PORT/loadtest/bytes/$BYTES -"
+  "nginx nginx1 http://127.0.0.1:$HOP_PORT/files/loadtest/bytes/$BYTES -"
+  "nginx tunnel http://127.0.0.1:$PUBLIC_PORT/session/$FILE_SESSION/loadtest/bytes/$BYTES TunnelServer:$SERVER_PID,TunnelClient:$FILE_CLIENT_PID"
+)
+
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+log "warm-up: one download per target (not measured); reports in $REPORT_DIR"
+for run in "${RUNS[@]}"; do
+  read -r _ _ url _ <<<"$run"
+  curl -s -o /dev/null --max-time 120 "$url" || true
+done
+
+errors=0
+: >"$REPORT_DIR/runs.txt"   # "backend target round bytes_per_s size name:pid:growth_kib..."
+for ((round = 1; round <= ROUNDS; round++)); do
+  for run in "${RUNS[@]}"; do
+    read -r b t url pids <<<"$run"
+    declare -A base=() peak=()
+    procs=()
+    [[ "$pids" != - ]] && IFS=, read -r -a procs <<<"$pids"
+    for proc in "${procs[@]}"; do base[$proc]=$(rss_kib "${proc##*:}"); peak[$proc]=${base[$proc]}; done
+    curl -s -o /dev/null --max-time 300 -w '%{speed_download} %{size_download}\n' "$url" >"$REPORT_DIR/curl.out" &
+    curl_pid=$!
+    while kill -0 "$curl_pid" 2>/dev/null; do
+      for proc in "${procs[@]}"; do
+        now=$(rss_kib "${proc##*:}")
+        ((now > peak[$proc])) && peak[$proc]=$now
+      done
+      sleep 0.1
+    done
+    wait "$curl_pid" || true
+    read -r speed size <"$REPORT_DIR/curl.out" || { speed=0; size=0; }
+    growth=""
+    for proc in "${procs[@]}"; do growth+=" $proc:$((peak[$proc] - base[$proc]))"; done
+    echo "$b $t $round ${speed%.*} $size$growth" >>"$REPORT_DIR/runs.txt"
+    unset base peak
+    if [[ "$size" != "$BYTES" ]]; then
+      errors=1
+      warn "$b $t round $round: $size of $BYTES bytes"
+    fi
+    log "round $round $b $t: $((${speed%.*} / 1000000)) MB/s"
+  done
+done
+
+python3 - "$REPORT_DIR/runs.txt" <<'PY' | tee "$REPORT_DIR/summary.txt"
+import statistics, sys
+rows, growth = {}, {}
+for line in open(sys.argv[1]):
+    b, t, _, speed, _, *procs = line.split()
+    rows.setdefault((b, t), []).append(int(speed) / 1e6)
+    for p in procs:
+        name, pid, kib = p.split(":")
+        g = growth.setdefault((b, t), {})
+        g[f"{name} (pid {pid})"] = max(g.get(f"{name} (pid {pid})", 0), int(kib))
+print(f"{'backend/target':<20} {'median MB/s':>12} {'x direct':>9}   runs (MB/s)   peak RSS growth")
+for (b, t), speeds in rows.items():
+    med, direct = statistics.median(speeds), statistics.median(rows[(b, "direct")])
+    grown = ", ".join(f"{k} +{v / 1024:.1f} MiB" for k, v in growth.get((b, t), {}).items())
+    print(f"{b + '/' + t:<20} {med:>12,.0f} {med / direct:>9.3f}   {', '.join(f'{s:,.0f}' for s in speeds)}   {grown}")
+PY
+exit "$errors"

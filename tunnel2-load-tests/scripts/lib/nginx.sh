@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# nginx for the comparison scripts (compare.sh, download.sh): whole configs generated into NGINX_DIR, each run in
+# the foreground of a background job in its own session; NGINX_PIDS collects them for stop_all_nginx.
+# Sourced after lib/common.sh; the caller sets NGINX_DIR.
+
+NGINX_PIDS=()
+
+# nginx_conf NAME WORKERS SERVERS: a whole nginx.conf whose http block holds SERVERS.
+nginx_conf() {
+  local name="$1" workers="$2" servers="$3" dir="$NGINX_DIR/$1"
+  mkdir -p "$dir/logs" "$dir/tmp"
+  cat >"$dir/nginx.conf" <<EOF
+worker_processes $workers;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  keepalive_requests 1000000;
+$servers
+}
+EOF
+}
+
+# Every server under test runs in its own session, as run-local.sh starts the tunnel's processes: with the
+# kernel's autogroup scheduling (sched_autogroup_enabled=1, the Debian default) each session is one scheduling
+# group with an equal share of the CPU, so a server left in this script's session would share wrk's share and
+# the comparison would favour whichever side runs in more groups.
+SETSID=""
+command -v setsid >/dev/null 2>&1 && SETSID=setsid
+
+# start_nginx NAME CHECK_URL: runs the config NAME in the foreground of a background job, in its own session.
+start_nginx() {
+  local name="$1" url="$2" dir="$NGINX_DIR/$1"
+  $SETSID nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' </dev/null >"$dir/logs/stdout.log" 2>&1 &
+  NGINX_PIDS+=($!)
+  wait_pong "nginx ($name)" $! "$url" 10 "$dir/logs"
+}
+
+# wait_pong NAME PID URL SECONDS LOG: until URL answers 'pong'; stops the script if PID exits or time runs out.
+wait_pong() {
+  local name="$1" pid="$2" url="$3" deadline=$((SECONDS + $4)) where="$5"
+  until answers "$url" pong; do
+    kill -0 "$pid" 2>/dev/null || die "$name exited (see $where)"
+    ((SECONDS < deadline)) || die "$name did not answer $url within $4 s (see $where)"
+    sleep 0.2
+  done
+}
+
+# stop_all_nginx: asks every nginx started here to finish (QUIT: graceful).
+stop_all_nginx() {
+  local pid
+  for pid in "${NGINX_PIDS[@]}"; do kill -QUIT "$pid" 2>/dev/null || true; done
+  NGINX_PIDS=()
+}
+
+# start_session_client SESSION BACKEND_URL TOKEN LOG: one more TunnelClient from this checkout's Release build, on
+# the dev stack's server, in its own session, as a background job of the caller ($! is its pid).
+start_session_client() {
+  local dll="$REPO_ROOT/src/TunnelClient/bin/Release/net10.0/TunnelClient.dll"
+  [[ -f "$dll" ]] || die "$dll is missing: build Release first (dotnet build -c Release)"
+  (cd "$(dirname "$dll")" && exec $SETSID dotnet "$dll" --server "http://127.0.0.1:$TUNNEL_PORT" \
+    --backend "$2" --session "$1" --token "$3" --max-concurrency "$CLIENT_CONCURRENCY") </dev/null >"$4" 2>&1 &
+}
