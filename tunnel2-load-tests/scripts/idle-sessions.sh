@@ -41,8 +41,9 @@ samples) and KiB per session = (after - before) / N.
 
 Options:
   --sessions "N ..."   Session counts, one server run each       [default "$SESSION_COUNTS"]
-  --gc "MODE ..."      GC modes: default (the Web SDK's: server GC with DATAS), workstation
-                       (DOTNET_gcServer=0), server-no-datas (DOTNET_GCDynamicAdaptationMode=0)
+  --gc "MODE ..."      GC modes: default (what the build sets: workstation GC since 2026-11-23), workstation
+                       (DOTNET_gcServer=0), server (DOTNET_gcServer=1: the Web SDK's server GC with DATAS),
+                       server-no-datas (DOTNET_gcServer=1 DOTNET_GCDynamicAdaptationMode=0)
                                                                  [default "$GC_MODES"]
   --settle S           Seconds with no session before the baseline [default $SETTLE_SECONDS]
   --idle S             Seconds of idle sampling with N sessions    [default $IDLE_SECONDS]
@@ -86,7 +87,7 @@ done
 for n in $SESSION_COUNTS; do positive "$n" || die "--sessions takes positive whole numbers, not '$n'" 2; done
 [[ -n "${SESSION_COUNTS// /}" ]] || die "--sessions is empty" 2
 for mode in $GC_MODES; do
-  case "$mode" in default|workstation|server-no-datas) ;; *) die "unknown GC mode '$mode' (see --help)" 2 ;; esac
+  case "$mode" in default|workstation|server|server-no-datas) ;; *) die "unknown GC mode '$mode' (see --help)" 2 ;; esac
 done
 [[ -n "${GC_MODES// /}" ]] || die "--gc is empty" 2
 for v in SETTLE_SECONDS IDLE_SECONDS SAMPLES PUBLIC_PORT TUNNEL_PORT MAX_SECONDS; do
@@ -194,7 +195,8 @@ run_one() {
   local env_args=(-u DOTNET_gcServer -u DOTNET_GCDynamicAdaptationMode)
   case "$mode" in
     workstation) env_args+=(DOTNET_gcServer=0) ;;
-    server-no-datas) env_args+=(DOTNET_GCDynamicAdaptationMode=0) ;;
+    server) env_args+=(DOTNET_gcServer=1) ;;
+    server-no-datas) env_args+=(DOTNET_gcServer=1 DOTNET_GCDynamicAdaptationMode=0) ;;
   esac
   SERVER_LOG="$REPORT/server-$mode-$n.log"
   TOOL_LOG="$REPORT/tool-$mode-$n.log"
