@@ -14,8 +14,8 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/lib/common.sh"
 # shellcheck source=lib/loadgen.sh
 source "$SCRIPT_DIR/lib/loadgen.sh"
-# shellcheck source=lib/nginx.sh
-source "$SCRIPT_DIR/lib/nginx.sh"
+# shellcheck source=lib/side-by-side.sh
+source "$SCRIPT_DIR/lib/side-by-side.sh"
 
 ROUNDS="${COMPARE_ROUNDS:-3}"
 SECONDS_PER_RUN="${COMPARE_SECONDS:-15}"
@@ -98,13 +98,7 @@ done
 for t in "${TARGETS[@]}"; do
   case "$t" in direct|nginx1|nginx2|tunnel) ;; *) die "unknown target '$t'" 2 ;; esac
 done
-declare -A EXTRA_URL=() EXTRA_PIDS=()
-for e in "${EXTRAS[@]}"; do
-  [[ "$e" =~ ^([a-z0-9_-]+)=(http://127\.0\.0\.1:[0-9]+[^@]*)(@([0-9,]+))?$ ]] \
-    || die "--extra takes NAME=http://127.0.0.1:PORT/...[@PID,PID], got '$e'" 2
-  EXTRA_URL[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]%/}"
-  EXTRA_PIDS[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]//,/ }"
-done
+parse_extras "${EXTRAS[@]}"
 
 ensure_tool wrk wrk
 ensure_tool curl curl

@@ -7,8 +7,8 @@ LT_NAME=download
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=lib/common.sh
 source "$SCRIPT_DIR/lib/common.sh"
-# shellcheck source=lib/nginx.sh
-source "$SCRIPT_DIR/lib/nginx.sh"
+# shellcheck source=lib/side-by-side.sh
+source "$SCRIPT_DIR/lib/side-by-side.sh"
 
 ROUNDS="${DOWNLOAD_ROUNDS:-3}"
 BYTES="${DOWNLOAD_BYTES:-1073741824}"
@@ -50,13 +50,7 @@ while (($#)); do
   shift
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$BYTES" =~ ^[1-9][0-9]*$ ]] || die "--rounds and --bytes take positive numbers" 2
-declare -A EXTRA_URL=() EXTRA_PIDS=()
-for e in "${EXTRAS[@]}"; do
-  [[ "$e" =~ ^([a-z0-9_-]+)=(http://127\.0\.0\.1:[0-9]+[^@]*)(@([0-9,]+))?$ ]] \
-    || die "--extra takes NAME=http://127.0.0.1:PORT/...[@PID,PID], got '$e'" 2
-  EXTRA_URL[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]%/}"
-  EXTRA_PIDS[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]//,/ }"
-done
+parse_extras "${EXTRAS[@]}"
 
 ensure_tool curl curl
 ensure_tool nginx nginx

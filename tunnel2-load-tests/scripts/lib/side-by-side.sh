@@ -1,9 +1,22 @@
 # shellcheck shell=bash
-# nginx for the comparison scripts (compare.sh, download.sh): whole configs generated into NGINX_DIR, each run in
-# the foreground of a background job in its own session; NGINX_PIDS collects them for stop_all_nginx.
-# Sourced after lib/common.sh; the caller sets NGINX_DIR.
+# Helpers of the side-by-side scripts (compare.sh, download.sh): nginx from whole configs generated into
+# NGINX_DIR, each in the foreground of a background job in its own session (NGINX_PIDS collects them for
+# stop_all_nginx); --extra targets; one more TunnelClient for a session. Sourced after lib/common.sh; the caller
+# sets NGINX_DIR before it starts nginx.
 
 NGINX_PIDS=()
+declare -A EXTRA_URL=() EXTRA_PIDS=()
+
+# parse_extras NAME=BASE_URL[@PID,PID...]...: fills EXTRA_URL[NAME] and EXTRA_PIDS[NAME] (space-separated).
+parse_extras() {
+  local e
+  for e in "$@"; do
+    [[ "$e" =~ ^([a-z0-9_-]+)=(http://127\.0\.0\.1:[0-9]+[^@]*)(@([0-9,]+))?$ ]] \
+      || die "--extra takes NAME=http://127.0.0.1:PORT/...[@PID,PID], got '$e'" 2
+    EXTRA_URL[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]%/}"
+    EXTRA_PIDS[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]//,/ }"
+  done
+}
 
 # nginx_conf NAME WORKERS SERVERS: a whole nginx.conf whose http block holds SERVERS.
 nginx_conf() {
