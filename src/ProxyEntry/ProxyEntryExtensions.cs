@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
@@ -16,8 +17,8 @@ public static class ProxyEntryExtensions
     {
         services.AddOptions<ProxyEntryOptions>()
             .Bind(configuration.GetSection(ProxyEntryOptions.SectionName))
-            .ValidateDataAnnotations()
             .ValidateOnStart();
+        services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsAnnotations>();
         services.AddMetrics();
         services.AddSingleton<SessionRegistry>();
         services.AddSingleton<PublicDrain>();

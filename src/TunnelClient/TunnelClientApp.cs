@@ -1,5 +1,8 @@
+using System.Runtime.CompilerServices;
 using Microsoft.Extensions.Options;
 using Serilog;
+using Serilog.Formatting.Compact;
+using Serilog.Settings.Configuration;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay;
@@ -22,13 +25,12 @@ public static class TunnelClientApp
 
         // Each host keeps its own logger: with the static Log.Logger, loggers created late (one per uplink) would
         // write to whichever host in the process set it last.
-        builder.Services.AddSerilog((services, logger) => logger
-            .ReadFrom.Configuration(builder.Configuration)
+        builder.Services.AddSerilog((services, logger) => ReadLoggingSettings(logger, builder.Configuration)
             .Enrich.FromLogContext(), preserveStaticLogger: true);
         builder.Services.AddOptions<TunnelClientOptions>()
             .Bind(builder.Configuration.GetSection(TunnelClientOptions.SectionName))
-            .ValidateDataAnnotations()
             .ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<TunnelClientOptions>, TunnelClientOptionsAnnotations>();
         builder.Services.AddSingleton<IValidateOptions<TunnelClientOptions>, TunnelClientOptionsValidator>();
         builder.Services.AddMetrics();
         builder.Services.AddSingleton<TunnelClientMetrics>();
@@ -41,6 +43,14 @@ public static class TunnelClientApp
             host.ShutdownTimeout = ShutdownTimeout(client.Value.DrainTimeout));
         return builder.Build();
     }
+
+    // A JIT build finds the sinks that appsettings names (Serilog:Using) among the assemblies on disk. A Native AOT
+    // build has none on disk: it looks them up in the sink and formatter assemblies compiled into it.
+    private static LoggerConfiguration ReadLoggingSettings(LoggerConfiguration logger, IConfiguration configuration) =>
+        RuntimeFeature.IsDynamicCodeSupported
+            ? logger.ReadFrom.Configuration(configuration)
+            : logger.ReadFrom.Configuration(configuration,
+                new ConfigurationReaderOptions(typeof(ConsoleLoggerConfigurationExtensions).Assembly, typeof(CompactJsonFormatter).Assembly));
 
     /// <summary>The host's stop budget: never shorter than the drain, plus time to close the uplink.</summary>
     public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) =>

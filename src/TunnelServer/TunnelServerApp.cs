@@ -1,7 +1,10 @@
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using System.Runtime.CompilerServices;
 using Microsoft.Extensions.Options;
 using Serilog;
+using Serilog.Formatting.Compact;
+using Serilog.Settings.Configuration;
 using Tunnel2.ProxyEntry;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
@@ -30,13 +33,12 @@ public static class TunnelServerApp
 
         // Each host keeps its own logger: with the static Log.Logger, loggers created late (one per uplink) would
         // write to whichever host in the process set it last.
-        builder.Services.AddSerilog((services, logger) => logger
-            .ReadFrom.Configuration(builder.Configuration)
+        builder.Services.AddSerilog((services, logger) => ReadLoggingSettings(logger, builder.Configuration)
             .Enrich.FromLogContext(), preserveStaticLogger: true);
         builder.Services.AddOptions<TunnelServerOptions>()
             .Bind(builder.Configuration.GetSection(TunnelServerOptions.SectionName))
-            .ValidateDataAnnotations()
             .ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsAnnotations>();
         builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
@@ -74,6 +76,14 @@ public static class TunnelServerApp
         return app;
     }
 
+    // A JIT build finds the sinks that appsettings names (Serilog:Using) among the assemblies on disk. A Native AOT
+    // build has none on disk: it looks them up in the sink and formatter assemblies compiled into it.
+    private static LoggerConfiguration ReadLoggingSettings(LoggerConfiguration logger, IConfiguration configuration) =>
+        RuntimeFeature.IsDynamicCodeSupported
+            ? logger.ReadFrom.Configuration(configuration)
+            : logger.ReadFrom.Configuration(configuration,
+                new ConfigurationReaderOptions(typeof(ConsoleLoggerConfigurationExtensions).Assembly, typeof(CompactJsonFormatter).Assembly));
+
     /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
     public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);
 
@@ -92,14 +102,10 @@ public static class TunnelServerApp
             throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
         }
 
-        var context = new System.ComponentModel.DataAnnotations.ValidationContext(options);
-        var results = new List<System.ComponentModel.DataAnnotations.ValidationResult>();
-        if (!System.ComponentModel.DataAnnotations.Validator.TryValidateObject(options, context, results, validateAllProperties: true))
+        ValidateOptionsResult annotations = new TunnelServerOptionsAnnotations().Validate(null, options);
+        if (annotations.Failed)
         {
-            foreach (System.ComponentModel.DataAnnotations.ValidationResult result in results)
-            {
-                failures.Add(result.ErrorMessage ?? "invalid value");
-            }
+            failures.AddRange(annotations.Failures);
         }
 
         ValidateOptionsResult custom = new TunnelServerOptionsValidator().Validate(null, options);

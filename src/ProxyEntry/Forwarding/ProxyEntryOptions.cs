@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using Tunnel2.Protocol.Configuration;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
 
@@ -8,7 +9,7 @@ public sealed class ProxyEntryOptions
     public const string SectionName = "ProxyEntry";
 
     /// <summary>A request whose response head has not arrived by then gets 504.</summary>
-    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan ResponseHeadTimeout { get; set; } = TimeSpan.FromSeconds(100);
 
     /// <summary>Largest request body forwarded, in bytes (413 beyond it); null means no limit, as for a tunnel of files.</summary>

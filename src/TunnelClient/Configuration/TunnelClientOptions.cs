@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using Tunnel2.Protocol.Configuration;
 
 namespace Tunnel2.TunnelClient.Configuration;
 
@@ -30,19 +31,19 @@ public sealed class TunnelClientOptions
     [Range(0, 1_000_000)]
     public int MaxQueue { get; set; } = 10_000;
 
-    [Range(typeof(TimeSpan), "00:00:00.010", "00:10:00")]
+    [TimeSpanRange("00:00:00.010", "00:10:00")]
     public TimeSpan ReconnectMinDelay { get; set; } = TimeSpan.FromMilliseconds(250);
 
-    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan ReconnectMaxDelay { get; set; } = TimeSpan.FromSeconds(30);
 
-    [Range(typeof(TimeSpan), "00:00:00.100", "00:10:00")]
+    [TimeSpanRange("00:00:00.100", "00:10:00")]
     public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
-    [Range(typeof(TimeSpan), "00:00:00.100", "01:00:00")]
+    [TimeSpanRange("00:00:00.100", "01:00:00")]
     public TimeSpan KeepAliveInterval { get; set; } = TimeSpan.FromSeconds(15);
 
-    [Range(typeof(TimeSpan), "00:00:00.300", "01:00:00")]
+    [TimeSpanRange("00:00:00.300", "01:00:00")]
     public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
 
     /// <summary>
@@ -58,6 +59,6 @@ public sealed class TunnelClientOptions
     public const string WebSocketTransport = "websocket";
 
     /// <summary>On stop (SIGTERM, Ctrl+C): how long the streams in flight may take to finish after the GoAway before the uplink closes.</summary>
-    [Range(typeof(TimeSpan), "00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]
+    [TimeSpanRange("00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);
 }

@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using Tunnel2.Protocol.Configuration;
 using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.TunnelServer.Configuration;
@@ -18,7 +19,7 @@ public sealed class TunnelServerOptions
 
     /// <summary>The token clients must present. There is no default: the dev value lives only in appsettings.Development.json.</summary>
     [Required(ErrorMessage = "TunnelServer:Token is required (set it with --token, TunnelServer__Token or appsettings).")]
-    [MinLength(8, ErrorMessage = "TunnelServer:Token must be at least 8 characters.")]
+    [StringLength(int.MaxValue, MinimumLength = 8, ErrorMessage = "TunnelServer:Token must be at least 8 characters.")]
     public string Token { get; set; } = string.Empty;
 
     [Range(16 * 1024, 16 * 1024 * 1024)]
@@ -30,14 +31,14 @@ public sealed class TunnelServerOptions
     [Range(1, 1_000_000)]
     public int MaxStreamsPerUplink { get; set; } = 10_000;
 
-    [Range(typeof(TimeSpan), "00:00:00.100", "01:00:00")]
+    [TimeSpanRange("00:00:00.100", "01:00:00")]
     public TimeSpan KeepAliveInterval { get; set; } = TimeSpan.FromSeconds(15);
 
-    [Range(typeof(TimeSpan), "00:00:00.300", "01:00:00")]
+    [TimeSpanRange("00:00:00.300", "01:00:00")]
     public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
 
     /// <summary>On shutdown, how long public requests in flight may take to finish before their uplinks are closed.</summary>
-    [Range(typeof(TimeSpan), "00:00:00", "01:00:00", ErrorMessage = "TunnelServer:DrainTimeout must be between 00:00:00 and 01:00:00.")]
+    [TimeSpanRange("00:00:00", "01:00:00", ErrorMessage = "TunnelServer:DrainTimeout must be between 00:00:00 and 01:00:00.")]
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
     public UplinkSettings ToUplinkSettings() => new()

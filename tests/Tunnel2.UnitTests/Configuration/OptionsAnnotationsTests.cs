@@ -5,7 +5,7 @@ using Tunnel2.TunnelServer.Configuration;
 
 namespace Tunnel2.UnitTests.Configuration;
 
-/// <summary>The data annotations the hosts validate at start (ValidateDataAnnotations), checked with <see cref="Validator"/>.</summary>
+/// <summary>The data annotations the hosts validate at start (GeneratedOptionsValidatorTests: the validators they run), checked with <see cref="Validator"/>.</summary>
 public sealed class OptionsAnnotationsTests
 {
     private static List<ValidationResult> Validate(object options)
