@@ -2,7 +2,7 @@
 # Tunnel2 dev stack without Docker: TestBackend + TunnelServer + TunnelClient on loopback,
 # the same ports and sessions as docker-compose.yml, so the load-test scripts run unchanged.
 #
-#   tunnel2-deploy/dev/run-local.sh [--no-build] [--no-httpbin] [--help]
+#   tunnel2-deploy/dev/run-local.sh [--no-build] [--aot] [--no-httpbin] [--help]
 #
 # See --help (below) and tunnel2-deploy/README.md.
 set -euo pipefail
@@ -26,11 +26,13 @@ HTTPBIN_WORKERS="${TUNNEL2_HTTPBIN_WORKERS:-8}"
 CONFIGURATION=Release
 
 BUILD=1
+AOT=0
+AOT_DIR="$REPO_ROOT/artifacts/aot"
 HTTPBIN=auto   # auto: serve httpbin when it is installed locally; off: never
 
 usage() {
   cat <<EOF
-Usage: tunnel2-deploy/dev/run-local.sh [--no-build] [--no-httpbin] [--help]
+Usage: tunnel2-deploy/dev/run-local.sh [--no-build] [--aot] [--no-httpbin] [--help]
 
 Starts the Tunnel2 dev stack without Docker, each piece as 'dotnet X.dll' on 127.0.0.1:
   TestBackend   http://127.0.0.1:${BACKEND_PORT}
@@ -44,6 +46,10 @@ then runs until Ctrl-C / SIGTERM, stops everything it started and exits 0.
 
 Options:
   --no-build     Do not build; use the existing src/*/bin/${CONFIGURATION}/net10.0/*.dll
+  --aot          Run TunnelServer and TunnelClient as Native AOT binaries, published into
+                 artifacts/aot/ (needs clang or gcc and zlib1g-dev; about 1 minute each). A third of
+                 the memory of the JIT build; see docs/benchmarks/2026-11-23-performance.md.
+                 With --no-build, the binaries already in artifacts/aot/ are used.
   --no-httpbin   Do not start httpbin even if it is installed
   -h, --help     Show this help
 
@@ -61,6 +67,7 @@ EOF
 while (($#)); do
   case "$1" in
     --no-build) BUILD=0 ;;
+    --aot) AOT=1 ;;
     --no-httpbin) HTTPBIN=off ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run-local: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -253,21 +260,54 @@ done
 BIN=net10.0
 dll() { echo "$REPO_ROOT/src/$1/bin/$CONFIGURATION/$BIN/$1.dll"; }
 
+# native PROJECT: the Native AOT binary that --aot publishes.
+native() { echo "$AOT_DIR/$1/$1"; }
+TUNNEL_PROJECTS=(TunnelServer TunnelClient)
+if ((AOT)); then BUILT_BY_DOTNET_BUILD=(TestBackend); else BUILT_BY_DOTNET_BUILD=(TestBackend "${TUNNEL_PROJECTS[@]}"); fi
+
 if ((BUILD)); then
   log "building $CONFIGURATION (use --no-build to skip)"
-  for project in TestBackend TunnelServer TunnelClient; do
+  for project in "${BUILT_BY_DOTNET_BUILD[@]}"; do
     if ! dotnet build -c "$CONFIGURATION" --nologo -v minimal "$REPO_ROOT/src/$project/$project.csproj"; then
       err "dotnet build of src/$project failed"
       exit 1
     fi
   done
+  if ((AOT)); then
+    case "$(uname -m)" in
+      x86_64) RID=linux-x64 ;;
+      aarch64|arm64) RID=linux-arm64 ;;
+      *) err "--aot: no runtime identifier known for $(uname -m)"; exit 1 ;;
+    esac
+    for project in "${TUNNEL_PROJECTS[@]}"; do
+      log "publishing $project as Native AOT ($RID) into $AOT_DIR/$project"
+      if ! dotnet publish -c "$CONFIGURATION" -r "$RID" -p:PublishAot=true --nologo -v minimal \
+          -o "$AOT_DIR/$project" "$REPO_ROOT/src/$project/$project.csproj"; then
+        err "Native AOT publish of src/$project failed (it needs clang or gcc, and zlib1g-dev)"
+        exit 1
+      fi
+    done
+  fi
 fi
-for project in TestBackend TunnelServer TunnelClient; do
+for project in "${BUILT_BY_DOTNET_BUILD[@]}"; do
   if [[ ! -f "$(dll "$project")" ]]; then
     err "$(dll "$project") does not exist; run without --no-build (or: dotnet build -c $CONFIGURATION src/$project)"
     exit 1
   fi
 done
+if ((AOT)); then
+  for project in "${TUNNEL_PROJECTS[@]}"; do
+    [[ -x "$(native "$project")" ]] || { err "$(native "$project") does not exist; run with --aot but without --no-build"; exit 1; }
+  done
+  SERVER_CMD=("$(native TunnelServer)")
+  CLIENT_CMD=("$(native TunnelClient)")
+else
+  SERVER_CMD=(dotnet "$(dll TunnelServer)")
+  CLIENT_CMD=(dotnet "$(dll TunnelClient)")
+fi
+# Each program runs in its own folder, where its appsettings*.json are.
+SERVER_DIR="$(dirname "${SERVER_CMD[-1]}")"
+CLIENT_DIR="$(dirname "${CLIENT_CMD[-1]}")"
 
 # --- start -----------------------------------------------------------------------------------
 mkdir -p "$RUN_DIR"
@@ -281,8 +321,8 @@ if [[ -n "$HTTPBIN_PYTHON" ]]; then
     "$HTTPBIN_PYTHON" -m gunicorn "${HTTPBIN_WORKER_ARGS[@]}" -b "127.0.0.1:$HTTPBIN_PORT" httpbin:app
 fi
 
-start TunnelServer "$RUN_DIR/server.log" "$(dirname "$(dll TunnelServer)")" \
-  dotnet "$(dll TunnelServer)" --environment Development \
+start TunnelServer "$RUN_DIR/server.log" "$SERVER_DIR" \
+  "${SERVER_CMD[@]}" --environment Development \
   --public-url "http://127.0.0.1:$PUBLIC_PORT" --tunnel-url "http://127.0.0.1:$TUNNEL_PORT"
 
 wait_until "TestBackend on :$BACKEND_PORT" answers "http://127.0.0.1:$BACKEND_PORT/healthz" ok
@@ -290,14 +330,14 @@ wait_until "TestBackend on :$BACKEND_PORT" answers "http://127.0.0.1:$BACKEND_PO
 wait_until "TunnelServer on :$PUBLIC_PORT" curl -sS -o /dev/null --max-time 2 "http://127.0.0.1:$PUBLIC_PORT/healthz"
 
 # Session and token come from TunnelClient's appsettings.Development.json.
-start TunnelClient "$RUN_DIR/client.log" "$(dirname "$(dll TunnelClient)")" \
-  dotnet "$(dll TunnelClient)" --environment Development \
+start TunnelClient "$RUN_DIR/client.log" "$CLIENT_DIR" \
+  "${CLIENT_CMD[@]}" --environment Development \
   --server "http://127.0.0.1:$TUNNEL_PORT" --backend "http://127.0.0.1:$BACKEND_PORT"
 
 if [[ -n "$HTTPBIN_PYTHON" ]]; then
   wait_until "httpbin on :$HTTPBIN_PORT" answers "http://127.0.0.1:$HTTPBIN_PORT/get"
-  start TunnelClient-httpbin "$RUN_DIR/client-httpbin.log" "$(dirname "$(dll TunnelClient)")" \
-    dotnet "$(dll TunnelClient)" --environment Development --session "$HTTPBIN_SESSION" \
+  start TunnelClient-httpbin "$RUN_DIR/client-httpbin.log" "$CLIENT_DIR" \
+    "${CLIENT_CMD[@]}" --environment Development --session "$HTTPBIN_SESSION" \
     --server "http://127.0.0.1:$TUNNEL_PORT" --backend "http://127.0.0.1:$HTTPBIN_PORT"
 fi
 
