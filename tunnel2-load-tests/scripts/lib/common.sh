@@ -124,8 +124,13 @@ stack_ensure() {
   Start the stack by hand (see tunnel2-load-tests/README.md, 'Starting the stack by hand') and retry."
   command -v dotnet >/dev/null 2>&1 || die "'dotnet' is not on PATH; run-local.sh needs the .NET 10 SDK" 127
 
-  local args=(--no-httpbin)
-  if release_build_is_fresh; then
+  # TUNNEL2_STACK_ARGS: more run-local.sh options for a stack started here, e.g. --aot (which always publishes).
+  local args=(--no-httpbin) extra=()
+  read -r -a extra <<<"${TUNNEL2_STACK_ARGS:-}"
+  args+=("${extra[@]}")
+  if [[ " ${extra[*]} " == *" --aot "* ]]; then
+    log "starting the stack: run-local.sh ${args[*]} (it publishes the Native AOT binaries first: a few minutes)"
+  elif release_build_is_fresh; then
     args+=(--no-build)
     log "starting the stack: run-local.sh ${args[*]} (Release build is up to date)"
   else
