@@ -49,6 +49,8 @@ Options:
   --idle S             Seconds of idle sampling with N sessions    [default $IDLE_SECONDS]
   --samples K          RSS samples over the idle period            [default $SAMPLES]
   --no-build           Use the existing Release build (fails if it is missing)
+  --server-binary PATH Run this TunnelServer executable instead of the Release dll, e.g. the Native AOT
+                       build artifacts/aot/TunnelServer/TunnelServer (tunnel2-deploy/dev/run-local.sh --aot)
   --build              Build Release even if the dlls exist
   -h, --help           Show this help
 
@@ -77,6 +79,7 @@ while (($#)); do
     --idle) [[ $# -ge 2 ]] || die "--idle needs a value" 2; IDLE_SECONDS="$2"; shift ;;
     --samples) [[ $# -ge 2 ]] || die "--samples needs a value" 2; SAMPLES="$2"; shift ;;
     --no-build) BUILD=no ;;
+    --server-binary) [[ $# -ge 2 ]] || die "--server-binary needs a value" 2; SERVER_BINARY="$2"; shift ;;
     --build) BUILD=yes ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" 2 ;;
@@ -99,6 +102,13 @@ command -v dotnet >/dev/null 2>&1 || die "'dotnet' is not on PATH (the .NET 10 S
 command -v curl >/dev/null 2>&1 || die "'curl' is not on PATH (sudo apt-get install curl)" 127
 
 SERVER_DLL="$REPO_ROOT/src/TunnelServer/bin/Release/net10.0/TunnelServer.dll"
+if [[ -n "${SERVER_BINARY:-}" ]]; then
+  [[ -x "$SERVER_BINARY" ]] || die "--server-binary: '$SERVER_BINARY' is not an executable file" 2
+  SERVER_BINARY="$(cd "$(dirname "$SERVER_BINARY")" && pwd)/$(basename "$SERVER_BINARY")"
+  SERVER_CMD=("$SERVER_BINARY")
+else
+  SERVER_CMD=(dotnet "$SERVER_DLL")
+fi
 TOOL_DLL="$REPO_ROOT/benchmarks/Tunnel2.IdleSessions/bin/Release/net10.0/Tunnel2.IdleSessions.dll"
 DEADLINE=$((SECONDS + MAX_SECONDS))
 
@@ -176,7 +186,7 @@ case "$BUILD" in
   auto) [[ -f "$SERVER_DLL" && -f "$TOOL_DLL" ]] || build ;;
   no) ;;
 esac
-[[ -f "$SERVER_DLL" ]] || die "$SERVER_DLL does not exist; run without --no-build"
+[[ -n "${SERVER_BINARY:-}" || -f "$SERVER_DLL" ]] || die "$SERVER_DLL does not exist; run without --no-build"
 [[ -f "$TOOL_DLL" ]] || die "$TOOL_DLL does not exist; run without --no-build"
 
 for port in "$PUBLIC_PORT" "$TUNNEL_PORT"; do
@@ -204,7 +214,7 @@ run_one() {
   : >"$TOOL_LOG"
 
   log "[$mode, N=$n] starting TunnelServer on :$PUBLIC_PORT/:$TUNNEL_PORT"
-  (cd "$(dirname "$SERVER_DLL")" && exec env "${env_args[@]}" dotnet "$SERVER_DLL" --token "$TOKEN" \
+  (cd "$(dirname "${SERVER_CMD[-1]}")" && exec env "${env_args[@]}" "${SERVER_CMD[@]}" --token "$TOKEN" \
     --public-url "http://127.0.0.1:$PUBLIC_PORT" --tunnel-url "http://127.0.0.1:$TUNNEL_PORT" \
     --drain-timeout 00:00:00) </dev/null >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
