@@ -34,7 +34,8 @@ usage() {
   cat <<EOF
 Usage: tunnel2-deploy/dev/run-local.sh [--no-build] [--aot] [--no-httpbin] [--help]
 
-Starts the Tunnel2 dev stack without Docker, each piece as 'dotnet X.dll' on 127.0.0.1:
+Starts the Tunnel2 dev stack without Docker, each piece as 'dotnet X.dll' (with --aot: TunnelServer and
+TunnelClient as native executables) on 127.0.0.1:
   TestBackend   http://127.0.0.1:${BACKEND_PORT}
   TunnelServer  public http://127.0.0.1:${PUBLIC_PORT}, tunnel http://127.0.0.1:${TUNNEL_PORT} (dev token)
   TunnelClient  session ${SESSION} -> TestBackend

@@ -104,8 +104,10 @@ ensure_tool wrk wrk
 ensure_tool curl curl
 ensure_tool python3 python3
 ((RATE > 0)) && ensure_tool h2load nghttp2-client
+has_backend() { [[ " ${BACKENDS[*]} " == *" $1 "* ]]; }
+has_target() { [[ " ${TARGETS[*]} " == *" $1 "* ]]; }
 needs_nginx=0
-[[ " ${TARGETS[*]} " == *" nginx"[12]" "* || " ${BACKENDS[*]} " == *" nginx "* ]] && needs_nginx=1
+{ has_target nginx1 || has_target nginx2 || has_backend nginx; } && needs_nginx=1
 ((needs_nginx)) && ensure_tool nginx nginx
 
 REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-compare"
@@ -136,7 +138,7 @@ EOF
 
 start_all_nginx() {
   local hops=""
-  if [[ " ${BACKENDS[*]} " == *" nginx "* ]]; then
+  if has_backend nginx; then
     # The backend: its own master with two workers, like a separate backend server.
     nginx_conf backend 2 "  server {
     listen 127.0.0.1:$NGINX_BACKEND_PORT;
@@ -146,13 +148,13 @@ start_all_nginx() {
     hops+="$(proxy_server "$NGINX_B1_PORT" nginxbackend "$NGINX_BACKEND_PORT")"$'\n'
     hops+="$(proxy_server "$NGINX_B2_PORT" nginxhop1 "$NGINX_B1_PORT")"$'\n'
   fi
-  if [[ " ${BACKENDS[*]} " == *" testbackend "* ]]; then
+  if has_backend testbackend; then
     hops+="$(proxy_server "$NGINX1_PORT" testbackend "$BACKEND_PORT")"$'\n'
     hops+="$(proxy_server "$NGINX2_PORT" testbackendhop1 "$NGINX1_PORT")"$'\n'
   fi
-  # One master, two workers for every hop: a two-hop chain pays for two proxies.
+  # One master and two workers serve all the hops; a two-hop chain goes through them twice.
   nginx_conf hops 2 "$hops"
-  if [[ " ${BACKENDS[*]} " == *" testbackend "* ]]; then
+  if has_backend testbackend; then
     start_nginx hops "http://127.0.0.1:$NGINX2_PORT/loadtest/ping"
   else
     start_nginx hops "http://127.0.0.1:$NGINX_B2_PORT/loadtest/ping"
@@ -161,7 +163,8 @@ start_all_nginx() {
 
 # A second TunnelClient carries the session whose backend is the nginx one.
 start_nginx_client() {
-  start_session_client "$NGINX_SESSION" "http://127.0.0.1:$NGINX_BACKEND_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-nginx.log"
+  start_session_client "$NGINX_SESSION" "http://127.0.0.1:$NGINX_BACKEND_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-nginx.log" \
+    "$CLIENT_PID"
   NGINX_CLIENT_PID=$!
   wait_pong "the TunnelClient for the nginx backend" "$NGINX_CLIENT_PID" "$(base_of nginx tunnel)/loadtest/ping" 30 \
     "$REPORT_DIR/client-nginx.log"
@@ -186,10 +189,10 @@ base_of() {
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 stack_ensure 1 1 "$REPORT_DIR/run-local.log"
-SERVER_PID="$(stack_pids | awk '$1 == "TunnelServer" {print $2; exit}')"
-CLIENT_PID="$(stack_pids | awk '$1 == "TunnelClient" {print $2; exit}')"
+SERVER_PID="$(stack_pid TunnelServer)"
+CLIENT_PID="$(stack_pid TunnelClient)"
 ((needs_nginx)) && start_all_nginx
-[[ " ${BACKENDS[*]} " == *" nginx "* && " ${TARGETS[*]} " == *" tunnel "* ]] && start_nginx_client
+has_backend nginx && has_target tunnel && start_nginx_client
 
 # The runs, in order: "backend target" pairs, and the processes whose CPU each one reports.
 RUNS=()

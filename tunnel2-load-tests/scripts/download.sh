@@ -45,7 +45,7 @@ while (($#)); do
     --bytes) BYTES="$2"; shift ;;
     --extra) EXTRAS+=("$2"); shift ;;
     -h|--help) usage; exit 0 ;;
-    *) usage >&2; exit 2 ;;
+    *) die "unknown argument '$1' (see --help)" 2 ;;
   esac
   shift
 done
@@ -61,16 +61,18 @@ NGINX_DIR="$REPORT_DIR/nginx"
 mkdir -p "$REPORT_DIR"
 FILE_CLIENT_PID=""
 cleanup() {
+  stop_child
   stop_all_nginx
   stop_pid "TunnelClient (nginx file backend)" "$FILE_CLIENT_PID" 15
   stack_stop
+  rm -f "$NGINX_DIR/files/loadtest/bytes/$BYTES"   # sparse, but a copy of the reports that does not keep holes would fill up
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 stack_ensure 1 1 "$REPORT_DIR/run-local.log"
-SERVER_PID="$(stack_pids | awk '$1 == "TunnelServer" {print $2; exit}')"
-CLIENT_PID="$(stack_pids | awk '$1 == "TunnelClient" {print $2; exit}')"
+SERVER_PID="$(stack_pid TunnelServer)"
+CLIENT_PID="$(stack_pid TunnelClient)"
 
 # The file backend (sendfile, its own master and two workers) and one hop in front of each backend.
 mkdir -p "$NGINX_DIR/files/loadtest/bytes"
@@ -86,7 +88,7 @@ nginx_conf hop 2 "  proxy_buffering on; proxy_max_temp_file_size 0;
     location /testbackend/ { proxy_pass http://testbackend/; proxy_http_version 1.1; proxy_set_header Connection \"\"; }
     location /files/ { proxy_pass http://files/; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 start_nginx hop "http://127.0.0.1:$HOP_PORT/files/loadtest/ping"
-start_session_client "$FILE_SESSION" "http://127.0.0.1:$FILE_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-files.log"
+start_session_client "$FILE_SESSION" "http://127.0.0.1:$FILE_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-files.log" "$CLIENT_PID"
 FILE_CLIENT_PID=$!
 wait_pong "the TunnelClient for the nginx file backend" "$FILE_CLIENT_PID" \
   "http://127.0.0.1:$PUBLIC_PORT/session/$FILE_SESSION/loadtest/ping" 30 "$REPORT_DIR/client-files.log"
@@ -108,8 +110,6 @@ RUNS+=(
   "nginx tunnel http://127.0.0.1:$PUBLIC_PORT/session/$FILE_SESSION/loadtest/bytes/$BYTES TunnelServer:$SERVER_PID,TunnelClient:$FILE_CLIENT_PID"
 )
 
-rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-
 log "warm-up: one download per target (not measured); reports in $REPORT_DIR"
 for run in "${RUNS[@]}"; do
   read -r _ _ url _ <<<"$run"
@@ -124,17 +124,19 @@ for ((round = 1; round <= ROUNDS; round++)); do
     declare -A base=() peak=()
     procs=()
     [[ "$pids" != - ]] && IFS=, read -r -a procs <<<"$pids"
-    for proc in "${procs[@]}"; do base[$proc]=$(rss_kib "${proc##*:}"); peak[$proc]=${base[$proc]}; done
+    for proc in "${procs[@]}"; do base[$proc]=$(rss_kib "${proc##*:}"); base[$proc]=${base[$proc]:-0}; peak[$proc]=${base[$proc]}; done
+    # CHILD_PID: cleanup's stop_child ends the download if the script is interrupted.
     curl -s -o /dev/null --max-time 300 -w '%{speed_download} %{size_download}\n' "$url" >"$REPORT_DIR/curl.out" &
-    curl_pid=$!
-    while kill -0 "$curl_pid" 2>/dev/null; do
+    CHILD_PID=$!
+    while kill -0 "$CHILD_PID" 2>/dev/null; do
       for proc in "${procs[@]}"; do
         now=$(rss_kib "${proc##*:}")
-        ((now > peak[$proc])) && peak[$proc]=$now
+        ((${now:-0} > peak[$proc])) && peak[$proc]=$now
       done
       sleep 0.1
     done
-    wait "$curl_pid" || true
+    wait "$CHILD_PID" || true
+    CHILD_PID=""
     read -r speed size <"$REPORT_DIR/curl.out" || { speed=0; size=0; }
     growth=""
     for proc in "${procs[@]}"; do growth+=" $proc:$((peak[$proc] - base[$proc]))"; done

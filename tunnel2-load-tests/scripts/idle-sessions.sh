@@ -9,17 +9,18 @@ set -euo pipefail
 
 LT_NAME=idle-sessions
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-LT_DIR="$(cd "$SCRIPT_DIR/.." && pwd)"
-REPO_ROOT="$(cd "$LT_DIR/.." && pwd)"
+# shellcheck source=lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
+# A server of its own, not the dev stack's: its own ports override common.sh's.
 PUBLIC_PORT="${IDLE_PUBLIC_PORT:-12300}"
 TUNNEL_PORT="${IDLE_TUNNEL_PORT:-12301}"
 SESSION_COUNTS="100 1000"
-GC_MODES="default workstation"
+GC_MODES="default server"
 SETTLE_SECONDS=15        # after start, before the baseline samples
 IDLE_SECONDS=30          # RSS is sampled over this long once every session is registered
 SAMPLES=4                # samples over the idle period
-START_TIMEOUT=60         # server start, and again the logins, each
+START_TIMEOUT=60         # until the server answers /healthz
 REGISTER_TIMEOUT=120     # until the server has logged every login
 MAX_SECONDS="${IDLE_MAX_SECONDS:-1800}"   # the whole run, builds included
 STOP_TIMEOUT=15
@@ -65,9 +66,6 @@ time limit); 2 bad usage; 127 dotnet or curl missing.
 EOF
 }
 
-log()  { printf '[%s] %s\n' "$LT_NAME" "$*" >&2; }
-warn() { printf '[%s] warning: %s\n' "$LT_NAME" "$*" >&2; }
-die()  { printf '[%s] error: %s\n' "$LT_NAME" "$1" >&2; exit "${2:-1}"; }
 
 positive() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 
@@ -99,7 +97,7 @@ done
 ((PUBLIC_PORT != TUNNEL_PORT)) || die "IDLE_PUBLIC_PORT and IDLE_TUNNEL_PORT must differ" 2
 
 command -v dotnet >/dev/null 2>&1 || die "'dotnet' is not on PATH (the .NET 10 SDK is needed)" 127
-command -v curl >/dev/null 2>&1 || die "'curl' is not on PATH (sudo apt-get install curl)" 127
+ensure_tool curl curl
 
 SERVER_DLL="$REPO_ROOT/src/TunnelServer/bin/Release/net10.0/TunnelServer.dll"
 if [[ -n "${SERVER_BINARY:-}" ]]; then
@@ -116,23 +114,10 @@ DEADLINE=$((SECONDS + MAX_SECONDS))
 SERVER_PID=""
 TOOL_PID=""
 
-stop_pid() {   # stop_pid NAME PID: SIGTERM, up to STOP_TIMEOUT, then SIGKILL; reaps it
-  local name="$1" pid="$2" deadline
-  [[ -n "$pid" ]] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  deadline=$((SECONDS + STOP_TIMEOUT))
-  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-  if kill -0 "$pid" 2>/dev/null; then
-    warn "$name (pid $pid) did not stop in ${STOP_TIMEOUT}s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
-
 stop_all() {
-  stop_pid Tunnel2.IdleSessions "$TOOL_PID"
+  stop_pid Tunnel2.IdleSessions "$TOOL_PID" "$STOP_TIMEOUT"
   TOOL_PID=""
-  stop_pid TunnelServer "$SERVER_PID"
+  stop_pid TunnelServer "$SERVER_PID" "$STOP_TIMEOUT"
   SERVER_PID=""
 }
 
@@ -165,9 +150,14 @@ wait_for() {
   done
 }
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 server_answers() { curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$PUBLIC_PORT/healthz"; }
-rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+# server_rss: the server's VmRSS in KiB; stops the script if the server has exited (run_one runs without
+# set -e, so an empty sample would otherwise end up in the results).
+server_rss() {
+  kill -0 "$SERVER_PID" 2>/dev/null || die "TunnelServer exited (log: $SERVER_LOG)"
+  SERVER_RSS="$(rss_kib "$SERVER_PID")"
+  [[ -n "$SERVER_RSS" ]] || die "no VmRSS for TunnelServer pid $SERVER_PID"
+}
 logins_logged() { grep -c 'Uplink connected: session' "$SERVER_LOG" || true; }
 disconnects_logged() { grep -c 'Uplink disconnected: session' "$SERVER_LOG" || true; }
 has_all_logins() { (($(logins_logged) >= $1)); }
@@ -183,7 +173,7 @@ build() {
 }
 case "$BUILD" in
   yes) build ;;
-  auto) [[ -f "$SERVER_DLL" && -f "$TOOL_DLL" ]] || build ;;
+  auto) [[ (-n "${SERVER_BINARY:-}" || -f "$SERVER_DLL") && -f "$TOOL_DLL" ]] || build ;;
   no) ;;
 esac
 [[ -n "${SERVER_BINARY:-}" || -f "$SERVER_DLL" ]] || die "$SERVER_DLL does not exist; run without --no-build"
@@ -193,7 +183,7 @@ for port in "$PUBLIC_PORT" "$TUNNEL_PORT"; do
   port_in_use "$port" && die "port $port is already in use; set IDLE_PUBLIC_PORT / IDLE_TUNNEL_PORT to free ports (12300+)"
 done
 
-REPORT="$LT_DIR/reports/$(date -u +%Y%m%dT%H%M%SZ)-idle-sessions"
+REPORT="$LT_DIR/reports/$(utc_stamp)-idle-sessions"
 mkdir -p "$REPORT"
 RESULTS="$REPORT/results.tsv"
 printf 'sessions\tgc\tbaseline_kib\tidle_samples_kib\twith_sessions_kib\tkib_per_session\tdisconnects\n' >"$RESULTS"
@@ -224,7 +214,8 @@ run_one() {
   sleep "$SETTLE_SECONDS"   # a settle period, not a synchronisation: the server is up and has no session
   local baseline_samples=() i
   for i in 1 2 3; do
-    baseline_samples+=("$(rss_kib "$SERVER_PID")")
+    server_rss
+    baseline_samples+=("$SERVER_RSS")
     if ((i < 3)); then sleep 1; fi
   done
   local before
@@ -251,7 +242,8 @@ run_one() {
     sleep "$interval"   # spacing of the samples over the idle period
     check_deadline
     kill -0 "$TOOL_PID" 2>/dev/null || die "the tool exited during the idle period (log: $TOOL_LOG)"
-    samples+=("$(rss_kib "$SERVER_PID")")
+    server_rss
+    samples+=("$SERVER_RSS")
   done
   local disconnects after per
   disconnects="$(disconnects_logged)"
@@ -260,10 +252,10 @@ run_one() {
   per=$(awk -v a="$after" -v b="$before" -v n="$n" 'BEGIN {printf "%.1f", (a - b) / n}')
   log "[$mode, N=$n] idle VmRSS ${samples[*]} KiB -> $after KiB; $per KiB per session"
 
-  stop_pid Tunnel2.IdleSessions "$TOOL_PID"
+  stop_pid Tunnel2.IdleSessions "$TOOL_PID" "$STOP_TIMEOUT"
   TOOL_PID=""
   grep -q 'every uplink stayed up' "$TOOL_LOG" || warn "[$mode, N=$n] the tool did not report every uplink up (see $TOOL_LOG)"
-  stop_pid TunnelServer "$SERVER_PID"
+  stop_pid TunnelServer "$SERVER_PID" "$STOP_TIMEOUT"
   SERVER_PID=""
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$mode" "$before" "${samples[*]}" "$after" "$per" "$disconnects" >>"$RESULTS"
   ((disconnects == 0)) || return 1

@@ -6,6 +6,8 @@ set -euo pipefail
 LT_NAME=variant
 # shellcheck source=lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
+# shellcheck source=lib/side-by-side.sh
+source "$(dirname "$0")/lib/side-by-side.sh"
 
 usage() {
   cat <<EOF
@@ -19,8 +21,9 @@ it answers, prints the argument for compare.sh, then runs until SIGTERM/Ctrl-C a
   --tree DIR          checkout whose build to run (default: this one, $REPO_ROOT)
   --public-port P     the variant's public port (default 12200)
   --tunnel-port P     the variant's tunnel port (default 12201)
-Logs go to a new /tmp/tunnel2-variant-* folder, named on start.
   --name NAME         the target's name in compare.sh's output (default: variant)
+Logs go to a new /tmp/tunnel2-variant-* folder, named on start. If either process exits, the other is
+stopped and the script exits 1.
 
 Example:
   git worktree add ../b some-branch && (cd ../b && dotnet build -c Release)
@@ -37,7 +40,7 @@ while (($#)); do
     --tunnel-port) VARIANT_TUNNEL="$2"; shift ;;
     --name) NAME="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
-    *) usage >&2; exit 2 ;;
+    *) die "unknown argument '$1' (see --help)" 2 ;;
   esac
   shift
 done
@@ -51,11 +54,11 @@ for port in "$VARIANT_PUBLIC" "$VARIANT_TUNNEL"; do
 done
 answers "$DIRECT_BASE/loadtest/ping" pong || die "no TestBackend answers on $DIRECT_BASE (start run-local.sh first)"
 
-SETSID=""
-command -v setsid >/dev/null 2>&1 && SETSID=setsid
 LOG_DIR="$(mktemp -d "/tmp/tunnel2-variant-XXXXXX")"
-PIDS=()
-stop_all() { local pid; for pid in "${PIDS[@]}"; do stop_pid "variant process" "$pid" 15; done; PIDS=(); }
+PIDS=()   # server, then client
+# The client first, as run-local.sh does, so that it drains against a server that is still there.
+stop_all() { local i; for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "variant process" "${PIDS[i]}" 15; done; PIDS=(); }
+check_alive() { local pid; for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a variant process exited (logs in $LOG_DIR)"; done; }
 trap 'stop_all; exit 0' INT TERM
 trap 'stop_all' EXIT
 
@@ -64,17 +67,21 @@ trap 'stop_all' EXIT
   </dev/null >"$LOG_DIR/server.log" 2>&1 &
 PIDS+=($!)
 (cd "$(dirname "$(bin TunnelClient)")" && exec $SETSID dotnet "$(bin TunnelClient)" --environment Development \
-  --server "http://127.0.0.1:$VARIANT_TUNNEL" --backend "$DIRECT_BASE" --max-concurrency "$CLIENT_CONCURRENCY") \
+  --server "http://127.0.0.1:$VARIANT_TUNNEL" --backend "$DIRECT_BASE" --session "$SESSION" \
+  --max-concurrency "$CLIENT_CONCURRENCY") \
   </dev/null >"$LOG_DIR/client.log" 2>&1 &
 PIDS+=($!)
 
 URL="http://127.0.0.1:$VARIANT_PUBLIC/session/$SESSION"
 deadline=$((SECONDS + 60))
 until answers "$URL/loadtest/ping" pong; do
-  for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a variant process exited (logs in $LOG_DIR)"; done
+  check_alive
   ((SECONDS < deadline)) || die "no pong through the variant within 60 s (logs in $LOG_DIR)"
   sleep 0.2
 done
 log "ready from $TREE (logs in $LOG_DIR)"
 echo "--extra $NAME=$URL@${PIDS[0]},${PIDS[1]}"
-while :; do sleep 1 & wait $!; done
+while :; do
+  sleep 1 & wait $!
+  check_alive
+done

@@ -104,6 +104,9 @@ stack_ensure() {
   ((need_direct)) && ! direct_answers && ok=0
   ((need_tunnel)) && ! tunnel_answers && ok=0
   if ((ok)); then
+    # A stack asked for with other options (e.g. --aot) must be the one measured, not whatever already runs.
+    [[ -z "${TUNNEL2_STACK_ARGS:-}" ]] || die "TUNNEL2_STACK_ARGS='$TUNNEL2_STACK_ARGS' asks for a stack of its own, but one \
+already answers on :$PUBLIC_PORT/:$BACKEND_PORT; stop it first"
     log "using the stack that is already running (direct $DIRECT_BASE, tunnel $TUNNEL_BASE)"
     return 0
   fi
@@ -216,6 +219,12 @@ stack_pids() {
   for pid in $found; do echo "TestBackend $pid"; done
 }
 
+# rss_kib PID: the process's VmRSS in KiB; prints nothing once the process is gone.
+rss_kib() { awk '/^VmRSS:/ {print $2; exit}' "/proc/$1/status" 2>/dev/null || true; }
+
+# stack_pid NAME: the first pid of NAME (TunnelServer, TunnelClient or TestBackend) in stack_pids.
+stack_pid() { stack_pids | awk -v name="$1" '$1 == name {print $2; exit}'; }
+
 RSS_PID=""
 PHASE_FILE=""
 
@@ -235,7 +244,7 @@ rss_start() {
       phase="$(cat "$PHASE_FILE" 2>/dev/null || echo '?')"
       now="$(date +%s)"
       while read -r name pid; do
-        rss="$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null)"
+        rss="$(rss_kib "$pid")"
         [[ -n "$rss" ]] && echo "$now $phase $name $pid $rss"
       done <<<"$procs"
       sleep 1

@@ -13,6 +13,9 @@ parse_extras() {
   for e in "$@"; do
     [[ "$e" =~ ^([a-z0-9_-]+)=(http://127\.0\.0\.1:[0-9]+[^@]*)(@([0-9,]+))?$ ]] \
       || die "--extra takes NAME=http://127.0.0.1:PORT/...[@PID,PID], got '$e'" 2
+    case "${BASH_REMATCH[1]}" in
+      direct|nginx1|nginx2|tunnel) die "--extra: '${BASH_REMATCH[1]}' is a built-in target's name; choose another" 2 ;;
+    esac
     EXTRA_URL[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]%/}"
     EXTRA_PIDS[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]//,/ }"
   done
@@ -65,18 +68,25 @@ wait_pong() {
   done
 }
 
-# stop_all_nginx: asks every nginx started here to finish (QUIT: graceful).
+# stop_all_nginx: stops every nginx started here and waits for it, so that its ports are free afterwards.
 stop_all_nginx() {
   local pid
-  for pid in "${NGINX_PIDS[@]}"; do kill -QUIT "$pid" 2>/dev/null || true; done
+  for pid in "${NGINX_PIDS[@]}"; do stop_pid nginx "$pid" 10; done
   NGINX_PIDS=()
 }
 
-# start_session_client SESSION BACKEND_URL TOKEN LOG: one more TunnelClient from this checkout's Release build, on
-# the dev stack's server, in its own session, as a background job of the caller ($! is its pid).
+# start_session_client SESSION BACKEND_URL TOKEN LOG LIKE_PID: one more TunnelClient on the dev stack's server, in its
+# own session, as a background job of the caller ($! is its pid). It is the same build as the stack's client
+# LIKE_PID: that Native AOT executable (run-local.sh --aot), else this checkout's Release dll.
 start_session_client() {
-  local dll="$REPO_ROOT/src/TunnelClient/bin/Release/net10.0/TunnelClient.dll"
-  [[ -f "$dll" ]] || die "$dll is missing: build Release first (dotnet build -c Release)"
-  (cd "$(dirname "$dll")" && exec $SETSID dotnet "$dll" --server "http://127.0.0.1:$TUNNEL_PORT" \
+  local exe cmd
+  exe="$(readlink "/proc/$5/exe" 2>/dev/null || true)"
+  if [[ "$exe" == */TunnelClient ]]; then
+    cmd=("$exe")
+  else
+    cmd=(dotnet "$REPO_ROOT/src/TunnelClient/bin/Release/net10.0/TunnelClient.dll")
+    [[ -f "${cmd[1]}" ]] || die "${cmd[1]} is missing: build Release first (dotnet build -c Release)"
+  fi
+  (cd "$(dirname "${cmd[-1]}")" && exec $SETSID "${cmd[@]}" --server "http://127.0.0.1:$TUNNEL_PORT" \
     --backend "$2" --session "$1" --token "$3" --max-concurrency "$CLIENT_CONCURRENCY") </dev/null >"$4" 2>&1 &
 }
