@@ -1,6 +1,6 @@
+using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
-using System.Runtime.CompilerServices;
 using Microsoft.Extensions.Options;
 using Serilog;
 using Serilog.Formatting.Compact;
