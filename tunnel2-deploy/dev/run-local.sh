@@ -280,6 +280,18 @@ if ((BUILD)); then
       aarch64|arm64) RID=linux-arm64 ;;
       *) err "--aot: no runtime identifier known for $(uname -m)"; exit 1 ;;
     esac
+    # Native AOT links with the system's C toolchain and zlib; as root on Debian, install them when missing.
+    if ! { command -v clang >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; } || [[ ! -f /usr/include/zlib.h ]]; then
+      if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+        log "--aot: installing gcc and zlib1g-dev (Native AOT links with them)"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+          apt-get install -y -qq --no-install-recommends gcc libc6-dev zlib1g-dev >/dev/null \
+          || { err "apt-get install gcc libc6-dev zlib1g-dev failed"; exit 1; }
+      else
+        err "--aot needs clang or gcc and zlib1g-dev: sudo apt-get install gcc zlib1g-dev"
+        exit 1
+      fi
+    fi
     for project in "${TUNNEL_PROJECTS[@]}"; do
       log "publishing $project as Native AOT ($RID) into $AOT_DIR/$project"
       if ! dotnet publish -c "$CONFIGURATION" -r "$RID" -p:PublishAot=true --nologo -v minimal \
