@@ -63,7 +63,9 @@ Defaults: $ROUNDS rounds; wrk $SECONDS_PER_RUN s; $RATE RPS for $RATE_SECONDS s 
 
 Prints, per backend and target: median RPS and its ratio to direct, median p50/p99 under wrk,
 median p50/p99 at the fixed rate and what that adds to direct; and per Tunnel2 process the CPU
-time per request over the wrk runs (microseconds per request = milliseconds per 1,000 requests).
+time per request over the wrk runs (microseconds per request = milliseconds per 1,000 requests),
+with the same figure for the rest of each target's path (the backend; the nginx hops, master and
+workers together), so that the tunnel's cost can be set against a proxy's in the same sitting.
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
 Environment: COMPARE_ROUNDS, COMPARE_SECONDS, COMPARE_RATE, COMPARE_RATE_SECONDS,
@@ -114,6 +116,7 @@ REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-compare"
 mkdir -p "$REPORT_DIR"
 NGINX_DIR="$REPORT_DIR/nginx"
 NGINX_CLIENT_PID=""
+NGINX_BACKEND_PID="" NGINX_HOPS_PID=""   # nginx masters; their CPU is counted with their workers'
 
 cleanup() {
   stop_child
@@ -145,6 +148,7 @@ start_all_nginx() {
     location / { default_type text/plain; return 200 'pong'; }
   }"
     start_nginx backend "http://127.0.0.1:$NGINX_BACKEND_PORT/loadtest/ping"
+    NGINX_BACKEND_PID="${NGINX_PIDS[-1]}"
     hops+="$(proxy_server "$NGINX_B1_PORT" nginxbackend "$NGINX_BACKEND_PORT")"$'\n'
     hops+="$(proxy_server "$NGINX_B2_PORT" nginxhop1 "$NGINX_B1_PORT")"$'\n'
   fi
@@ -159,6 +163,7 @@ start_all_nginx() {
   else
     start_nginx hops "http://127.0.0.1:$NGINX_B2_PORT/loadtest/ping"
   fi
+  NGINX_HOPS_PID="${NGINX_PIDS[-1]}"
 }
 
 # A second TunnelClient carries the session whose backend is the nginx one.
@@ -185,18 +190,29 @@ base_of() {
   esac
 }
 
-# cpu_ticks PID: user+system clock ticks of a process so far.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# cpu_ticks PID: user+system clock ticks of a process and its children (nginx's workers) so far.
+cpu_ticks() {
+  local pid total=0 ticks
+  [[ "$1" =~ ^[1-9][0-9]*$ ]] || { echo 0; return; }
+  for pid in "$1" $(pgrep -P "$1" 2>/dev/null); do
+    ticks="$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true)"
+    total=$((total + ${ticks:-0}))
+  done
+  echo "$total"
+}
 
 stack_ensure 1 1 "$REPORT_DIR/run-local.log"
 SERVER_PID="$(stack_pid TunnelServer)"
 CLIENT_PID="$(stack_pid TunnelClient)"
+BACKEND_PID="$(stack_pid TestBackend)"
 ((needs_nginx)) && start_all_nginx
 has_backend nginx && has_target tunnel && start_nginx_client
 
-# The runs, in order: "backend target" pairs, and the processes whose CPU each one reports.
+# The runs, in order: "backend target" pairs, and the processes whose CPU each one reports: the tunnel's own
+# (PIDS_OF, the figure of the CPU target) and the rest of the path behind the load generator (PATH_PIDS_OF: the
+# backend and the nginx hops, a like-for-like reference from the same sitting).
 RUNS=()
-declare -A PIDS_OF=()
+declare -A PIDS_OF=() PATH_PIDS_OF=()
 for b in "${BACKENDS[@]}"; do
   for t in "${TARGETS[@]}"; do
     RUNS+=("$b $t")
@@ -210,6 +226,13 @@ for b in "${BACKENDS[@]}"; do
 done
 PIDS_OF["testbackend tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${CLIENT_PID:-0}"
 PIDS_OF["nginx tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${NGINX_CLIENT_PID:-0}"
+for run in "${RUNS[@]}"; do
+  read -r b t <<<"$run"
+  path=""
+  [[ "$t" == nginx1 || "$t" == nginx2 ]] && path+=" nginx-hops:${NGINX_HOPS_PID:-0}"
+  if [[ "$b" == testbackend ]]; then path+=" TestBackend:${BACKEND_PID:-0}"; else path+=" nginx-backend:${NGINX_BACKEND_PID:-0}"; fi
+  PATH_PIDS_OF[$run]="$path"
+done
 log "TunnelServer pid ${SERVER_PID:-?}, TunnelClient pid ${CLIENT_PID:-?} (nginx backend: ${NGINX_CLIENT_PID:--}); reports in $REPORT_DIR"
 
 log "warm-up: 3 s of wrk per target (not measured)"
@@ -219,19 +242,21 @@ for run in "${RUNS[@]}"; do
 done
 
 errors=0
-: >"$REPORT_DIR/cpu.txt"   # "backend target round name:pid ticks requests" per measured process and wrk run
+: >"$REPORT_DIR/cpu.txt"   # "backend target round name:pid ticks requests own|path" per measured process and wrk run
 for ((round = 1; round <= ROUNDS; round++)); do
   for run in "${RUNS[@]}"; do
     read -r b t <<<"$run"
     url="$(base_of "$b" "$t")/loadtest/$ENDPOINT"
     out="$REPORT_DIR/$b.$t.wrk.$round.txt"
-    read -r -a procs <<<"${PIDS_OF[$run]:-}"
+    read -r -a procs <<<"${PIDS_OF[$run]:-} ${PATH_PIDS_OF[$run]}"
     declare -A before=()
     for proc in "${procs[@]}"; do before[$proc]=$(cpu_ticks "${proc#*:}"); done
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency "$url" >"$out" 2>&1 || true
     requests="$(awk '/requests in/ {print $1; exit}' "$out")"
     for proc in "${procs[@]}"; do
-      echo "$b $t $round $proc $(($(cpu_ticks "${proc#*:}") - before[$proc])) ${requests:-0}" >>"$REPORT_DIR/cpu.txt"
+      kind=own
+      [[ " ${PATH_PIDS_OF[$run]} " == *" $proc "* ]] && kind=path
+      echo "$b $t $round $proc $(($(cpu_ticks "${proc#*:}") - before[$proc])) ${requests:-0} $kind" >>"$REPORT_DIR/cpu.txt"
     done
     unset before
     if ! grep -q 'Requests/sec' "$out" || grep -qE 'Socket errors|Non-2xx' "$out"; then
@@ -284,10 +309,10 @@ for b, t in runs:
 
 cpu = {}
 for line in open(f"{folder}/cpu.txt"):
-    b, t, _, pid, ticks, requests = line.split()
+    b, t, _, pid, ticks, requests, kind = line.split()
     c = cpu.setdefault((b, t), {})
-    ticks_total, req_total = c.get(pid, (0, 0))
-    c[pid] = (ticks_total + int(ticks), req_total + int(requests))
+    ticks_total, req_total, _ = c.get(pid, (0, 0, kind))
+    c[pid] = (ticks_total + int(ticks), req_total + int(requests), kind)
 
 print(f"{'backend/target':<20} {'median RPS':>11} {'x direct':>9} {'p50 ms':>7} {'p99 ms':>7}"
       + (f" | {rate} RPS: {'p50 ms':>6} {'p99 ms':>6} {'+p50':>6} {'+p99':>6}" if rate else "") + "   runs (RPS)")
@@ -303,14 +328,19 @@ for b, t in runs:
     print(line + "   " + ", ".join(f"{x:,.0f}" for x in row["runs"]))
 
 for (b, t), per_pid in cpu.items():
-    parts, total = [], 0.0
-    for pid, (ticks, requests) in per_pid.items():
+    own, path, total = [], [], 0.0
+    for pid, (ticks, requests, kind) in per_pid.items():
         us = ticks / hz * 1e6 / requests if requests else 0.0
-        total += us
         name, _, number = pid.partition(":")
-        parts.append(f"{name} (pid {number}) {us:.1f} us")
-    requests = max(r for _, r in per_pid.values())
-    print(f"CPU per request, {b}/{t} wrk runs ({requests:,} requests): {', '.join(parts)}; "
-          f"together {total:.1f} us per request = {total:.1f} ms per 1,000 requests")
+        if kind == "own":
+            total += us
+            own.append(f"{name} (pid {number}) {us:.1f} us")
+        else:
+            path.append(f"{name} {us:.1f} us")
+    requests = max(r for _, r, _ in per_pid.values())
+    line = f"CPU per request, {b}/{t} wrk runs ({requests:,} requests): "
+    if own:
+        line += f"{', '.join(own)}; together {total:.1f} us per request = {total:.1f} ms per 1,000 requests; "
+    print(line + f"rest of the path: {', '.join(path)}")
 PY
 exit "$errors"
