@@ -33,13 +33,19 @@ NGINX2_PORT="${COMPARE_NGINX2_PORT:-12111}"               # second hop in front 
 NGINX_BACKEND_PORT="${COMPARE_NGINX_BACKEND_PORT:-12112}" # nginx answering a fixed body
 NGINX_B1_PORT="${COMPARE_NGINX_B1_PORT:-12113}"           # hop in front of the nginx backend
 NGINX_B2_PORT="${COMPARE_NGINX_B2_PORT:-12114}"           # second hop in front of that one
+YARP1_PORT="${COMPARE_YARP1_PORT:-12115}"                 # YARP hop in front of TestBackend (targets yarp1, yarp2)
+YARP2_PORT="${COMPARE_YARP2_PORT:-12116}"                 # second YARP hop in front of the first
+YARP_B1_PORT="${COMPARE_YARP_B1_PORT:-12117}"             # YARP hop in front of the nginx backend
+YARP_B2_PORT="${COMPARE_YARP_B2_PORT:-12118}"             # second YARP hop in front of that one
+YARP_DLL="$REPO_ROOT/benchmarks/Tunnel2.YarpHop/bin/Release/net10.0/Tunnel2.YarpHop.dll"
 NGINX_SESSION="${COMPARE_NGINX_SESSION:-44444444-4444-4444-4444-444444444444}"
 TUNNEL_TOKEN="${COMPARE_TUNNEL_TOKEN:-dev-token-change-me}" # the dev stack's token, not a secret
 
 usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/compare.sh [--rounds N] [--seconds S] [--rate RPS] [--rate-seconds S]
-         [--endpoint ping|get|fast] [--backends "testbackend nginx"] [--targets "direct nginx1 nginx2 tunnel"]
+         [--endpoint ping|get|fast] [--backends "testbackend nginx"]
+         [--targets "direct nginx1 nginx2 tunnel"] (also: yarp1 yarp2)
          [--extra NAME=BASE_URL[@PID,PID...]]...
 
 Per round, per backend, per target, in turn:
@@ -55,6 +61,9 @@ Targets, each in front of the backend:
   nginx2   two chained hops (:$NGINX2_PORT -> :$NGINX1_PORT, or :$NGINX_B2_PORT -> :$NGINX_B1_PORT)
   tunnel   Tunnel2, http://127.0.0.1:$PUBLIC_PORT/session/<id>/loadtest/ENDPOINT; for the nginx
            backend a second TunnelClient (session $NGINX_SESSION) is started from the Release build
+  yarp1    one YARP hop (benchmarks/Tunnel2.YarpHop, a process of its own; :$YARP1_PORT, or :$YARP_B1_PORT)
+  yarp2    two chained YARP hops, two processes like the tunnel's (:$YARP2_PORT, or :$YARP_B2_PORT); not run
+           by default: build the solution in Release first
   --extra NAME=BASE_URL[@PIDS]  one more target (TestBackend only) at BASE_URL/loadtest/ENDPOINT,
            e.g. a spike; the CPU of the comma-separated PIDS is reported like Tunnel2's
 The nginx hops run from a config generated into the report folder (keep-alive upstreams, HTTP/1.1,
@@ -64,12 +73,13 @@ Defaults: $ROUNDS rounds; wrk $SECONDS_PER_RUN s; $RATE RPS for $RATE_SECONDS s 
 Prints, per backend and target: median RPS and its ratio to direct, median p50/p99 under wrk,
 median p50/p99 at the fixed rate and what that adds to direct; and per Tunnel2 process the CPU
 time per request over the wrk runs (microseconds per request = milliseconds per 1,000 requests),
-with the same figure for the rest of each target's path (the backend; the nginx hops, master and
-workers together), so that the tunnel's cost can be set against a proxy's in the same sitting.
+with the same figure for every other target's processes (the nginx hops, master and workers
+together; each YARP hop) and for the backend, so that the tunnel's cost can be set against a
+proxy's in the same sitting.
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
 Environment: COMPARE_ROUNDS, COMPARE_SECONDS, COMPARE_RATE, COMPARE_RATE_SECONDS,
-COMPARE_CONNECTIONS, COMPARE_THREADS, COMPARE_NGINX{1,2,_BACKEND,_B1,_B2}_PORT,
+COMPARE_CONNECTIONS, COMPARE_THREADS, COMPARE_NGINX{1,2,_BACKEND,_B1,_B2}_PORT, COMPARE_YARP{1,2,_B1,_B2}_PORT,
 COMPARE_NGINX_SESSION, COMPARE_TUNNEL_TOKEN (the dev token by default).
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-compare/ (every run's output, summary.txt).
 Exit 0 when every run completed without socket errors or non-2xx answers, 1 otherwise.
@@ -98,7 +108,7 @@ for b in "${BACKENDS[@]}"; do
   case "$b" in testbackend|nginx) ;; *) die "unknown backend '$b'" 2 ;; esac
 done
 for t in "${TARGETS[@]}"; do
-  case "$t" in direct|nginx1|nginx2|tunnel) ;; *) die "unknown target '$t'" 2 ;; esac
+  case "$t" in direct|nginx1|nginx2|tunnel|yarp1|yarp2) ;; *) die "unknown target '$t'" 2 ;; esac
 done
 parse_extras "${EXTRAS[@]}"
 
@@ -111,16 +121,23 @@ has_target() { [[ " ${TARGETS[*]} " == *" $1 "* ]]; }
 needs_nginx=0
 { has_target nginx1 || has_target nginx2 || has_backend nginx; } && needs_nginx=1
 ((needs_nginx)) && ensure_tool nginx nginx
+needs_yarp=0
+{ has_target yarp1 || has_target yarp2; } && needs_yarp=1
+((needs_yarp)) && { [[ -f "$YARP_DLL" ]] || die "$YARP_DLL is missing: build the solution in Release first (dotnet build -c Release)" 2; }
 
 REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-compare"
 mkdir -p "$REPORT_DIR"
 NGINX_DIR="$REPORT_DIR/nginx"
 NGINX_CLIENT_PID=""
 NGINX_BACKEND_PID="" NGINX_HOPS_PID=""   # nginx masters; their CPU is counted with their workers'
+declare -A YARP_PID=()                    # "testbackend 1" -> pid of that YARP hop
 
 cleanup() {
   stop_child
   stop_all_nginx
+  local hop
+  for hop in "${!YARP_PID[@]}"; do stop_pid "YARP hop ($hop)" "${YARP_PID[$hop]}" 15; done
+  YARP_PID=()
   stop_pid "TunnelClient (nginx backend)" "$NGINX_CLIENT_PID" 15
   NGINX_CLIENT_PID=""
   stack_stop
@@ -166,6 +183,28 @@ start_all_nginx() {
   NGINX_HOPS_PID="${NGINX_PIDS[-1]}"
 }
 
+# start_yarp BACKEND HOP LISTEN_PORT DESTINATION_PORT: YARP hop number HOP in front of BACKEND, in its own session.
+start_yarp() {
+  local log="$REPORT_DIR/yarp-$1-$2.log"
+  $SETSID dotnet "$YARP_DLL" --listen "http://127.0.0.1:$3" --destination "http://127.0.0.1:$4" </dev/null >"$log" 2>&1 &
+  YARP_PID["$1 $2"]=$!
+  wait_pong "YARP hop $2 ($1)" $! "http://127.0.0.1:$3/loadtest/ping" 30 "$log"
+}
+
+start_all_yarp() {
+  local two=0
+  has_target yarp2 && two=1
+  if has_backend testbackend; then
+    start_yarp testbackend 1 "$YARP1_PORT" "$BACKEND_PORT"
+    ((two)) && start_yarp testbackend 2 "$YARP2_PORT" "$YARP1_PORT"
+  fi
+  if has_backend nginx; then
+    start_yarp nginx 1 "$YARP_B1_PORT" "$NGINX_BACKEND_PORT"
+    ((two)) && start_yarp nginx 2 "$YARP_B2_PORT" "$YARP_B1_PORT"
+  fi
+  return 0
+}
+
 # A second TunnelClient carries the session whose backend is the nginx one.
 start_nginx_client() {
   start_session_client "$NGINX_SESSION" "http://127.0.0.1:$NGINX_BACKEND_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-nginx.log" \
@@ -182,6 +221,10 @@ base_of() {
     testbackend/nginx1) echo "http://127.0.0.1:$NGINX1_PORT" ;;
     testbackend/nginx2) echo "http://127.0.0.1:$NGINX2_PORT" ;;
     testbackend/tunnel) echo "$TUNNEL_BASE" ;;
+    testbackend/yarp1) echo "http://127.0.0.1:$YARP1_PORT" ;;
+    testbackend/yarp2) echo "http://127.0.0.1:$YARP2_PORT" ;;
+    nginx/yarp1) echo "http://127.0.0.1:$YARP_B1_PORT" ;;
+    nginx/yarp2) echo "http://127.0.0.1:$YARP_B2_PORT" ;;
     nginx/direct) echo "http://127.0.0.1:$NGINX_BACKEND_PORT" ;;
     nginx/nginx1) echo "http://127.0.0.1:$NGINX_B1_PORT" ;;
     nginx/nginx2) echo "http://127.0.0.1:$NGINX_B2_PORT" ;;
@@ -206,13 +249,14 @@ SERVER_PID="$(stack_pid TunnelServer)"
 CLIENT_PID="$(stack_pid TunnelClient)"
 BACKEND_PID="$(stack_pid TestBackend)"
 ((needs_nginx)) && start_all_nginx
+((needs_yarp)) && start_all_yarp
 has_backend nginx && has_target tunnel && start_nginx_client
 
-# The runs, in order: "backend target" pairs, and the processes whose CPU each one reports: the tunnel's own
-# (PIDS_OF, the figure of the CPU target) and the rest of the path behind the load generator (PATH_PIDS_OF: the
-# backend and the nginx hops, a like-for-like reference from the same sitting).
+# The runs, in order: "backend target" pairs, and the processes whose CPU each one reports: the target's own
+# (PIDS_OF: Tunnel2's two, the figure of the CPU target; the nginx hops; the YARP hops) and the backend's
+# (BACKEND_PIDS_OF), so that every target's cost stands next to the others' from the same sitting.
 RUNS=()
-declare -A PIDS_OF=() PATH_PIDS_OF=()
+declare -A PIDS_OF=() BACKEND_PIDS_OF=()
 for b in "${BACKENDS[@]}"; do
   for t in "${TARGETS[@]}"; do
     RUNS+=("$b $t")
@@ -228,10 +272,12 @@ PIDS_OF["testbackend tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${CLIE
 PIDS_OF["nginx tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${NGINX_CLIENT_PID:-0}"
 for run in "${RUNS[@]}"; do
   read -r b t <<<"$run"
-  path=""
-  [[ "$t" == nginx1 || "$t" == nginx2 ]] && path+=" nginx-hops:${NGINX_HOPS_PID:-0}"
-  if [[ "$b" == testbackend ]]; then path+=" TestBackend:${BACKEND_PID:-0}"; else path+=" nginx-backend:${NGINX_BACKEND_PID:-0}"; fi
-  PATH_PIDS_OF[$run]="$path"
+  case "$t" in
+    nginx1|nginx2) PIDS_OF[$run]="nginx-hops:${NGINX_HOPS_PID:-0}" ;;
+    yarp1) PIDS_OF[$run]="yarp-hop1:${YARP_PID["$b 1"]:-0}" ;;
+    yarp2) PIDS_OF[$run]="yarp-hop2:${YARP_PID["$b 2"]:-0} yarp-hop1:${YARP_PID["$b 1"]:-0}" ;;
+  esac
+  if [[ "$b" == testbackend ]]; then BACKEND_PIDS_OF[$run]="TestBackend:${BACKEND_PID:-0}"; else BACKEND_PIDS_OF[$run]="nginx-backend:${NGINX_BACKEND_PID:-0}"; fi
 done
 log "TunnelServer pid ${SERVER_PID:-?}, TunnelClient pid ${CLIENT_PID:-?} (nginx backend: ${NGINX_CLIENT_PID:--}); reports in $REPORT_DIR"
 
@@ -242,20 +288,20 @@ for run in "${RUNS[@]}"; do
 done
 
 errors=0
-: >"$REPORT_DIR/cpu.txt"   # "backend target round name:pid ticks requests own|path" per measured process and wrk run
+: >"$REPORT_DIR/cpu.txt"   # "backend target round name:pid ticks requests own|backend" per measured process and wrk run
 for ((round = 1; round <= ROUNDS; round++)); do
   for run in "${RUNS[@]}"; do
     read -r b t <<<"$run"
     url="$(base_of "$b" "$t")/loadtest/$ENDPOINT"
     out="$REPORT_DIR/$b.$t.wrk.$round.txt"
-    read -r -a procs <<<"${PIDS_OF[$run]:-} ${PATH_PIDS_OF[$run]}"
+    read -r -a procs <<<"${PIDS_OF[$run]:-} ${BACKEND_PIDS_OF[$run]}"
     declare -A before=()
     for proc in "${procs[@]}"; do before[$proc]=$(cpu_ticks "${proc#*:}"); done
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency "$url" >"$out" 2>&1 || true
     requests="$(awk '/requests in/ {print $1; exit}' "$out")"
     for proc in "${procs[@]}"; do
       kind=own
-      [[ " ${PATH_PIDS_OF[$run]} " == *" $proc "* ]] && kind=path
+      [[ "$proc" == "${BACKEND_PIDS_OF[$run]}" ]] && kind=backend
       echo "$b $t $round $proc $(($(cpu_ticks "${proc#*:}") - before[$proc])) ${requests:-0} $kind" >>"$REPORT_DIR/cpu.txt"
     done
     unset before
@@ -328,7 +374,7 @@ for b, t in runs:
     print(line + "   " + ", ".join(f"{x:,.0f}" for x in row["runs"]))
 
 for (b, t), per_pid in cpu.items():
-    own, path, total = [], [], 0.0
+    own, backend, total = [], [], 0.0
     for pid, (ticks, requests, kind) in per_pid.items():
         us = ticks / hz * 1e6 / requests if requests else 0.0
         name, _, number = pid.partition(":")
@@ -336,11 +382,11 @@ for (b, t), per_pid in cpu.items():
             total += us
             own.append(f"{name} (pid {number}) {us:.1f} us")
         else:
-            path.append(f"{name} {us:.1f} us")
+            backend.append(f"{name} {us:.1f} us")
     requests = max(r for _, r, _ in per_pid.values())
     line = f"CPU per request, {b}/{t} wrk runs ({requests:,} requests): "
     if own:
         line += f"{', '.join(own)}; together {total:.1f} us per request = {total:.1f} ms per 1,000 requests; "
-    print(line + f"rest of the path: {', '.join(path)}")
+    print(line + f"the backend: {', '.join(backend)}")
 PY
 exit "$errors"

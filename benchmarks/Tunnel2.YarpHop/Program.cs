@@ -1,0 +1,47 @@
+using Microsoft.AspNetCore.DataProtection;
+using Yarp.ReverseProxy.Configuration;
+
+// One reverse-proxy hop on YARP (microsoft/reverse-proxy) with its defaults: every request to --listen goes to
+// --destination. compare.sh chains one or two of these in front of a backend, so that the tunnel's two .NET processes
+// can be measured next to one and two hops of a mature .NET proxy, in the same sitting.
+if (args.Contains("--help") || args.Contains("-h"))
+{
+    Console.WriteLine("""
+        Usage: Tunnel2.YarpHop --listen http://127.0.0.1:PORT --destination http://127.0.0.1:PORT
+
+        One YARP reverse-proxy hop for tunnel2-load-tests/scripts/compare.sh: forwards every request it receives on
+        --listen to --destination (YARP's defaults: HTTP/1.1 keep-alive connections to the destination, X-Forwarded-*
+        headers added). Logs warnings and errors only. Stops on Ctrl-C or SIGTERM.
+        """);
+    return 0;
+}
+
+WebApplicationBuilder builder = WebApplication.CreateBuilder(args);
+Uri? listen = LoopbackUrl(builder.Configuration["listen"]);
+Uri? destination = LoopbackUrl(builder.Configuration["destination"]);
+if (listen is null || destination is null)
+{
+    Console.Error.WriteLine("yarp-hop: --listen and --destination each take an http://127.0.0.1:PORT URL (see --help)");
+    return 2;
+}
+
+builder.WebHost.UseUrls(listen.GetLeftPart(UriPartial.Authority));
+builder.Logging.SetMinimumLevel(LogLevel.Warning);
+// YARP brings data protection (for affinity cookies, unused here); in-memory keys leave nothing on disk.
+builder.Services.AddDataProtection().UseEphemeralDataProtectionProvider();
+builder.Services.AddReverseProxy().LoadFromMemory(
+    [new RouteConfig { RouteId = "all", ClusterId = "destination", Match = new RouteMatch { Path = "{**rest}" } }],
+    [new ClusterConfig
+    {
+        ClusterId = "destination",
+        Destinations = new Dictionary<string, DestinationConfig> { ["destination"] = new() { Address = destination.ToString() } },
+    }]);
+
+WebApplication app = builder.Build();
+app.MapReverseProxy();
+await app.RunAsync();
+return 0;
+
+// Load tests here target loopback only.
+static Uri? LoopbackUrl(string? value) =>
+    Uri.TryCreate(value, UriKind.Absolute, out Uri? url) && url.Scheme == Uri.UriSchemeHttp && url.Host == "127.0.0.1" ? url : null;
