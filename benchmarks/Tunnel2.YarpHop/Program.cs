@@ -1,4 +1,5 @@
-using Microsoft.AspNetCore.DataProtection;
+using Microsoft.AspNetCore.DataProtection.KeyManagement;
+using Tunnel2.YarpHop;
 using Yarp.ReverseProxy.Configuration;
 
 // One reverse-proxy hop on YARP (microsoft/reverse-proxy) with its defaults: every request to --listen goes to
@@ -27,8 +28,10 @@ if (listen is null || destination is null)
 
 builder.WebHost.UseUrls(listen.GetLeftPart(UriPartial.Authority));
 builder.Logging.SetMinimumLevel(LogLevel.Warning);
-// YARP brings data protection (for affinity cookies, unused here); in-memory keys leave nothing on disk.
-builder.Services.AddDataProtection().UseEphemeralDataProtectionProvider();
+// YARP brings data protection (for affinity cookies, unused here), whose start-up creates a key; keeping the key ring in
+// memory leaves nothing in the user's home folder.
+builder.Services.Configure<KeyManagementOptions>(keys => keys.XmlRepository = new InMemoryKeyRing());
+builder.Logging.AddFilter("Microsoft.AspNetCore.DataProtection", LogLevel.Error); // its warning about unencrypted keys: they never leave memory
 builder.Services.AddReverseProxy().LoadFromMemory(
     [new RouteConfig { RouteId = "all", ClusterId = "destination", Match = new RouteMatch { Path = "{**rest}" } }],
     [new ClusterConfig
