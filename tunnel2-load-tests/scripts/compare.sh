@@ -62,8 +62,8 @@ Targets, each in front of the backend:
   tunnel   Tunnel2, http://127.0.0.1:$PUBLIC_PORT/session/<id>/loadtest/ENDPOINT; for the nginx
            backend a second TunnelClient (session $NGINX_SESSION) is started from the Release build
   yarp1    one YARP hop (benchmarks/Tunnel2.YarpHop, a process of its own; :$YARP1_PORT, or :$YARP_B1_PORT)
-  yarp2    two chained YARP hops, two processes like the tunnel's (:$YARP2_PORT, or :$YARP_B2_PORT); not run
-           by default: build the solution in Release first
+  yarp2    two chained YARP hops, two processes like the tunnel's (:$YARP2_PORT, or :$YARP_B2_PORT)
+           (yarp1 and yarp2 run only when named in --targets; build the solution in Release first)
   --extra NAME=BASE_URL[@PIDS]  one more target (TestBackend only) at BASE_URL/loadtest/ENDPOINT,
            e.g. a spike; the CPU of the comma-separated PIDS is reported like Tunnel2's
 The nginx hops run from a config generated into the report folder (keep-alive upstreams, HTTP/1.1,
