@@ -28,10 +28,10 @@ if (listen is null || destination is null)
 
 builder.WebHost.UseUrls(listen.GetLeftPart(UriPartial.Authority));
 builder.Logging.SetMinimumLevel(LogLevel.Warning);
+builder.Logging.AddFilter("Microsoft.AspNetCore.DataProtection", LogLevel.Error); // its warning about unencrypted keys: they never leave memory
 // YARP brings data protection (for affinity cookies, unused here), whose start-up creates a key; keeping the key ring in
 // memory leaves nothing in the user's home folder.
 builder.Services.Configure<KeyManagementOptions>(keys => keys.XmlRepository = new InMemoryKeyRing());
-builder.Logging.AddFilter("Microsoft.AspNetCore.DataProtection", LogLevel.Error); // its warning about unencrypted keys: they never leave memory
 builder.Services.AddReverseProxy().LoadFromMemory(
     [new RouteConfig { RouteId = "all", ClusterId = "destination", Match = new RouteMatch { Path = "{**rest}" } }],
     [new ClusterConfig
