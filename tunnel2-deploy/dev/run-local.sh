@@ -275,11 +275,6 @@ if ((BUILD)); then
     fi
   done
   if ((AOT)); then
-    case "$(uname -m)" in
-      x86_64) RID=linux-x64 ;;
-      aarch64|arm64) RID=linux-arm64 ;;
-      *) err "--aot: no runtime identifier known for $(uname -m)"; exit 1 ;;
-    esac
     # Native AOT links with the system's C toolchain and zlib; as root on Debian, install them when missing.
     if ! { command -v clang >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; } || [[ ! -f /usr/include/zlib.h ]]; then
       if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
@@ -293,8 +288,8 @@ if ((BUILD)); then
       fi
     fi
     for project in "${TUNNEL_PROJECTS[@]}"; do
-      log "publishing $project as Native AOT ($RID) into $AOT_DIR/$project"
-      if ! dotnet publish -c "$CONFIGURATION" -r "$RID" -p:PublishAot=true --nologo -v minimal \
+      log "publishing $project as Native AOT for this machine into $AOT_DIR/$project"
+      if ! dotnet publish -c "$CONFIGURATION" --use-current-runtime -p:PublishAot=true --nologo -v minimal \
           -o "$AOT_DIR/$project" "$REPO_ROOT/src/$project/$project.csproj"; then
         err "Native AOT publish of src/$project failed (it needs clang or gcc, and zlib1g-dev)"
         exit 1

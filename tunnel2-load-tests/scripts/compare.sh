@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Throughput, latency and CPU cost of Tunnel2 next to the same backend reached directly, through
-# one nginx reverse-proxy hop and through two chained nginx hops, in one sitting. Two backends:
-# TestBackend and an nginx server returning a fixed body. Runs alternate (direct, nginx1, nginx2,
-# tunnel, direct, ...) so that the machine's noise hits every target alike. Two measurements per
+# one nginx reverse-proxy hop and through two chained nginx hops (and, when asked, one and two YARP
+# hops), in one sitting. Two backends: TestBackend and an nginx server returning a fixed body. Runs
+# alternate (direct, nginx1, nginx2, tunnel, direct, ...) so that the machine's noise hits every
+# target alike. Two measurements per
 # target and round: a closed-loop 'wrk -t2 -c50' run (throughput, p50/p99, CPU per request) and an
 # open-model fixed-rate run (h2load --h1 --rps, 1000 RPS by default: p50/p99 and added latency).
 set -euo pipefail
@@ -60,7 +61,7 @@ Targets, each in front of the backend:
   nginx1   one nginx reverse-proxy hop (:$NGINX1_PORT, or :$NGINX_B1_PORT for the nginx backend)
   nginx2   two chained hops (:$NGINX2_PORT -> :$NGINX1_PORT, or :$NGINX_B2_PORT -> :$NGINX_B1_PORT)
   tunnel   Tunnel2, http://127.0.0.1:$PUBLIC_PORT/session/<id>/loadtest/ENDPOINT; for the nginx
-           backend a second TunnelClient (session $NGINX_SESSION) is started from the Release build
+           backend a second TunnelClient (session $NGINX_SESSION) of the stack client's build
   yarp1    one YARP hop (benchmarks/Tunnel2.YarpHop, a process of its own; :$YARP1_PORT, or :$YARP_B1_PORT)
   yarp2    two chained YARP hops, two processes like the tunnel's (:$YARP2_PORT, or :$YARP_B2_PORT)
            (yarp1 and yarp2 run only when named in --targets; build the solution in Release first)
@@ -110,7 +111,7 @@ done
 for t in "${TARGETS[@]}"; do
   case "$t" in direct|nginx1|nginx2|tunnel|yarp1|yarp2) ;; *) die "unknown target '$t'" 2 ;; esac
 done
-parse_extras "${EXTRAS[@]}"
+parse_extras "direct nginx1 nginx2 tunnel yarp1 yarp2" "${EXTRAS[@]}"
 
 ensure_tool wrk wrk
 ensure_tool curl curl
@@ -192,17 +193,14 @@ start_yarp() {
 }
 
 start_all_yarp() {
-  local two=0
-  has_target yarp2 && two=1
   if has_backend testbackend; then
     start_yarp testbackend 1 "$YARP1_PORT" "$BACKEND_PORT"
-    ((two)) && start_yarp testbackend 2 "$YARP2_PORT" "$YARP1_PORT"
+    if has_target yarp2; then start_yarp testbackend 2 "$YARP2_PORT" "$YARP1_PORT"; fi
   fi
   if has_backend nginx; then
     start_yarp nginx 1 "$YARP_B1_PORT" "$NGINX_BACKEND_PORT"
-    ((two)) && start_yarp nginx 2 "$YARP_B2_PORT" "$YARP_B1_PORT"
+    if has_target yarp2; then start_yarp nginx 2 "$YARP_B2_PORT" "$YARP_B1_PORT"; fi
   fi
-  return 0
 }
 
 # A second TunnelClient carries the session whose backend is the nginx one.
@@ -235,11 +233,10 @@ base_of() {
 
 # cpu_ticks PID: user+system clock ticks of a process and its children (nginx's workers) so far.
 cpu_ticks() {
-  local pid total=0 ticks
+  local pid total=0
   [[ "$1" =~ ^[1-9][0-9]*$ ]] || { echo 0; return; }
-  for pid in "$1" $(pgrep -P "$1" 2>/dev/null); do
-    ticks="$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true)"
-    total=$((total + ${ticks:-0}))
+  for pid in "$1" $(pgrep -P "$1"); do
+    total=$((total + $(stat_ticks "/proc/$pid/stat")))
   done
   echo "$total"
 }
@@ -257,27 +254,37 @@ has_backend nginx && has_target tunnel && start_nginx_client
 # (BACKEND_PIDS_OF), so that every target's cost stands next to the others' from the same sitting.
 RUNS=()
 declare -A PIDS_OF=() BACKEND_PIDS_OF=()
+# add_run BACKEND TARGET "NAME:PID...": one run and the target's own processes.
+add_run() {
+  RUNS+=("$1 $2")
+  PIDS_OF["$1 $2"]="$3"
+  if [[ "$1" == testbackend ]]; then
+    BACKEND_PIDS_OF["$1 $2"]="TestBackend:${BACKEND_PID:-0}"
+  else
+    BACKEND_PIDS_OF["$1 $2"]="nginx-backend:${NGINX_BACKEND_PID:-0}"
+  fi
+}
 for b in "${BACKENDS[@]}"; do
   for t in "${TARGETS[@]}"; do
-    RUNS+=("$b $t")
+    case "$t" in
+      direct) own="" ;;
+      nginx1|nginx2) own="nginx-hops:${NGINX_HOPS_PID:-0}" ;;
+      yarp1) own="yarp-hop1:${YARP_PID["$b 1"]:-0}" ;;
+      yarp2) own="yarp-hop2:${YARP_PID["$b 2"]:-0} yarp-hop1:${YARP_PID["$b 1"]:-0}" ;;
+      tunnel)
+        client="${NGINX_CLIENT_PID:-0}"
+        [[ "$b" == testbackend ]] && client="${CLIENT_PID:-0}"
+        own="TunnelServer:${SERVER_PID:-0} TunnelClient:$client" ;;
+    esac
+    add_run "$b" "$t" "$own"
   done
   if [[ "$b" == testbackend ]]; then
     for e in "${!EXTRA_URL[@]}"; do
-      RUNS+=("testbackend $e")
-      for pid in ${EXTRA_PIDS[$e]}; do PIDS_OF["testbackend $e"]+=" $e:$pid"; done
+      own=""
+      for pid in ${EXTRA_PIDS[$e]}; do own+=" $e:$pid"; done
+      add_run testbackend "$e" "$own"
     done
   fi
-done
-PIDS_OF["testbackend tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${CLIENT_PID:-0}"
-PIDS_OF["nginx tunnel"]="TunnelServer:${SERVER_PID:-0} TunnelClient:${NGINX_CLIENT_PID:-0}"
-for run in "${RUNS[@]}"; do
-  read -r b t <<<"$run"
-  case "$t" in
-    nginx1|nginx2) PIDS_OF[$run]="nginx-hops:${NGINX_HOPS_PID:-0}" ;;
-    yarp1) PIDS_OF[$run]="yarp-hop1:${YARP_PID["$b 1"]:-0}" ;;
-    yarp2) PIDS_OF[$run]="yarp-hop2:${YARP_PID["$b 2"]:-0} yarp-hop1:${YARP_PID["$b 1"]:-0}" ;;
-  esac
-  if [[ "$b" == testbackend ]]; then BACKEND_PIDS_OF[$run]="TestBackend:${BACKEND_PID:-0}"; else BACKEND_PIDS_OF[$run]="nginx-backend:${NGINX_BACKEND_PID:-0}"; fi
 done
 log "TunnelServer pid ${SERVER_PID:-?}, TunnelClient pid ${CLIENT_PID:-?} (nginx backend: ${NGINX_CLIENT_PID:--}); reports in $REPORT_DIR"
 
@@ -294,16 +301,16 @@ for ((round = 1; round <= ROUNDS; round++)); do
     read -r b t <<<"$run"
     url="$(base_of "$b" "$t")/loadtest/$ENDPOINT"
     out="$REPORT_DIR/$b.$t.wrk.$round.txt"
-    read -r -a procs <<<"${PIDS_OF[$run]:-} ${BACKEND_PIDS_OF[$run]}"
+    read -r -a own_procs <<<"${PIDS_OF[$run]}"
+    backend="${BACKEND_PIDS_OF[$run]}"
     declare -A before=()
-    for proc in "${procs[@]}"; do before[$proc]=$(cpu_ticks "${proc#*:}"); done
+    for proc in "${own_procs[@]}" "$backend"; do before[$proc]=$(cpu_ticks "${proc#*:}"); done
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency "$url" >"$out" 2>&1 || true
     requests="$(awk '/requests in/ {print $1; exit}' "$out")"
-    for proc in "${procs[@]}"; do
-      kind=own
-      [[ "$proc" == "${BACKEND_PIDS_OF[$run]}" ]] && kind=backend
-      echo "$b $t $round $proc $(($(cpu_ticks "${proc#*:}") - before[$proc])) ${requests:-0} $kind" >>"$REPORT_DIR/cpu.txt"
+    for proc in "${own_procs[@]}"; do
+      echo "$b $t $round $proc $(($(cpu_ticks "${proc#*:}") - before[$proc])) ${requests:-0} own" >>"$REPORT_DIR/cpu.txt"
     done
+    echo "$b $t $round $backend $(($(cpu_ticks "${backend#*:}") - before[$backend])) ${requests:-0} backend" >>"$REPORT_DIR/cpu.txt"
     unset before
     if ! grep -q 'Requests/sec' "$out" || grep -qE 'Socket errors|Non-2xx' "$out"; then
       errors=1

@@ -50,7 +50,7 @@ while (($#)); do
   shift
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$BYTES" =~ ^[1-9][0-9]*$ ]] || die "--rounds and --bytes take positive numbers" 2
-parse_extras "${EXTRAS[@]}"
+parse_extras "direct nginx1 tunnel" "${EXTRAS[@]}"
 
 ensure_tool curl curl
 ensure_tool nginx nginx

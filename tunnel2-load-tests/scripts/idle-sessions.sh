@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What an idle connected session costs the TunnelServer in memory (issue #7: 1,000 idle sessions
-# at most 50 KB each). For each GC mode and each N: starts a TunnelServer alone (Release build,
-# loopback, its own ports), samples its VmRSS with no session, opens N idle uplinks with
+# at most 50 KB each). For each GC mode and each N: starts a TunnelServer alone (Release build, or
+# --server-binary; loopback, its own ports), samples its VmRSS with no session, opens N idle uplinks with
 # benchmarks/Tunnel2.IdleSessions (one real login and session id each), waits until the server
 # has logged all N logins, samples VmRSS again over the idle period, then stops both.
 # Prints baseline RSS, RSS with N sessions and KiB per session = (after - before) / N.
@@ -25,6 +25,7 @@ REGISTER_TIMEOUT=120     # until the server has logged every login
 MAX_SECONDS="${IDLE_MAX_SECONDS:-1800}"   # the whole run, builds included
 STOP_TIMEOUT=15
 BUILD=auto
+SERVER_BINARY=""   # --server-binary: another TunnelServer executable (e.g. the Native AOT one)
 TOKEN="idle-sessions-local-token"   # loopback only; the server gets it with --token
 
 usage() {
@@ -32,7 +33,7 @@ usage() {
 Usage: tunnel2-load-tests/scripts/idle-sessions.sh [options]
 
 Measures the TunnelServer's memory per idle connected session. For each GC mode and each N it
-starts a TunnelServer alone from its Release build on 127.0.0.1:$PUBLIC_PORT (public) and
+starts a TunnelServer alone from its Release build (or --server-binary) on 127.0.0.1:$PUBLIC_PORT (public) and
 127.0.0.1:$TUNNEL_PORT (tunnel), waits until /healthz answers, lets it settle ${SETTLE_SECONDS}s with no
 session and samples VmRSS (baseline), then runs benchmarks/Tunnel2.IdleSessions with N uplinks,
 each a real login with its own session id that answers keep-alive pings and sends nothing else.
@@ -65,7 +66,6 @@ Exit codes: 0 done; 1 a run failed (server did not start, logins missing, an upl
 time limit); 2 bad usage; 127 dotnet or curl missing.
 EOF
 }
-
 
 positive() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 
@@ -100,7 +100,7 @@ command -v dotnet >/dev/null 2>&1 || die "'dotnet' is not on PATH (the .NET 10 S
 ensure_tool curl curl
 
 SERVER_DLL="$REPO_ROOT/src/TunnelServer/bin/Release/net10.0/TunnelServer.dll"
-if [[ -n "${SERVER_BINARY:-}" ]]; then
+if [[ -n "$SERVER_BINARY" ]]; then
   [[ -x "$SERVER_BINARY" ]] || die "--server-binary: '$SERVER_BINARY' is not an executable file" 2
   SERVER_BINARY="$(cd "$(dirname "$SERVER_BINARY")" && pwd)/$(basename "$SERVER_BINARY")"
   SERVER_CMD=("$SERVER_BINARY")
@@ -173,10 +173,10 @@ build() {
 }
 case "$BUILD" in
   yes) build ;;
-  auto) [[ (-n "${SERVER_BINARY:-}" || -f "$SERVER_DLL") && -f "$TOOL_DLL" ]] || build ;;
+  auto) [[ (-n "$SERVER_BINARY" || -f "$SERVER_DLL") && -f "$TOOL_DLL" ]] || build ;;
   no) ;;
 esac
-[[ -n "${SERVER_BINARY:-}" || -f "$SERVER_DLL" ]] || die "$SERVER_DLL does not exist; run without --no-build"
+[[ -n "$SERVER_BINARY" || -f "$SERVER_DLL" ]] || die "$SERVER_DLL does not exist; run without --no-build"
 [[ -f "$TOOL_DLL" ]] || die "$TOOL_DLL does not exist; run without --no-build"
 
 for port in "$PUBLIC_PORT" "$TUNNEL_PORT"; do

@@ -15,9 +15,9 @@ Usage: $0 [--target tunnel|direct] [--seconds S] [--connections C]
 
 Runs 'wrk -t2 -cC -dS' at /loadtest/ping through the tunnel ($TUNNEL_BASE) or straight at
 TestBackend ($DIRECT_BASE), and prints for TestBackend, TunnelServer and TunnelClient of the
-running stack (tunnel2-deploy/dev/run-local.sh, started beforehand): CPU microseconds per request and
-context switches per request (voluntary + involuntary, over all threads), then the threads that switched
-most. Reads /proc only; changes nothing.
+running stack (tunnel2-deploy/dev/run-local.sh, started beforehand): CPU microseconds per request (the whole
+process) and context switches per request (voluntary + involuntary, summed over the threads alive at the end
+of the run), then the threads that switched most. Reads /proc only; changes nothing.
 
   --target T       tunnel (default) or direct
   --seconds S      length of the wrk run (default 8)
@@ -46,21 +46,24 @@ ensure_tool wrk wrk
 ensure_tool python3 python3
 answers "$URL" pong || die "nothing answers pong at $URL (start tunnel2-deploy/dev/run-local.sh first)"
 
-# snapshot: "name pid tid thread-name switches ticks" per thread of the stack's processes. The thread name comes
-# from comm (it may hold spaces), the ticks from the fields after stat's closing parenthesis.
+# snapshot: one "name pid - process 0 ticks" line per stack process (its CPU, exited threads included) and one
+# "name pid tid thread-name switches 0" line per thread alive now (switches are counted per thread only). A thread
+# that exits while it is read is left out.
 snapshot() {
-  local name pid task
+  local name pid task thread switches
   while read -r name pid; do
+    echo "$name $pid - process 0 $(stat_ticks "/proc/$pid/stat")"
     for task in /proc/"$pid"/task/*; do
-      [[ -r "$task/status" ]] || continue
-      printf '%s %s %s %s %s %s\n' "$name" "$pid" "${task##*/}" "$(tr ' ' _ <"$task/comm")" \
-        "$(awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ {s += $2} END {print s + 0}' "$task/status")" \
-        "$(sed 's/.*) //' "$task/stat" | awk '{print $12 + $13}')"
-    done 2>/dev/null
-  done < <(stack_pids)
+      thread="$(tr ' ' _ <"$task/comm" 2>/dev/null)" || continue
+      switches="$(awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ {s += $2} END {print s + 0}' "$task/status" 2>/dev/null)" \
+        || continue
+      if [[ -n "$thread" && -n "$switches" ]]; then echo "$name $pid ${task##*/} $thread $switches 0"; fi
+    done
+  done <<<"$PROCS"
 }
 
-[[ -n "$(stack_pids)" ]] || die "no stack process found"
+PROCS="$(stack_pids)"   # once, so that both snapshots read the same processes
+[[ -n "$PROCS" ]] || die "no stack process found"
 before="$(mktemp)" after="$(mktemp)" out="$(mktemp)"
 trap 'rm -f "$before" "$after" "$out"' EXIT
 snapshot >"$before"
@@ -84,13 +87,13 @@ before, after = load(before_file), load(after_file)
 per_process, per_thread = {}, []
 for key, (thread, switches, ticks) in after.items():
     _, s0, t0 = before.get(key, (thread, 0, 0))  # a thread born during the run counts from zero
-    ds, dt = switches - s0, ticks - t0
-    name, pid, _ = key
+    name, pid, tid = key
     total = per_process.setdefault((name, pid), [0, 0])
-    total[0] += ds
-    total[1] += dt
-    if ds:
-        per_thread.append((ds, name, pid, thread))
+    if tid == "-":
+        total[1] = ticks - t0
+    elif switches > s0:
+        total[0] += switches - s0
+        per_thread.append((switches - s0, name, pid, thread))
 
 print(f"{target}: {requests:,} requests, {rps} req/s")
 print(f"{'process':<14} {'pid':>8} {'CPU us/request':>15} {'switches/request':>17}")

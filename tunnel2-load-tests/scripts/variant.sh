@@ -6,8 +6,6 @@ set -euo pipefail
 LT_NAME=variant
 # shellcheck source=lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
-# shellcheck source=lib/side-by-side.sh
-source "$(dirname "$0")/lib/side-by-side.sh"
 
 usage() {
   cat <<EOF

@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034  # variables are used by the scripts that source this
 # Shared helpers for the Tunnel2 load-test scripts: logging, tool installs, the local stack
 # (detect it, or start tunnel2-deploy/dev/run-local.sh and stop only what we started) and
-# the RSS sampler. Sourced by run-ramp-up.sh, spot-check.sh and smoke.sh; not run on its own.
+# the RSS sampler, CPU ticks from /proc. Sourced by every script here; not run on its own.
 #
 # Every target is on loopback: the host is fixed to 127.0.0.1, only the ports can be changed.
 
@@ -25,6 +25,13 @@ CLIENT_CONCURRENCY="${TUNNEL2_LOADTEST_CLIENT_CONCURRENCY:-100}"
 STACK_START_TIMEOUT="${TUNNEL2_LOADTEST_START_TIMEOUT:-600}"   # includes a Release build
 
 LT_NAME="${LT_NAME:-loadtest}"   # prefix of log lines, set by each script
+
+# Servers under test start in a session of their own, as run-local.sh starts the tunnel's processes: with the
+# kernel's autogroup scheduling (sched_autogroup_enabled=1, the Debian default) each session is one scheduling
+# group with an equal share of the CPU, so a server left in the measuring script's session would share wrk's
+# share and a comparison would favour whichever side runs in more groups.
+SETSID=""
+command -v setsid >/dev/null 2>&1 && SETSID=setsid
 
 log()  { printf '[%s] %s\n' "$LT_NAME" "$*" >&2; }
 warn() { printf '[%s] warning: %s\n' "$LT_NAME" "$*" >&2; }
@@ -209,14 +216,23 @@ pids_connected_to() {
 stack_pids() {
   local pid found
   found="$(pids_listening "$PUBLIC_PORT")"
-  [[ -n "$found" ]] || found="$(pgrep -f 'TunnelServer\.dll' || true)"
+  [[ -n "$found" ]] || found="$(pgrep -f 'TunnelServer(\.dll)?( |$)' || true)"
   for pid in $found; do echo "TunnelServer $pid"; done
   found="$(pids_connected_to "$TUNNEL_PORT")"
-  [[ -n "$found" ]] || found="$(pgrep -f 'TunnelClient\.dll' || true)"
+  [[ -n "$found" ]] || found="$(pgrep -f 'TunnelClient(\.dll)?( |$)' || true)"
   for pid in $found; do echo "TunnelClient $pid"; done
   found="$(pids_listening "$BACKEND_PORT")"
   [[ -n "$found" ]] || found="$(pgrep -f 'TestBackend\.dll' || true)"
   for pid in $found; do echo "TestBackend $pid"; done
+}
+
+# stat_ticks FILE: user+system clock ticks in a /proc/PID/stat or /proc/PID/task/TID/stat file; 0 once it is gone.
+# The fields are counted after the name's closing parenthesis, since a name may hold spaces.
+stat_ticks() {
+  local stat fields
+  stat="$(cat "$1" 2>/dev/null)" || { echo 0; return; }
+  read -r -a fields <<<"${stat##*) }"
+  echo $((${fields[11]:-0} + ${fields[12]:-0}))
 }
 
 # rss_kib PID: the process's VmRSS in KiB; prints nothing once the process is gone.

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # EXTRA_URL and EXTRA_PIDS are read by the scripts that source this
 # Helpers of the side-by-side scripts (compare.sh, download.sh): nginx from whole configs generated into
 # NGINX_DIR, each in the foreground of a background job in its own session (NGINX_PIDS collects them for
 # stop_all_nginx); --extra targets; one more TunnelClient for a session. Sourced after lib/common.sh; the caller
@@ -7,15 +7,15 @@
 NGINX_PIDS=()
 declare -A EXTRA_URL=() EXTRA_PIDS=()
 
-# parse_extras NAME=BASE_URL[@PID,PID...]...: fills EXTRA_URL[NAME] and EXTRA_PIDS[NAME] (space-separated).
+# parse_extras "BUILT-IN TARGETS" NAME=BASE_URL[@PID,PID...]...: fills EXTRA_URL[NAME] and EXTRA_PIDS[NAME]
+# (space-separated); a NAME among the caller's built-in targets is refused.
 parse_extras() {
-  local e
+  local e builtin=" $1 "
+  shift
   for e in "$@"; do
     [[ "$e" =~ ^([a-z0-9_-]+)=(http://127\.0\.0\.1:[0-9]+[^@]*)(@([0-9,]+))?$ ]] \
       || die "--extra takes NAME=http://127.0.0.1:PORT/...[@PID,PID], got '$e'" 2
-    case "${BASH_REMATCH[1]}" in
-      direct|nginx1|nginx2|tunnel) die "--extra: '${BASH_REMATCH[1]}' is a built-in target's name; choose another" 2 ;;
-    esac
+    [[ "$builtin" == *" ${BASH_REMATCH[1]} "* ]] && die "--extra: '${BASH_REMATCH[1]}' is a built-in target's name; choose another" 2
     EXTRA_URL[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]%/}"
     EXTRA_PIDS[${BASH_REMATCH[1]}]="${BASH_REMATCH[4]//,/ }"
   done
@@ -43,12 +43,8 @@ $servers
 EOF
 }
 
-# Every server under test runs in its own session, as run-local.sh starts the tunnel's processes: with the
-# kernel's autogroup scheduling (sched_autogroup_enabled=1, the Debian default) each session is one scheduling
-# group with an equal share of the CPU, so a server left in this script's session would share wrk's share and
-# the comparison would favour whichever side runs in more groups.
-SETSID=""
-command -v setsid >/dev/null 2>&1 && SETSID=setsid
+# Every server under test runs in its own session ($SETSID, lib/common.sh), as run-local.sh starts the tunnel's
+# processes.
 
 # start_nginx NAME CHECK_URL: runs the config NAME in the foreground of a background job, in its own session.
 start_nginx() {
