@@ -22,6 +22,31 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
     public static readonly ForwardingFailure ServerDraining =
         new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Draining, "Tunnel server is shutting down", "server-draining");
 
+    public static readonly ForwardingFailure PathOutsideSession =
+        new(StatusCodes.Status400BadRequest, ProblemTypes.PathOutsideSession, "Path climbs above the session root", "path-outside-session");
+
+    public static readonly ForwardingFailure InvalidHeaderName =
+        new(StatusCodes.Status400BadRequest, ProblemTypes.InvalidHeader, "Header name with a character outside RFC 9110 token", "invalid-header-name");
+
+    public static readonly ForwardingFailure ContentLengthWithTransferEncoding =
+        new(StatusCodes.Status400BadRequest, ProblemTypes.AmbiguousFraming, "Content-Length and Transfer-Encoding together", "length-and-transfer-encoding");
+
+    public static readonly ForwardingFailure InvalidTransferEncoding =
+        new(StatusCodes.Status400BadRequest, ProblemTypes.AmbiguousFraming, "Transfer-Encoding must name chunked exactly once", "invalid-transfer-encoding");
+
+    public static readonly ForwardingFailure UnsupportedTransferCoding =
+        new(StatusCodes.Status501NotImplemented, ProblemTypes.UnsupportedTransferCoding, "Transfer coding other than chunked", "unsupported-transfer-coding");
+
+    /// <summary>The refusal for a head that must not cross the tunnel; null when it may.</summary>
+    public static ForwardingFailure? FromHeadProblem(RequestHeadProblem problem) => problem switch
+    {
+        RequestHeadProblem.None => null,
+        RequestHeadProblem.InvalidHeaderName => InvalidHeaderName,
+        RequestHeadProblem.ContentLengthWithTransferEncoding => ContentLengthWithTransferEncoding,
+        RequestHeadProblem.UnsupportedTransferCoding => UnsupportedTransferCoding,
+        _ => InvalidTransferEncoding,
+    };
+
     /// <summary>Maps the reason a stream was reset (by the client, or by this side) to what the caller sees.</summary>
     public static ForwardingFailure FromResetCode(ProtocolErrorCode code) => code switch
     {

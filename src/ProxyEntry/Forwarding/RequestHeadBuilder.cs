@@ -8,7 +8,8 @@ namespace Tunnel2.ProxyEntry.Forwarding;
 /// <summary>
 /// Turns the caller's request into the head sent to the client: end-to-end headers as they came (repeats kept),
 /// hop-by-hop ones dropped, and the <c>X-Forwarded-*</c> set replaced, as YARP does by default. The backend sees its
-/// own Host; the caller's Host travels in <c>X-Forwarded-Host</c>.
+/// own Host; the caller's Host travels in <c>X-Forwarded-Host</c>. In the same pass it judges whether the head may
+/// cross at all (<see cref="RequestHeadProblem"/>): a request the next hop could frame differently never does.
 /// </summary>
 public static class RequestHeadBuilder
 {
@@ -17,20 +18,26 @@ public static class RequestHeadBuilder
     public const string ForwardedHost = "X-Forwarded-Host";
     public const string ForwardedPrefix = "X-Forwarded-Prefix";
 
+    /// <summary>The header Kestrel moves a caller's Content-Length to when Transfer-Encoding came too.</summary>
+    private const string MovedContentLength = "X-Content-Length";
+
     public static RequestHead Build(HttpContext context, string backendTarget, string prefix) =>
-        Build(context, backendTarget, prefix, out _);
+        Build(context, backendTarget, prefix, out _, out _);
 
     /// <param name="receivedHeaderBytes">
     /// The size of the caller's header block as it came in (<c>name: value\r\n</c> per value, every header counted),
     /// measured in the same pass, for the MaxRequestHeadersBytes check.
     /// </param>
-    public static RequestHead Build(HttpContext context, string backendTarget, string prefix, out long receivedHeaderBytes)
+    /// <param name="problem">Why the request must be refused instead of forwarded; <see cref="RequestHeadProblem.None"/> if it may go.</param>
+    public static RequestHead Build(HttpContext context, string backendTarget, string prefix, out long receivedHeaderBytes, out RequestHeadProblem problem)
     {
         HttpRequest request = context.Request;
         IHeaderDictionary source = request.Headers;
         var headers = new List<HeaderField>(source.Count + 4);
         StringValues connectionTokens = source.Connection;
         long received = 0;
+        problem = RequestHeadProblem.None;
+        bool lengthGiven = false;
         foreach (KeyValuePair<string, StringValues> header in source)
         {
             string name = header.Key;
@@ -38,6 +45,14 @@ public static class RequestHeadBuilder
             {
                 received += name.Length + (value?.Length ?? 0) + 4;
             }
+
+            if (!HttpSyntax.IsToken(name))
+            {
+                problem = RequestHeadProblem.InvalidHeaderName;
+            }
+
+            lengthGiven |= string.Equals(name, HeaderNames.ContentLength, StringComparison.OrdinalIgnoreCase)
+                           || string.Equals(name, MovedContentLength, StringComparison.OrdinalIgnoreCase);
 
             if (HopByHopHeaders.Contains(name)
                 || string.Equals(name, HeaderNames.Host, StringComparison.OrdinalIgnoreCase)
@@ -53,6 +68,11 @@ public static class RequestHeadBuilder
             }
         }
 
+        if (problem == RequestHeadProblem.None && source.TransferEncoding.Count > 0)
+        {
+            problem = lengthGiven ? RequestHeadProblem.ContentLengthWithTransferEncoding : JudgeTransferEncoding(source.TransferEncoding);
+        }
+
         headers.Add(new HeaderField(ForwardedFor, context.Connection.RemoteIpAddress?.ToString() ?? string.Empty));
         headers.Add(new HeaderField(ForwardedProto, request.Scheme));
         if (request.Host.HasValue)
@@ -63,6 +83,29 @@ public static class RequestHeadBuilder
         headers.Add(new HeaderField(ForwardedPrefix, prefix));
         receivedHeaderBytes = received;
         return new RequestHead(request.Method, backendTarget, headers);
+    }
+
+    /// <summary>The tunnel re-frames bodies itself, so it accepts the one coding it can undo: a single <c>chunked</c>.</summary>
+    private static RequestHeadProblem JudgeTransferEncoding(StringValues transferEncoding)
+    {
+        int chunked = 0;
+        foreach (string? value in transferEncoding)
+        {
+            foreach (Range token in (value ?? string.Empty).AsSpan().Split(','))
+            {
+                ReadOnlySpan<char> coding = value.AsSpan()[token].Trim();
+                if (coding.Equals("chunked", StringComparison.OrdinalIgnoreCase))
+                {
+                    chunked++;
+                }
+                else if (!coding.IsEmpty)
+                {
+                    return RequestHeadProblem.UnsupportedTransferCoding;
+                }
+            }
+        }
+
+        return chunked == 1 ? RequestHeadProblem.None : RequestHeadProblem.InvalidTransferEncoding;
     }
 
     private static bool IsForwardedHeader(string name) =>

@@ -8,6 +8,7 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
@@ -45,20 +46,31 @@ public sealed class TunnelForwarder
     public async Task ForwardAsync(HttpContext context)
     {
         string rawTarget = context.Features.Get<IHttpRequestFeature>()?.RawTarget ?? context.Request.Path.Value ?? "/";
-        if (!SessionTarget.TryParse(rawTarget, out Range sessionRange, out int prefixLength, out string backendTarget))
+        switch (SessionTarget.TryParse(rawTarget, out string session, out string prefix, out string backendTarget))
         {
-            await WriteNotFoundAsync(context, "(none)");
-            return;
+            case SessionTargetStatus.NoSession:
+                await WriteNotFoundAsync(context, "(none)");
+                return;
+            case SessionTargetStatus.ClimbsAboveSession:
+                await FailAsync(context, streamId: 0, "(none)", ForwardingFailure.PathOutsideSession);
+                return;
         }
 
-        string session = rawTarget[sessionRange];
         if (_drain.IsDraining)
         {
             await FailAsync(context, streamId: 0, session, ForwardingFailure.ServerDraining);
             return;
         }
 
-        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, rawTarget[..prefixLength], out long headerBytes);
+        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, prefix, out long headerBytes, out RequestHeadProblem problem);
+        if (ForwardingFailure.FromHeadProblem(problem) is { } refused)
+        {
+            // The caller framed this request oddly; what follows it on the connection is not trusted either.
+            context.Response.Headers.Connection = "close";
+            await FailAsync(context, streamId: 0, session, refused);
+            return;
+        }
+
         if (headerBytes > _options.MaxRequestHeadersBytes)
         {
             await FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);

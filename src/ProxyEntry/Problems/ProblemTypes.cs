@@ -12,4 +12,8 @@ public static class ProblemTypes
     public const string HeadersTooLarge = "urn:tunnel2:problem:headers-too-large";
     public const string BodyTooLarge = "urn:tunnel2:problem:body-too-large";
     public const string BadGateway = "urn:tunnel2:problem:bad-gateway";
+    public const string PathOutsideSession = "urn:tunnel2:problem:path-outside-session";
+    public const string InvalidHeader = "urn:tunnel2:problem:invalid-header";
+    public const string AmbiguousFraming = "urn:tunnel2:problem:ambiguous-framing";
+    public const string UnsupportedTransferCoding = "urn:tunnel2:problem:unsupported-transfer-coding";
 }

@@ -14,8 +14,8 @@ public sealed class PublicLimitsTests
         context.Request.Headers["Host"] = "example";           // 4 + 7 + 4, counted although not forwarded
         context.Request.Headers["X-Many"] = new(["a", "bcd"]); // (6 + 1 + 4) + (6 + 3 + 4)
 
-        RequestHeadBuilder.Build(context, "/", "/session/s", out long withHeaders);
-        RequestHeadBuilder.Build(new DefaultHttpContext(), "/", "/session/s", out long withoutHeaders);
+        RequestHeadBuilder.Build(context, "/", "/session/s", out long withHeaders, out _);
+        RequestHeadBuilder.Build(new DefaultHttpContext(), "/", "/session/s", out long withoutHeaders, out _);
 
         Assert.Equal(15 + 11 + 13, withHeaders);
         Assert.Equal(0, withoutHeaders);

@@ -95,6 +95,76 @@ public sealed class RequestHeadBuilderTests
         Assert.Equal("/session/s", Single(head, "X-Forwarded-Prefix"));
     }
 
+    [Theory]
+    [InlineData("Transfer-Encoding\u000b")]
+    [InlineData("X\u0001a")]
+    [InlineData("X\u007fa")]
+    [InlineData("X(a)")]
+    [InlineData("X,a")]
+    [InlineData("X/a")]
+    [InlineData("X;a")]
+    [InlineData("X<a>")]
+    [InlineData("X=a")]
+    [InlineData("X?a")]
+    [InlineData("X@a")]
+    [InlineData("X[a]")]
+    [InlineData("X\\a")]
+    [InlineData("X{a}")]
+    [InlineData("X\"a")]
+    [InlineData("X a")]
+    [InlineData("X\ta")]
+    [InlineData("X\u00e9a")]
+    public void A_header_name_outside_token_is_a_problem(string name)
+    {
+        DefaultHttpContext context = Context(r => r.Headers[name] = "1");
+
+        RequestHeadBuilder.Build(context, "/", "/session/s", out _, out RequestHeadProblem problem);
+
+        Assert.Equal(RequestHeadProblem.InvalidHeaderName, problem);
+    }
+
+    [Fact]
+    public void Every_token_character_is_accepted_in_a_name()
+    {
+        DefaultHttpContext context = Context(r => r.Headers["!#$%&'*+-.^_`|~09AZaz"] = "1");
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/", "/session/s", out _, out RequestHeadProblem problem);
+
+        Assert.Equal(RequestHeadProblem.None, problem);
+        Assert.Equal("1", Single(head, "!#$%&'*+-.^_`|~09AZaz"));
+    }
+
+    [Theory]
+    [InlineData("Content-Length")]
+    [InlineData("X-Content-Length")] // where Kestrel moves the caller's Content-Length when Transfer-Encoding came too
+    public void Content_length_beside_transfer_encoding_is_a_problem(string lengthHeader)
+    {
+        DefaultHttpContext context = Context(r =>
+        {
+            r.Headers.TransferEncoding = "chunked";
+            r.Headers[lengthHeader] = "48";
+        });
+
+        RequestHeadBuilder.Build(context, "/", "/session/s", out _, out RequestHeadProblem problem);
+
+        Assert.Equal(RequestHeadProblem.ContentLengthWithTransferEncoding, problem);
+    }
+
+    [Theory]
+    [InlineData("gzip, chunked", RequestHeadProblem.UnsupportedTransferCoding)]
+    [InlineData("deflate,chunked", RequestHeadProblem.UnsupportedTransferCoding)]
+    [InlineData("chunked, chunked", RequestHeadProblem.InvalidTransferEncoding)]
+    [InlineData("chunked", RequestHeadProblem.None)]
+    [InlineData(" Chunked ", RequestHeadProblem.None)]
+    public void Only_a_single_chunked_coding_may_cross(string codings, RequestHeadProblem expected)
+    {
+        DefaultHttpContext context = Context(r => r.Headers.TransferEncoding = codings);
+
+        RequestHeadBuilder.Build(context, "/", "/session/s", out _, out RequestHeadProblem problem);
+
+        Assert.Equal(expected, problem);
+    }
+
     private static string Single(RequestHead head, string name) =>
         Assert.Single(head.Headers, h => string.Equals(h.Name, name, StringComparison.OrdinalIgnoreCase)).Value;
 }
