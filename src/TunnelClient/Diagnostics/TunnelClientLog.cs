@@ -36,4 +36,10 @@ internal static partial class TunnelClientLog
 
     [LoggerMessage(EventId = 11, Level = LogLevel.Warning, Message = "Drain deadline passed; the requests still in flight were cut")]
     public static partial void DrainTimedOut(ILogger logger);
+
+    [LoggerMessage(EventId = 12, Level = LogLevel.Warning, Message = "Stream {StreamId}: backend connection closed, not reused: the backend broke HTTP/1.1 framing ({Cause})")]
+    public static partial void BackendBrokeFraming(ILogger logger, uint streamId, string cause);
+
+    [LoggerMessage(EventId = 13, Level = LogLevel.Debug, Message = "Stream {StreamId}: backend connection closed, not reused ({Cause})")]
+    public static partial void BackendConnectionClosed(ILogger logger, uint streamId, string cause);
 }

@@ -2,7 +2,7 @@ using System.Diagnostics.Metrics;
 
 namespace Tunnel2.TunnelClient.Diagnostics;
 
-/// <summary>Meter <c>Tunnel2.TunnelClient</c>: requests relayed, failures by reason, connects.</summary>
+/// <summary>Meter <c>Tunnel2.TunnelClient</c>: requests relayed, failures by reason, connects, backend connections closed by cause.</summary>
 public sealed class TunnelClientMetrics : IDisposable
 {
     public const string MeterName = "Tunnel2.TunnelClient";
@@ -11,6 +11,7 @@ public sealed class TunnelClientMetrics : IDisposable
     private readonly Counter<long> _relayed;
     private readonly Counter<long> _failures;
     private readonly Counter<long> _connects;
+    private readonly Counter<long> _backendClosed;
 
     public TunnelClientMetrics(IMeterFactory meterFactory)
     {
@@ -18,6 +19,8 @@ public sealed class TunnelClientMetrics : IDisposable
         _relayed = _meter.CreateCounter<long>("tunnel2.client.requests", "{request}", "Requests relayed to the backend");
         _failures = _meter.CreateCounter<long>("tunnel2.client.failures", "{request}", "Requests that failed or were refused, by reason");
         _connects = _meter.CreateCounter<long>("tunnel2.client.connects", "{connect}", "Uplinks established");
+        _backendClosed = _meter.CreateCounter<long>("tunnel2.client.backend_connections.closed", "{connection}",
+            "Backend connections closed instead of going back to the pool, by cause");
     }
 
     public void RequestRelayed() => _relayed.Add(1);
@@ -25,6 +28,8 @@ public sealed class TunnelClientMetrics : IDisposable
     public void RequestFailed(string reason) => _failures.Add(1, new KeyValuePair<string, object?>("reason", reason));
 
     public void Connected() => _connects.Add(1);
+
+    public void BackendConnectionClosed(string cause) => _backendClosed.Add(1, new KeyValuePair<string, object?>("cause", cause));
 
     public void Dispose() => _meter.Dispose();
 }

@@ -31,7 +31,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         TunnelClientOptions settings = options.Value;
         var backend = new Uri(settings.Backend);
         _host = backend.Authority;
-        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout);
+        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, OnConnectionClosed);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _status = status;
         _metrics = metrics;
@@ -100,7 +100,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
             bool reused;
             try
             {
-                (connection, reused) = await _pool.RentAsync(aborted);
+                (connection, reused) = await _pool.RentAsync(stream.Id, aborted);
             }
             catch (Exception ex) when (!aborted.IsCancellationRequested
                                        && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
@@ -109,10 +109,21 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 return;
             }
 
-            bool keepConnection = false;
+            // Whatever ends this exchange early leaves the connection in an unknown state: only a clean end clears it.
+            CloseCause? closeCause = CloseCause.ExchangeFailed;
             try
             {
-                bool chunked = RequestWriter.WriteHead(connection.Output, request, _host, stream.RequestHasBody);
+                bool chunked;
+                try
+                {
+                    chunked = RequestWriter.WriteHead(connection.Output, request, _host, stream.RequestHasBody);
+                }
+                catch (InvalidDataException ex)
+                {
+                    Fail(stream, request, ProtocolErrorCode.ProtocolError, "invalid-request-head", ex.Message);
+                    return;
+                }
+
                 Task requestBody = stream.RequestHasBody
                     ? RequestWriter.WriteBodyAsync(stream, connection.Output, chunked, aborted)
                     : connection.Output.FlushAsync(aborted).AsTask();
@@ -161,7 +172,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 }
 
                 // An answer that came before the whole upload leaves the connection mid-request: it cannot be reused.
-                keepConnection = response.KeepAlive && requestBody.IsCompletedSuccessfully;
+                closeCause = response.CloseCause ?? (requestBody.IsCompletedSuccessfully ? null : CloseCause.RequestBodyUnfinished);
                 if (!requestBody.IsCompleted)
                 {
                     Observe(requestBody);
@@ -171,15 +182,21 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
             }
             finally
             {
-                if (keepConnection)
-                {
-                    _pool.Return(connection);
-                }
-                else
-                {
-                    await connection.DisposeAsync();
-                }
+                await _pool.ReturnOrCloseAsync(connection, closeCause, stream.Id);
             }
+        }
+    }
+
+    private void OnConnectionClosed(CloseCause cause, uint streamId)
+    {
+        _metrics.BackendConnectionClosed(cause.Name);
+        if (cause.Suspicious)
+        {
+            TunnelClientLog.BackendBrokeFraming(_logger, streamId, cause.Name);
+        }
+        else
+        {
+            TunnelClientLog.BackendConnectionClosed(_logger, streamId, cause.Name);
         }
     }
 

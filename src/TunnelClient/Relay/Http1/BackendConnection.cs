@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Security;
 using System.Net.Sockets;
@@ -48,16 +49,44 @@ internal sealed class BackendConnection : IAsyncDisposable
         }
     }
 
-    /// <summary>False when the backend has closed the idle connection (or sent something unasked).</summary>
-    public bool LooksReusable()
+    /// <summary>
+    /// Right after a response ended where its framing says: null when nothing follows it in what was already read,
+    /// else why the connection cannot carry another exchange. Reads of up to 256 KiB can pull in bytes past the end of
+    /// the response; they belong to no request, and a reused connection would hand them to the next caller.
+    /// </summary>
+    public CloseCause? CheckNothingBuffered()
+    {
+        // The body readers advance "examined" only as far as they consumed, so buffered bytes past the response show here.
+        if (!Input.TryRead(out ReadResult result))
+        {
+            return null;
+        }
+
+        ReadOnlySequence<byte> rest = result.Buffer;
+        Input.AdvanceTo(rest.Start);
+        return !rest.IsEmpty ? CloseCause.BytesAfterResponse
+            : result.IsCompleted ? CloseCause.ClosedAfterResponse
+            : null;
+    }
+
+    /// <summary>
+    /// When an idle connection is taken from the pool: null when the backend has neither closed it nor sent anything
+    /// while it waited, else which of the two happened.
+    /// </summary>
+    public CloseCause? CheckStillIdle()
     {
         try
         {
-            return !_socket.Poll(0, SelectMode.SelectRead) && _socket.Connected;
+            if (!_socket.Poll(0, SelectMode.SelectRead) && _socket.Connected)
+            {
+                return null;
+            }
+
+            return _socket.Available > 0 ? CloseCause.BytesWhileIdle : CloseCause.ClosedWhileIdle;
         }
         catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
         {
-            return false;
+            return CloseCause.ClosedWhileIdle;
         }
     }
 

@@ -9,11 +9,19 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 /// <summary>Writes a request head and streams its body to the backend in HTTP/1.1 framing.</summary>
 internal static class RequestWriter
 {
+    private static readonly SearchValues<char> TargetBreakers = SearchValues.Create(" \t\r\n\0");
+
     private static ReadOnlySpan<byte> CrLf => "\r\n"u8;
 
     /// <summary>Writes the request line and headers; returns true when the body must go chunked (no Content-Length).</summary>
+    /// <exception cref="InvalidDataException">
+    /// A method, target or header that would change how the backend frames the request (a name outside RFC 9110's
+    /// token characters, CR/LF/NUL in a value, white space in the target): nothing is written then. The public edge
+    /// refuses such requests already; this keeps a non-conforming server from smuggling one through.
+    /// </exception>
     public static bool WriteHead(PipeWriter output, RequestHead head, string host, bool hasBody)
     {
+        Validate(head);
         WriteText(output, head.Method);
         output.Write(" "u8);
         WriteText(output, head.Target);
@@ -91,6 +99,32 @@ internal static class RequestWriter
             if (flush.IsCompleted || flush.IsCanceled)
             {
                 throw new IOException("The backend stopped reading the request body.");
+            }
+        }
+    }
+
+    private static void Validate(RequestHead head)
+    {
+        if (!HttpSyntax.IsToken(head.Method))
+        {
+            throw new InvalidDataException("The request method is not an RFC 9110 token.");
+        }
+
+        if (head.Target.Length == 0 || head.Target[0] != '/' || head.Target.AsSpan().ContainsAny(TargetBreakers))
+        {
+            throw new InvalidDataException("The request target is not origin-form without white space or controls.");
+        }
+
+        foreach (HeaderField field in head.Headers)
+        {
+            if (!HttpSyntax.IsToken(field.Name))
+            {
+                throw new InvalidDataException("A header name holds a character outside RFC 9110 token.");
+            }
+
+            if (!HttpSyntax.IsSafeFieldValue(field.Value))
+            {
+                throw new InvalidDataException($"The value of header '{field.Name}' holds CR, LF or NUL.");
             }
         }
     }

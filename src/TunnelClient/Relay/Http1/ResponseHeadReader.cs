@@ -16,7 +16,11 @@ internal enum BodyFraming
 }
 
 /// <summary>A parsed HTTP/1.1 response head, hop-by-hop headers already removed.</summary>
-internal sealed record BackendResponseHead(int StatusCode, List<HeaderField> Headers, BodyFraming Framing, long ContentLength, bool KeepAlive);
+/// <param name="CloseCause">Why the head alone already rules out reusing the connection; null when it does not.</param>
+internal sealed record BackendResponseHead(int StatusCode, List<HeaderField> Headers, BodyFraming Framing, long ContentLength, CloseCause? CloseCause)
+{
+    public bool KeepAlive => CloseCause is null;
+}
 
 /// <summary>Reads the backend's response head (skipping 1xx interim answers) off the connection.</summary>
 internal static class ResponseHeadReader
@@ -79,8 +83,8 @@ internal static class ResponseHeadReader
         bool http10 = statusLine[7] == '0';
         var headers = new List<HeaderField>(lines.Length);
         string? connection = null;
+        string? transferEncoding = null;
         long contentLength = -1;
-        bool chunked = false;
         for (int i = 1; i < lines.Length; i++)
         {
             string line = lines[i];
@@ -94,14 +98,27 @@ internal static class ResponseHeadReader
             string value = line[(colon + 1)..].Trim();
             if (name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
             {
-                if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out contentLength))
+                if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out long length))
                 {
                     throw new InvalidDataException($"Invalid Content-Length '{value}'.");
                 }
+
+                if (contentLength >= 0)
+                {
+                    // A repeat with the same value is harmless (RFC 9110 §8.6); two lengths are two framings.
+                    if (length != contentLength)
+                    {
+                        throw new InvalidDataException($"Conflicting Content-Length values {contentLength} and {length}.");
+                    }
+
+                    continue;
+                }
+
+                contentLength = length;
             }
             else if (name.Equals("Transfer-Encoding", StringComparison.OrdinalIgnoreCase))
             {
-                chunked = value.EndsWith("chunked", StringComparison.OrdinalIgnoreCase);
+                transferEncoding = transferEncoding is null ? value : transferEncoding + "," + value;
                 continue;
             }
             else if (name.Equals("Connection", StringComparison.OrdinalIgnoreCase))
@@ -122,17 +139,31 @@ internal static class ResponseHeadReader
             headers.RemoveAll(field => ListsToken(connection, field.Name));
         }
 
-        if (chunked)
+        // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length, whose field is not passed on; chunked as the final
+        // coding frames the body, any other final coding means the body runs until the connection closes. 204 never
+        // carries Content-Length (RFC 9110 §8.6), and Kestrel refuses to send one.
+        bool chunked = transferEncoding is not null && FinalCodingIsChunked(transferEncoding);
+        if (transferEncoding is not null || status == 204)
         {
             headers.RemoveAll(field => field.Name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase));
         }
 
-        bool keepAlive = http10 ? ListsToken(connection, "keep-alive") : !ListsToken(connection, "close");
         BodyFraming framing = isHeadRequest || status is 204 or 304 || status < 200 ? BodyFraming.None
-            : chunked ? BodyFraming.Chunked
+            : transferEncoding is not null ? (chunked ? BodyFraming.Chunked : BodyFraming.UntilClose)
             : contentLength >= 0 ? (contentLength == 0 ? BodyFraming.None : BodyFraming.ContentLength)
             : BodyFraming.UntilClose;
-        return new BackendResponseHead(status, headers, framing, Math.Max(0, contentLength), keepAlive && framing != BodyFraming.UntilClose);
+        bool keepAlive = http10 ? ListsToken(connection, "keep-alive") : !ListsToken(connection, "close");
+        CloseCause? closeCause = transferEncoding is not null && contentLength >= 0 ? Http1.CloseCause.LengthAndTransferEncoding
+            : framing == BodyFraming.UntilClose ? Http1.CloseCause.ReadUntilClose
+            : !keepAlive ? Http1.CloseCause.ConnectionClose
+            : null;
+        return new BackendResponseHead(status, headers, framing, Math.Max(0, contentLength), closeCause);
+    }
+
+    private static bool FinalCodingIsChunked(string transferEncoding)
+    {
+        int lastComma = transferEncoding.LastIndexOf(',');
+        return transferEncoding.AsSpan(lastComma + 1).Trim().Equals("chunked", StringComparison.OrdinalIgnoreCase);
     }
 
     private static bool IsHopByHop(string name) =>

@@ -110,4 +110,46 @@ public sealed class RequestWriterTests
             position += 2;
         }
     }
+
+    [Theory]
+    [InlineData("Transfer-Encoding\u000b")]
+    [InlineData("X\u0001a")]
+    [InlineData("X(a)")]
+    [InlineData("X a")]
+    [InlineData("X:a")]
+    [InlineData("X\u00e9")]
+    [InlineData("")]
+    public void A_header_name_outside_token_is_never_written(string name)
+    {
+        var pipe = new Pipe();
+        var head = new RequestHead("GET", "/", [new("Accept", "*/*"), new(name, "chunked")]);
+
+        Assert.Throws<InvalidDataException>(() => RequestWriter.WriteHead(pipe.Writer, head, "b", hasBody: false));
+        Assert.Equal(0, pipe.Writer.UnflushedBytes);
+    }
+
+    [Theory]
+    [InlineData("a\r\nX-Injected: 1")]
+    [InlineData("a\nb")]
+    [InlineData("a\u0000b")]
+    public void A_value_that_would_break_the_line_is_never_written(string value)
+    {
+        var pipe = new Pipe();
+
+        Assert.Throws<InvalidDataException>(() => RequestWriter.WriteHead(pipe.Writer, new RequestHead("GET", "/", [new("X-Value", value)]), "b", hasBody: false));
+        Assert.Equal(0, pipe.Writer.UnflushedBytes);
+    }
+
+    [Theory]
+    [InlineData("G ET", "/")]
+    [InlineData("GET", "/a b")]
+    [InlineData("GET", "/a\r\nX: 1")]
+    [InlineData("GET", "no-slash")]
+    public void A_request_line_that_would_not_parse_as_one_is_never_written(string method, string target)
+    {
+        var pipe = new Pipe();
+
+        Assert.Throws<InvalidDataException>(() => RequestWriter.WriteHead(pipe.Writer, new RequestHead(method, target, []), "b", hasBody: false));
+        Assert.Equal(0, pipe.Writer.UnflushedBytes);
+    }
 }

@@ -295,4 +295,74 @@ public sealed class ResponseHeadReaderTests
 
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => reading.WithTimeout());
     }
+
+    [Theory]
+    [InlineData("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n")]
+    [InlineData("Transfer-Encoding: chunked\r\nContent-Length: 48\r\n")]
+    public async Task Transfer_Encoding_wins_over_Content_Length_and_the_connection_is_closed_after(string fields)
+    {
+        BackendResponseHead head = await ReadAsync($"HTTP/1.1 200 OK\r\n{fields}\r\n");
+
+        Assert.Equal(BodyFraming.Chunked, head.Framing);
+        Assert.Equal(CloseCause.LengthAndTransferEncoding, head.CloseCause);
+        Assert.False(head.KeepAlive);
+        Assert.Null(Header(head, "Content-Length"));
+    }
+
+    [Theory]
+    [InlineData("gzip")]
+    [InlineData("chunked, gzip")]
+    [InlineData("xchunked")]
+    public async Task A_final_coding_other_than_chunked_runs_until_close(string codings)
+    {
+        BackendResponseHead head = await ReadAsync($"HTTP/1.1 200 OK\r\nTransfer-Encoding: {codings}\r\n\r\n");
+
+        Assert.Equal(BodyFraming.UntilClose, head.Framing);
+        Assert.Equal(CloseCause.ReadUntilClose, head.CloseCause);
+    }
+
+    [Fact]
+    public async Task Chunked_as_the_final_of_several_codings_is_chunked_framing()
+    {
+        BackendResponseHead head = await ReadAsync("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\nContent-Encoding: br\r\n\r\n");
+
+        Assert.Equal(BodyFraming.Chunked, head.Framing);
+        Assert.True(head.KeepAlive);
+    }
+
+    [Fact]
+    public async Task Two_different_lengths_are_a_framing_error()
+    {
+        PipeReader reader = await Http1Backend.WithAsync("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!");
+
+        await Assert.ThrowsAsync<InvalidDataException>(() => ResponseHeadReader.ReadAsync(reader, false, CancellationToken.None).AsTask().WithTimeout());
+    }
+
+    [Fact]
+    public async Task A_repeated_equal_length_is_kept_once()
+    {
+        BackendResponseHead head = await ReadAsync("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n");
+
+        Assert.Equal(BodyFraming.ContentLength, head.Framing);
+        Assert.Equal("5", Header(head, "Content-Length"));
+    }
+
+    [Fact]
+    public async Task A_204_loses_its_Content_Length_and_has_no_body()
+    {
+        BackendResponseHead head = await ReadAsync("HTTP/1.1 204 No Content\r\nContent-Length: 42\r\n\r\n");
+
+        Assert.Equal(BodyFraming.None, head.Framing);
+        Assert.Null(Header(head, "Content-Length"));
+        Assert.True(head.KeepAlive);
+    }
+
+    [Fact]
+    public async Task A_304_keeps_its_Content_Length_as_metadata_and_has_no_body()
+    {
+        BackendResponseHead head = await ReadAsync("HTTP/1.1 304 Not Modified\r\nContent-Length: 42\r\n\r\n");
+
+        Assert.Equal(BodyFraming.None, head.Framing);
+        Assert.Equal("42", Header(head, "Content-Length"));
+    }
 }
