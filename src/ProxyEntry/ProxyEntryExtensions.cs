@@ -1,11 +1,13 @@
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry;
@@ -27,13 +29,20 @@ public static class ProxyEntryExtensions
         return services;
     }
 
-    /// <summary>Forwards every request under <c>/session/</c>; everything else goes on down the pipeline.</summary>
+    /// <summary>
+    /// Forwards every request under <c>/session/</c>; everything else goes on down the pipeline. The raw target counts
+    /// too: Kestrel's decoded and resolved <c>Path</c> of <c>/session/a/%2e%2e/%2e%2e/x</c> is <c>/x</c>, and such a
+    /// request must get the forwarder's 400, not fall through.
+    /// </summary>
     public static IApplicationBuilder UseProxyEntry(this IApplicationBuilder app)
     {
         TunnelForwarder forwarder = app.ApplicationServices.GetRequiredService<TunnelForwarder>();
         return app.Use(next => context =>
-            context.Request.Path.StartsWithSegments("/session", StringComparison.Ordinal)
+            context.Request.Path.StartsWithSegments("/session", StringComparison.Ordinal) || RawTargetNamesSession(context)
                 ? forwarder.ForwardAsync(context)
                 : next(context));
     }
+
+    private static bool RawTargetNamesSession(HttpContext context) =>
+        context.Features.Get<IHttpRequestFeature>()?.RawTarget is { } raw && raw.StartsWith(SessionTarget.Prefix, StringComparison.Ordinal);
 }
