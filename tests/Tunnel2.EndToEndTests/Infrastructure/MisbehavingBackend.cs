@@ -227,35 +227,21 @@ internal sealed class RawHttpReader(Socket socket)
         return new ReceivedRequest(requestLine[0], requestLine.Length > 1 ? requestLine[1] : string.Empty, headerLines, body.ToArray());
     }
 
-    private async Task<string?> ReadHeadAsync(CancellationToken cancellationToken)
+    private Task<string?> ReadHeadAsync(CancellationToken cancellationToken) => ReadUntilAsync("\r\n\r\n"u8.ToArray(), cancellationToken);
+
+    private Task<string?> ReadLineAsync(CancellationToken cancellationToken) => ReadUntilAsync("\r\n"u8.ToArray(), cancellationToken);
+
+    /// <summary>The text before <paramref name="delimiter"/>, consuming both; null when the peer closed first.</summary>
+    private async Task<string?> ReadUntilAsync(byte[] delimiter, CancellationToken cancellationToken)
     {
         while (true)
         {
-            int end = _buffer.AsSpan(_start, _end - _start).IndexOf("\r\n\r\n"u8);
+            int end = _buffer.AsSpan(_start, _end - _start).IndexOf(delimiter);
             if (end >= 0)
             {
-                string head = Encoding.Latin1.GetString(_buffer, _start, end);
-                _start += end + 4;
-                return head;
-            }
-
-            if (!await FillAsync(cancellationToken))
-            {
-                return null;
-            }
-        }
-    }
-
-    private async Task<string?> ReadLineAsync(CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            int end = _buffer.AsSpan(_start, _end - _start).IndexOf("\r\n"u8);
-            if (end >= 0)
-            {
-                string line = Encoding.Latin1.GetString(_buffer, _start, end);
-                _start += end + 2;
-                return line;
+                string text = Encoding.Latin1.GetString(_buffer, _start, end);
+                _start += end + delimiter.Length;
+                return text;
             }
 
             if (!await FillAsync(cancellationToken))
