@@ -48,6 +48,8 @@ internal readonly struct OutboundFrame
 
     public int TotalLength => FrameHeader.Size + _length;
 
+    public int PayloadLength => _length;
+
     /// <summary>Writes header and payload, then gives the pooled payload back.</summary>
     public void WriteTo(IBufferWriter<byte> output)
     {

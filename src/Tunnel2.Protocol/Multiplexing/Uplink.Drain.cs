@@ -63,7 +63,7 @@ public sealed partial class Uplink
         if (IsOpen)
         {
             // The finished streams' last frames may still be queued: let the writer send them before the close cuts it.
-            _outbound.Writer.TryComplete();
+            _scheduler.Complete();
             if (_writer is { } writer)
             {
                 await Task.WhenAny(writer, Task.Delay(Remaining(deadline) + WriterStopGrace)).ConfigureAwait(false);

@@ -2,7 +2,6 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.IO.Pipelines;
-using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
@@ -11,8 +10,9 @@ namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
 /// One multiplexed connection between a client and the server. A single reader loop dispatches frames to their
-/// streams; a single writer loop drains a channel of outbound frames and coalesces them into few transport writes.
-/// The per-stream flow-control windows bound what the channel and the streams' buffers can hold.
+/// streams; a single writer loop takes frames in the order the <see cref="FrameScheduler"/> picks (control frames and
+/// heads first, then streams that have sent little, then bulk streams in turn) and coalesces them into few transport
+/// writes. The per-stream flow-control windows bound what the streams' queues and buffers can hold.
 /// </summary>
 public sealed partial class Uplink
 {
@@ -22,13 +22,19 @@ public sealed partial class Uplink
     /// <summary>How long the writer's last flush may wait for a peer that does not read (e.g. frozen, buffers full).</summary>
     private static readonly TimeSpan FinalFlushTimeout = TimeSpan.FromMilliseconds(500);
 
+    /// <summary>
+    /// Pongs queued and not yet written beyond which the peer is flooding Pings faster than it reads the answers: a
+    /// protocol error rather than a queue that grows (keep-alive sends one Ping per interval).
+    /// </summary>
+    internal const int MaxQueuedPongs = 64;
+
     /// <summary>After a close, how long <see cref="RunAsync"/> waits for the writer loop before returning anyway.</summary>
     private static readonly TimeSpan WriterStopGrace = TimeSpan.FromSeconds(2);
 
     private readonly IDuplexPipe _transport;
     private readonly ILogger _logger;
     private readonly IUplinkStreamHandler? _streamHandler;
-    private readonly Channel<OutboundFrame> _outbound;
+    private readonly FrameScheduler _scheduler = new();
     private readonly ConcurrentDictionary<uint, UplinkStream> _streams = new();
 
     /// <summary>Entries in <see cref="_streams"/>; kept apart because ConcurrentDictionary.Count takes every bucket lock.</summary>
@@ -64,16 +70,12 @@ public sealed partial class Uplink
         _logger = logger;
         _streamHandler = streamHandler;
         Name = name ?? role.ToString();
-        _outbound = Channel.CreateUnbounded<OutboundFrame>(new UnboundedChannelOptions
-        {
-            SingleReader = true,
-            SingleWriter = false,
-            AllowSynchronousContinuations = false,
-        });
         _lastReceivedTicks = _lastSentTicks = Environment.TickCount64;
     }
 
     public UplinkSettings Settings { get; }
+
+    internal FrameScheduler Scheduler => _scheduler;
 
     public UplinkRole Role { get; }
 
@@ -179,7 +181,7 @@ public sealed partial class Uplink
         reason = Volatile.Read(ref _drainCloseReason) ?? reason;
         Volatile.Write(ref _closeReason, reason);
         Log.UplinkClosed(_logger, Name, reason, ActiveStreamCount);
-        _outbound.Writer.TryComplete();
+        _scheduler.Complete();
         try
         {
             _transport.Input.CancelPendingRead();
@@ -214,7 +216,7 @@ public sealed partial class Uplink
 
     internal void Enqueue(in OutboundFrame frame)
     {
-        if (!_outbound.Writer.TryWrite(frame))
+        if (!_scheduler.TryEnqueueControl(frame))
         {
             frame.ReturnBuffer();
             throw new UplinkClosedException(CloseReason ?? "The uplink closed.");
@@ -223,7 +225,7 @@ public sealed partial class Uplink
 
     internal void TryEnqueue(in OutboundFrame frame)
     {
-        if (!_outbound.Writer.TryWrite(frame))
+        if (!_scheduler.TryEnqueueControl(frame))
         {
             frame.ReturnBuffer();
         }
@@ -338,6 +340,11 @@ public sealed partial class Uplink
 
                 break;
             case FrameType.Ping:
+                if (_scheduler.QueuedPongs >= MaxQueuedPongs)
+                {
+                    throw new ProtocolViolationException($"Ping flood: {MaxQueuedPongs} answers queued that the peer has not read.");
+                }
+
                 TryEnqueue(OutboundFrame.Pong(ReadFixed64(header, payload)));
                 break;
             case FrameType.Pong:
@@ -445,33 +452,37 @@ public sealed partial class Uplink
 
     private async Task WriteLoopAsync()
     {
-        ChannelReader<OutboundFrame> frames = _outbound.Reader;
         PipeWriter output = _transport.Output;
         try
         {
-            while (await frames.WaitToReadAsync().ConfigureAwait(false))
+            while (true)
             {
-                while (true)
+                // Read before taking frames: once completion is seen, every frame queued before it is visible too.
+                bool completed = _scheduler.IsCompleted;
+                int unflushed = 0;
+                while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
                 {
-                    int unflushed = 0;
-                    while (unflushed < MaxUnflushedBytes && frames.TryRead(out OutboundFrame frame))
-                    {
-                        unflushed += frame.TotalLength;
-                        frame.WriteTo(output);
-                    }
+                    unflushed += frame.TotalLength;
+                    frame.WriteTo(output);
+                }
 
-                    if (unflushed == 0)
+                if (unflushed == 0)
+                {
+                    if (completed)
                     {
-                        break;
-                    }
-
-                    FlushResult flush = await output.FlushAsync().ConfigureAwait(false);
-                    Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
-                    if (flush.IsCanceled || flush.IsCompleted)
-                    {
-                        Close("transport stopped accepting writes");
                         return;
                     }
+
+                    await _scheduler.WaitAsync().ConfigureAwait(false);
+                    continue;
+                }
+
+                FlushResult flush = await output.FlushAsync().ConfigureAwait(false);
+                Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
+                if (flush.IsCanceled || flush.IsCompleted)
+                {
+                    Close("transport stopped accepting writes");
+                    return;
                 }
             }
         }
@@ -482,11 +493,7 @@ public sealed partial class Uplink
         }
         finally
         {
-            while (frames.TryRead(out OutboundFrame leftover))
-            {
-                leftover.ReturnBuffer();
-            }
-
+            _scheduler.DropQueued();
             await CompleteOutputAsync(output).ConfigureAwait(false);
         }
     }

@@ -87,11 +87,12 @@ public sealed partial class UplinkStream
 
     internal void OnWindowUpdate(int increment) => _sendWindow.Grant(increment);
 
-    internal void OnReset(ProtocolErrorCode code) => Fail(code, new StreamResetException(code));
+    internal void OnReset(ProtocolErrorCode code) => Fail(code, new StreamResetException(code), dropQueued: true);
 
-    internal void OnUplinkClosed(UplinkClosedException reason) => Fail(ProtocolErrorCode.Cancelled, reason);
+    internal void OnUplinkClosed(UplinkClosedException reason) => Fail(ProtocolErrorCode.Cancelled, reason, dropQueued: true);
 
-    private void Fail(ProtocolErrorCode code, Exception reason)
+    /// <param name="dropQueued">Whether frames this side still has queued are dropped: the peer will not read them.</param>
+    private void Fail(ProtocolErrorCode code, Exception reason, bool dropQueued)
     {
         CancellationTokenSource? aborted;
         lock (_sync)
@@ -110,6 +111,11 @@ public sealed partial class UplinkStream
             }
 
             aborted = _aborted;
+        }
+
+        if (dropQueued)
+        {
+            DropQueuedData();
         }
 
         _sendWindow.Fault(reason);

@@ -142,8 +142,7 @@ public sealed partial class UplinkStream : IDisposable
             }
         }
 
-        _uplink.Enqueue(OutboundFrame.WithPooledPayload(
-            FrameType.Data, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length));
+        QueueOutbound(OutboundFrame.WithPooledPayload(FrameType.Data, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length));
         if (endStream)
         {
             RemoveIfFinished();
@@ -163,7 +162,7 @@ public sealed partial class UplinkStream : IDisposable
             _localEnded = true;
         }
 
-        _uplink.Enqueue(OutboundFrame.WithPooledPayload(FrameType.Data, FrameFlags.EndStream, Id, null, 0));
+        QueueOutbound(OutboundFrame.WithPooledPayload(FrameType.Data, FrameFlags.EndStream, Id, null, 0));
         RemoveIfFinished();
     }
 
@@ -198,18 +197,37 @@ public sealed partial class UplinkStream : IDisposable
     /// <summary>Cancels the exchange: the peer is told with a Reset frame and both directions fail.</summary>
     public void Reset(ProtocolErrorCode code)
     {
-        bool send;
+        bool localEnded;
         lock (_sync)
         {
-            send = _resetCode is null && !(_localEnded && _remoteEnded);
-            if (!send)
+            if (_resetCode is not null || (_localEnded && _remoteEnded))
             {
                 return;
             }
+
+            localEnded = _localEnded;
         }
 
-        _uplink.TryEnqueue(OutboundFrame.Reset(Id, code));
-        Fail(code, new StreamResetException(code));
+        if (localEnded)
+        {
+            // What this side sent is complete and may still be queued (an answer that came before the whole request
+            // body): the Reset follows it, so the peer gets the whole answer and then stops sending.
+            try
+            {
+                QueueOutbound(OutboundFrame.Reset(Id, code));
+            }
+            catch (UplinkClosedException)
+            {
+                // Nothing more goes out; the failure below tells this side.
+            }
+        }
+        else
+        {
+            DropQueuedData();
+            _uplink.TryEnqueue(OutboundFrame.Reset(Id, code));
+        }
+
+        Fail(code, new StreamResetException(code), dropQueued: false);
     }
 
     /// <summary>Finishes the exchange from this side: resets it if unfinished and releases the inbound buffer.</summary>

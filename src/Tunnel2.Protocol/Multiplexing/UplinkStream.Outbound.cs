@@ -1,0 +1,85 @@
+using Tunnel2.Protocol.Frames;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// The stream's own queue of frames for the uplink's writer: its data frames, in order, and the END_STREAM and Reset
+/// that must follow them. The <see cref="FrameScheduler"/> takes one frame at a time from the streams it has lined up,
+/// so one stream's backlog never sits in front of another stream's frames.
+/// </summary>
+public sealed partial class UplinkStream
+{
+    private readonly Lock _outboundLock = new();
+    private Queue<OutboundFrame>? _outbound;
+    private bool _scheduled;
+    private long _sentBytes;
+
+    /// <summary>Body bytes the writer has taken from this stream so far (it decides the stream's lane).</summary>
+    internal long SentBytes => Volatile.Read(ref _sentBytes);
+
+    /// <summary>Queues a frame behind this stream's earlier ones and lines the stream up for the writer.</summary>
+    /// <exception cref="UplinkClosedException">The uplink no longer sends (the frame's buffer has been returned).</exception>
+    private void QueueOutbound(in OutboundFrame frame)
+    {
+        bool schedule;
+        lock (_outboundLock)
+        {
+            if (_uplink.Scheduler.IsCompleted)
+            {
+                frame.ReturnBuffer();
+                throw new UplinkClosedException(_uplink.CloseReason ?? "The uplink closed.");
+            }
+
+            (_outbound ??= new Queue<OutboundFrame>(4)).Enqueue(frame);
+            schedule = !_scheduled;
+            _scheduled = true;
+        }
+
+        if (schedule)
+        {
+            _uplink.Scheduler.Schedule(this);
+        }
+    }
+
+    /// <summary>The writer takes this stream's next frame; <paramref name="more"/> says whether it stays lined up.</summary>
+    internal bool TryTakeQueuedData(out OutboundFrame frame, out bool more)
+    {
+        lock (_outboundLock)
+        {
+            if (_outbound is null || !_outbound.TryDequeue(out frame))
+            {
+                frame = default;
+                more = false;
+                _scheduled = false;
+                return false;
+            }
+
+            more = _outbound.Count > 0;
+            _scheduled = more;
+        }
+
+        if (frame.Type == FrameType.Data)
+        {
+            Interlocked.Add(ref _sentBytes, frame.PayloadLength);
+        }
+
+        return true;
+    }
+
+    /// <summary>Drops what is still queued: the peer will not take it (it reset the stream, or the uplink is gone).</summary>
+    internal void DropQueuedData()
+    {
+        lock (_outboundLock)
+        {
+            if (_outbound is null)
+            {
+                return;
+            }
+
+            while (_outbound.TryDequeue(out OutboundFrame frame))
+            {
+                frame.ReturnBuffer();
+            }
+        }
+    }
+}
