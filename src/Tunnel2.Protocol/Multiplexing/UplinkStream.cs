@@ -128,6 +128,12 @@ public sealed partial class UplinkStream : IDisposable
     /// </summary>
     public void SendPooledData(byte[] pooled, int length, bool endStream)
     {
+        if ((uint)length > (uint)_uplink.Settings.MaxFramePayload)
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+            throw new ArgumentOutOfRangeException(nameof(length), length, $"A Data frame carries at most {_uplink.Settings.MaxFramePayload} bytes.");
+        }
+
         lock (_sync)
         {
             if (_localEnded)

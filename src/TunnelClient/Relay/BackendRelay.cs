@@ -160,7 +160,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 {
                     try
                     {
-                        await ResponseBodyPump.SendAsync(stream, connection.Input, response, aborted);
+                        await ResponseBodyPump.SendAsync(stream, connection.Input, connection.Stream, response, aborted);
                     }
                     catch (Exception ex) when (!aborted.IsCancellationRequested && ex is IOException or InvalidDataException or SocketException
                                                && ex is not UplinkClosedException and not StreamResetException)

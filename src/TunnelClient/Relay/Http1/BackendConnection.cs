@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Security;
 using System.Net.Sockets;
@@ -15,12 +14,16 @@ internal sealed class BackendConnection : IAsyncDisposable
     {
         _socket = socket;
         _stream = stream;
-        // Reads of up to 256 KiB, so a bulk response goes up the uplink in Data frames of the full chunk size.
-        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 256 * 1024, minimumReadSize: 4096, leaveOpen: true));
+        // The pipe reads heads and chunked bodies; bodies of known length go from the socket straight into Data frames
+        // (ResponseBodyPump), so this buffer only bounds how much of a body one head read can take in with it.
+        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true));
         Output = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
     }
 
     public PipeReader Input { get; }
+
+    /// <summary>The byte stream under <see cref="Input"/>, for reads straight into a frame once the pipe holds nothing.</summary>
+    public Stream Stream => _stream;
 
     public PipeWriter Output { get; }
 
@@ -62,9 +65,9 @@ internal sealed class BackendConnection : IAsyncDisposable
             return null;
         }
 
-        ReadOnlySequence<byte> rest = result.Buffer;
-        Input.AdvanceTo(rest.Start);
-        return !rest.IsEmpty ? CloseCause.BytesAfterResponse
+        bool surplus = !result.Buffer.IsEmpty;
+        Input.AdvanceTo(result.Buffer.Start);
+        return surplus ? CloseCause.BytesAfterResponse
             : result.IsCompleted ? CloseCause.ClosedAfterResponse
             : null;
     }

@@ -6,59 +6,101 @@ using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
-/// <summary>Reads the backend's response body in its framing and sends it up the stream under the flow-control window.</summary>
+/// <summary>
+/// Reads the backend's response body in its framing and sends it up the stream under the flow-control window. A body of
+/// known length, or one that runs until the backend closes, is read only once the window allows: straight from the
+/// socket into the frame's buffer (after what the head's read left in the pipe), at most as many bytes as the credit in
+/// hand, so a caller who does not read leaves the rest of the body in the backend's socket, not in this process.
+/// </summary>
 internal static class ResponseBodyPump
 {
     private const int MaxChunkLineBytes = 4096;
 
-    public static async Task SendAsync(UplinkStream stream, PipeReader input, BackendResponseHead head, CancellationToken cancellationToken)
+    /// <param name="input">The connection's reader, holding whatever the head's read took in past the head.</param>
+    /// <param name="source">The byte stream under <paramref name="input"/>, read directly once the pipe has nothing buffered.</param>
+    public static async Task SendAsync(UplinkStream stream, PipeReader input, Stream source, BackendResponseHead head, CancellationToken cancellationToken)
     {
         switch (head.Framing)
         {
             case BodyFraming.ContentLength:
-                await SendFixedAsync(stream, input, head.ContentLength, cancellationToken);
-                break;
+                await SendFixedAsync(stream, input, source, head.ContentLength, cancellationToken);
+                return; // the last data frame carried END_STREAM
             case BodyFraming.Chunked:
                 await SendChunkedAsync(stream, input, cancellationToken);
                 break;
             case BodyFraming.UntilClose:
-                await SendUntilCloseAsync(stream, input, cancellationToken);
+                while (await SendFrameAsync(stream, input, source, int.MaxValue, lastFrameOfBody: false, cancellationToken) > 0)
+                {
+                }
+
                 break;
         }
 
         stream.SendEnd();
     }
 
-    private static async Task SendFixedAsync(UplinkStream stream, PipeReader input, long remaining, CancellationToken cancellationToken)
+    private static async Task SendFixedAsync(UplinkStream stream, PipeReader input, Stream source, long remaining, CancellationToken cancellationToken)
     {
         while (remaining > 0)
         {
-            ReadResult result = await input.ReadAsync(cancellationToken);
-            ReadOnlySequence<byte> buffer = result.Buffer;
-            if (buffer.IsEmpty && result.IsCompleted)
+            int sent = await SendFrameAsync(stream, input, source, remaining, lastFrameOfBody: true, cancellationToken);
+            if (sent == 0)
             {
                 throw new IOException($"The backend closed the connection {remaining} bytes before the end of the body.");
             }
 
-            ReadOnlySequence<byte> take = buffer.Slice(0, Math.Min(buffer.Length, remaining));
-            await SendSequenceAsync(stream, take, cancellationToken);
-            remaining -= take.Length;
-            input.AdvanceTo(take.End);
+            remaining -= sent;
         }
     }
 
-    private static async Task SendUntilCloseAsync(UplinkStream stream, PipeReader input, CancellationToken cancellationToken)
+    /// <summary>
+    /// Waits for credit, then fills one Data frame with at most that many bytes (and at most <paramref name="limit"/>);
+    /// returns how many it sent, 0 at the end of the connection.
+    /// </summary>
+    /// <param name="lastFrameOfBody">When the frame reaches <paramref name="limit"/>, it ends the stream (END_STREAM on the data, no extra frame).</param>
+    private static async ValueTask<int> SendFrameAsync(UplinkStream stream, PipeReader input, Stream source, long limit, bool lastFrameOfBody, CancellationToken cancellationToken)
     {
-        while (true)
+        int credit = await stream.AcquireSendCreditAsync((int)Math.Min(limit, stream.Uplink.Settings.DataChunkSize), cancellationToken);
+        byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+        int length;
+        try
         {
-            ReadResult result = await input.ReadAsync(cancellationToken);
-            await SendSequenceAsync(stream, result.Buffer, cancellationToken);
-            input.AdvanceTo(result.Buffer.End);
-            if (result.IsCompleted)
+            length = await ReadAsync(input, source, pooled.AsMemory(0, credit), cancellationToken);
+        }
+        catch
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+            stream.ReturnSendCredit(credit);
+            throw;
+        }
+
+        stream.ReturnSendCredit(credit - length);
+        if (length == 0)
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+            return 0;
+        }
+
+        stream.SendPooledData(pooled, length, endStream: lastFrameOfBody && length == limit);
+        return length;
+    }
+
+    /// <summary>Bytes the pipe already holds first; only when it holds none, one read of the socket into <paramref name="destination"/>.</summary>
+    private static async ValueTask<int> ReadAsync(PipeReader input, Stream source, Memory<byte> destination, CancellationToken cancellationToken)
+    {
+        if (input.TryRead(out ReadResult buffered))
+        {
+            ReadOnlySequence<byte> take = buffered.Buffer.Slice(0, Math.Min(buffered.Buffer.Length, destination.Length));
+            int taken = (int)take.Length; // before AdvanceTo: it releases the segments the sequence points into
+            take.CopyTo(destination.Span);
+            input.AdvanceTo(take.End);
+            if (taken > 0 || buffered.IsCompleted)
             {
-                return;
+                return taken;
             }
         }
+
+        return await source.ReadAsync(destination, cancellationToken);
     }
 
     private static async Task SendChunkedAsync(UplinkStream stream, PipeReader input, CancellationToken cancellationToken)

@@ -147,7 +147,7 @@ public sealed class ResponseBodyPumpTests
         Assert.NotNull(head);
         Assert.NotEqual(BodyFraming.None, head.Framing);
         client.SendResponseHead(new ResponseHead(head.StatusCode, head.Headers), endStream: false);
-        await ResponseBodyPump.SendAsync(client, backend.Reader, head, CancellationToken.None).WithTimeout();
+        await ResponseBodyPump.SendAsync(client, backend.Reader, backend.Reader.AsStream(leaveOpen: true), head, CancellationToken.None).WithTimeout();
 
         byte[] body = await received.WithTimeout();
         await feed.WithTimeout();
