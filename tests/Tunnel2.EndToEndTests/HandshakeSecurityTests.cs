@@ -130,7 +130,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         /// <summary>Sends the upgrade request and returns the answer's head (and any body read with it).</summary>
         public async Task<string> HandshakeAsync(string authorizationLine, string session)
         {
-            string request = $"GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n{authorizationLine}Tunnel2-Session: {session}\r\nTunnel2-Version: 1\r\n\r\n";
+            string request = $"GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n{authorizationLine}Tunnel2-Session: {session}\r\nTunnel2-Version: 2\r\n\r\n";
             await Stream.WriteAsync(Encoding.ASCII.GetBytes(request));
             var answer = new StringBuilder();
             byte[] buffer = new byte[1];

@@ -29,13 +29,22 @@ public static class HandshakeProtocol
     /// <summary>Response: the initial per-stream flow-control window, in bytes.</summary>
     public const string InitialWindowHeader = "Tunnel2-Initial-Window";
 
+    /// <summary>
+    /// Response (version 2): the connection window, in bytes: beyond the initial window of each open stream, the most
+    /// credit either end grants its peer over all streams and has not yet received.
+    /// </summary>
+    public const string ConnectionWindowHeader = "Tunnel2-Connection-Window";
+
     /// <summary>Response: the most streams the server opens at once on this uplink.</summary>
     public const string MaxStreamsHeader = "Tunnel2-Max-Streams";
 
-    /// <summary>The versions this build speaks, newest last.</summary>
-    public static ReadOnlySpan<int> SupportedVersions => [1];
+    /// <summary>
+    /// The versions this build speaks, newest last. Version 2 added the connection window (docs/protocol.md §4); a
+    /// version-1 peer would grant every stream a fixed window however many streams are open, so it is refused.
+    /// </summary>
+    public static ReadOnlySpan<int> SupportedVersions => [2];
 
-    public const int CurrentVersion = 1;
+    public const int CurrentVersion = 2;
 
     /// <summary>Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-].</summary>
     public static bool IsValidSessionId(ReadOnlySpan<char> session)

@@ -4,13 +4,31 @@ namespace Tunnel2.Protocol.Multiplexing;
 public sealed record UplinkSettings
 {
     public const int DefaultMaxFramePayload = 256 * 1024;
-    public const int DefaultInitialStreamWindow = 512 * 1024;
+    public const int DefaultInitialStreamWindow = 16 * 1024;
+    public const int DefaultConnectionWindow = 16 * 1024 * 1024;
+    public const int DefaultMaxStreamWindow = 1024 * 1024;
 
     /// <summary>The largest payload of one frame; a bigger frame is a protocol error.</summary>
     public int MaxFramePayload { get; init; } = DefaultMaxFramePayload;
 
-    /// <summary>Bytes of body a sender may have in flight on one stream before the receiver grants more.</summary>
+    /// <summary>
+    /// Bytes of body a sender may send on a new stream before the receiver grants more. Every open stream can always get
+    /// this much credit back, whatever the others hold, so no stream is starved by the connection budget.
+    /// </summary>
     public int InitialStreamWindow { get; init; } = DefaultInitialStreamWindow;
+
+    /// <summary>
+    /// Negotiated (protocol version 2): beyond <see cref="InitialStreamWindow"/> per open stream, the most credit a receiver
+    /// has granted over all streams and not yet received. What one uplink makes either end buffer is therefore at most
+    /// <c>ConnectionWindow + open streams × InitialStreamWindow</c>, however many streams are slow.
+    /// </summary>
+    public int ConnectionWindow { get; init; } = DefaultConnectionWindow;
+
+    /// <summary>
+    /// This end's own policy: the most credit it grants one stream, reached when few streams are open (each stream's
+    /// share is <see cref="ConnectionWindow"/> divided by the open streams, between the initial window and this).
+    /// </summary>
+    public int MaxStreamWindow { get; init; } = DefaultMaxStreamWindow;
 
     /// <summary>Most streams open at once on one uplink.</summary>
     public int MaxConcurrentStreams { get; init; } = 10_000;

@@ -87,14 +87,17 @@ public sealed partial class UplinkStream
 
             long consumed = buffer.Length;
             input.AdvanceTo(buffer.End);
-            OnInputConsumed(consumed);
             if (consumed > 0)
             {
+                // Credit goes back only once the destination has taken the bytes (its flush returns when its buffer
+                // drains), so a caller who reads slowly holds the window here instead of in ever more socket buffer.
                 FlushResult flush = await destination.FlushAsync(cancellationToken).ConfigureAwait(false);
                 if (flush.IsCanceled || flush.IsCompleted)
                 {
                     throw new OperationCanceledException("The destination stopped accepting the body.");
                 }
+
+                OnInputConsumed(consumed);
             }
 
             if (result.IsCompleted)

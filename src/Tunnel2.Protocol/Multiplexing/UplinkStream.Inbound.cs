@@ -47,8 +47,10 @@ public sealed partial class UplinkStream
                 throw new ProtocolViolationException($"Stream {Id} sent beyond its flow-control window.");
             }
 
+            _uplink.AddReceiveCredit(-payload.Length);
             if (!_inputAbandoned && !payload.IsEmpty)
             {
+                _unconsumed += payload.Length;
                 foreach (ReadOnlyMemory<byte> segment in payload)
                 {
                     _inbound.Writer.Write(segment.Span);
@@ -142,6 +144,10 @@ public sealed partial class UplinkStream
             }
 
             _removed = true;
+
+            // Credit the peer never used goes back to the budget with the stream.
+            _uplink.AddReceiveCredit(-_receiveWindow);
+            _receiveWindow = 0;
         }
 
         _uplink.RemoveStream(this);

@@ -25,7 +25,7 @@ public sealed partial class UplinkStream : IDisposable
     private readonly TaskCompletionSource<ResponseHead>? _responseHead;
     private CancellationTokenSource? _aborted;
     private long _receiveWindow;
-    private int _unacknowledged;
+    private long _unconsumed;
     private bool _localEnded;
     private bool _remoteEnded;
     private bool _inputAbandoned;
@@ -41,6 +41,7 @@ public sealed partial class UplinkStream : IDisposable
         RequestHasBody = requestHasBody;
         _sendWindow = new SendWindow(uplink.Settings.InitialStreamWindow);
         _receiveWindow = uplink.Settings.InitialStreamWindow;
+        uplink.AddReceiveCredit(_receiveWindow);
         if (uplink.Role == UplinkRole.Server)
         {
             _responseHead = new TaskCompletionSource<ResponseHead>(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -173,8 +174,10 @@ public sealed partial class UplinkStream : IDisposable
     }
 
     /// <summary>
-    /// Tells the peer it may send <paramref name="bytes"/> more, once enough has been consumed to be worth a frame
-    /// (half a window), so that a steady reader costs one WindowUpdate per half window.
+    /// Reports body bytes the application has taken from <see cref="Input"/>. The stream then tops the peer's credit up
+    /// to its share of the receive budget (<see cref="Uplink.StreamWindowTarget"/>), counting what is still buffered
+    /// here, once that is worth a frame (half the share), so a steady reader costs one WindowUpdate per half window and
+    /// a reader that stops holds at most its share.
     /// </summary>
     public void OnInputConsumed(long bytes)
     {
@@ -186,14 +189,27 @@ public sealed partial class UplinkStream : IDisposable
         int grant;
         lock (_sync)
         {
-            _unacknowledged += (int)bytes;
-            if (_remoteEnded || _unacknowledged < _uplink.Settings.InitialStreamWindow / 2)
+            _unconsumed = Math.Max(0, _unconsumed - bytes);
+            if (_remoteEnded)
             {
                 return;
             }
 
-            grant = _unacknowledged;
-            _unacknowledged = 0;
+            long footprint = _receiveWindow + _unconsumed;
+            int target = _uplink.StreamWindowTarget;
+            long want = target - footprint;
+            if (want < target / 2)
+            {
+                return;
+            }
+
+            int floor = (int)Math.Clamp(_uplink.Settings.InitialStreamWindow - footprint, 0, want);
+            grant = _uplink.ReserveReceiveCredit((int)want, floor);
+            if (grant == 0)
+            {
+                return;
+            }
+
             _receiveWindow += grant;
         }
 

@@ -156,6 +156,11 @@ public sealed class UplinkDialer
             settings = settings with { InitialStreamWindow = window };
         }
 
+        if (int.TryParse(header(HandshakeProtocol.ConnectionWindowHeader), CultureInfo.InvariantCulture, out int connectionWindow) && connectionWindow > 0)
+        {
+            settings = settings with { ConnectionWindow = connectionWindow };
+        }
+
         if (int.TryParse(header(HandshakeProtocol.MaxStreamsHeader), CultureInfo.InvariantCulture, out int streams) && streams > 0)
         {
             settings = settings with { MaxConcurrentStreams = streams };

@@ -28,6 +28,10 @@ public sealed class TunnelServerOptions
     [Range(16 * 1024, int.MaxValue)]
     public int InitialStreamWindow { get; set; } = UplinkSettings.DefaultInitialStreamWindow;
 
+    /// <summary>Beyond the initial window of each open stream, the most credit either end of an uplink grants over all its streams.</summary>
+    [Range(1024 * 1024, 1024 * 1024 * 1024)]
+    public int ConnectionWindow { get; set; } = UplinkSettings.DefaultConnectionWindow;
+
     [Range(1, 1_000_000)]
     public int MaxStreamsPerUplink { get; set; } = 10_000;
 
@@ -45,6 +49,7 @@ public sealed class TunnelServerOptions
     {
         MaxFramePayload = MaxFramePayload,
         InitialStreamWindow = InitialStreamWindow,
+        ConnectionWindow = ConnectionWindow,
         MaxConcurrentStreams = MaxStreamsPerUplink,
         KeepAliveInterval = KeepAliveInterval,
         KeepAliveTimeout = KeepAliveTimeout,

@@ -125,6 +125,7 @@ public sealed class UplinkAcceptor
         answer[HandshakeProtocol.VersionHeader] = version.ToString(System.Globalization.CultureInfo.InvariantCulture);
         answer[HandshakeProtocol.MaxFramePayloadHeader] = _settings.MaxFramePayload.ToString(System.Globalization.CultureInfo.InvariantCulture);
         answer[HandshakeProtocol.InitialWindowHeader] = _settings.InitialStreamWindow.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        answer[HandshakeProtocol.ConnectionWindowHeader] = _settings.ConnectionWindow.ToString(System.Globalization.CultureInfo.InvariantCulture);
         answer[HandshakeProtocol.MaxStreamsHeader] = _settings.MaxConcurrentStreams.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
         Stream opaque = webSocket

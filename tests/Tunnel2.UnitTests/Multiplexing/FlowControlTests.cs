@@ -12,10 +12,13 @@ public sealed class FlowControlTests
 {
     private const int Window = 64 * 1024;
 
+    /// <summary>Streams that never grow beyond their initial window, so that each grant has an exact expected size.</summary>
+    private static readonly UplinkSettings FixedWindow = new() { InitialStreamWindow = Window, MaxStreamWindow = Window };
+
     [Fact]
     public async Task A_sender_blocks_at_the_window_and_resumes_once_half_of_it_is_consumed()
     {
-        await using var pair = UplinkPair.Start(new UplinkSettings { InitialStreamWindow = Window });
+        await using var pair = UplinkPair.Start(FixedWindow);
         UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/x", []), endStream: false);
 
         int granted = await server.AcquireSendCreditAsync(Window, CancellationToken.None);
@@ -61,7 +64,7 @@ public sealed class FlowControlTests
     [Fact]
     public async Task A_slow_reader_stalls_only_its_own_stream()
     {
-        await using var pair = UplinkPair.Start(new UplinkSettings { InitialStreamWindow = Window });
+        await using var pair = UplinkPair.Start(FixedWindow);
         UplinkStream stalled = pair.Server.OpenStream(new RequestHead("POST", "/slow", []), endStream: false);
         Task stalledSend = stalled.SendBodyAsync(new MemoryStream(new byte[Window * 4]), CancellationToken.None);
         await pair.Handler.NextAsync(); // never read
@@ -79,7 +82,7 @@ public sealed class FlowControlTests
     [Fact]
     public async Task A_receiver_grants_in_half_window_batches_and_not_before()
     {
-        await using var peer = RawPeer.ForClient(new UplinkSettings { InitialStreamWindow = Window });
+        await using var peer = RawPeer.ForClient(FixedWindow);
         await peer.SendFrameAsync(FrameType.RequestHead, 1, FrameBytes.Encode(new RequestHead("POST", "/", [])));
         await peer.SendFrameAsync(FrameType.Data, 1, new byte[Window]);
         UplinkStream stream = await peer.Handler!.NextAsync();
@@ -97,9 +100,84 @@ public sealed class FlowControlTests
     }
 
     [Fact]
+    public async Task A_lone_stream_grows_to_the_largest_stream_window()
+    {
+        const int initial = 4 * 1024;
+        await using var peer = RawPeer.ForClient(new UplinkSettings { InitialStreamWindow = initial, ConnectionWindow = Window * 4, MaxStreamWindow = Window });
+        await peer.SendFrameAsync(FrameType.RequestHead, 1, FrameBytes.Encode(new RequestHead("POST", "/", [])));
+        await peer.SendFrameAsync(FrameType.Data, 1, new byte[initial]);
+        UplinkStream stream = await peer.Handler!.NextAsync();
+        await ReadAtLeastAsync(stream.Input, initial);
+
+        Consume(stream, initial);
+
+        ReceivedFrame update = Assert.Single(await peer.PingRoundTripAsync(), f => f.Header.Type == FrameType.WindowUpdate);
+        Assert.Equal((uint)Window, System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(update.Payload));
+        Assert.Equal(Window, peer.Uplink.ReceiveCreditOutstanding);
+    }
+
+    [Fact]
+    public async Task A_crowd_of_streams_shares_the_connection_window_and_each_keeps_its_initial_window()
+    {
+        const int initial = 4 * 1024;
+        const int connectionWindow = 64 * 1024;
+        const int streams = 200;
+        await using var peer = RawPeer.ForClient(new UplinkSettings { InitialStreamWindow = initial, ConnectionWindow = connectionWindow, MaxStreamWindow = 1024 * 1024 });
+        var opened = new List<UplinkStream>();
+        for (uint id = 1; id <= streams * 2; id += 2)
+        {
+            await peer.SendFrameAsync(FrameType.RequestHead, id, FrameBytes.Encode(new RequestHead("POST", "/", [])));
+            await peer.SendFrameAsync(FrameType.Data, id, new byte[initial]);
+            UplinkStream stream = await peer.Handler!.NextAsync();
+            await ReadAtLeastAsync(stream.Input, initial);
+
+            // Each reader takes its first bytes as soon as they come, while fewer streams are open than will be: the
+            // early ones ask for large shares, and the budget, not the share, is what stops them.
+            Consume(stream, initial);
+            opened.Add(stream);
+        }
+
+        var granted = new Dictionary<uint, long>();
+        foreach (ReceivedFrame frame in await peer.PingRoundTripAsync())
+        {
+            if (frame.Header.Type == FrameType.WindowUpdate)
+            {
+                granted[frame.Header.StreamId] = granted.GetValueOrDefault(frame.Header.StreamId) + System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(frame.Payload);
+            }
+        }
+
+        Assert.Equal(streams, granted.Count);
+        Assert.All(granted.Values, g => Assert.InRange(g, initial, 1024 * 1024));
+        long total = 0;
+        foreach (long g in granted.Values)
+        {
+            total += g;
+        }
+
+        long budget = connectionWindow + ((long)streams * initial);
+        Assert.InRange(total, streams * initial, budget);
+        Assert.Equal(total, peer.Uplink.ReceiveCreditOutstanding);
+    }
+
+    [Fact]
+    public async Task Credit_a_finished_stream_never_used_goes_back_to_the_budget()
+    {
+        await using var peer = RawPeer.ForClient(FixedWindow);
+        await peer.SendFrameAsync(FrameType.RequestHead, 1, FrameBytes.Encode(new RequestHead("POST", "/", [])));
+        UplinkStream stream = await peer.Handler!.NextAsync();
+        Assert.Equal(Window, peer.Uplink.ReceiveCreditOutstanding);
+
+        await peer.SendFrameAsync(FrameType.Data, FrameFlags.EndStream, 1, new byte[100]);
+        Assert.Equal(new byte[100], await stream.ReadAllAsync());
+        stream.SendResponseHead(new ResponseHead(204, []), endStream: true);
+
+        await Eventually.AssertAsync(() => peer.Uplink.ActiveStreamCount == 0 && peer.Uplink.ReceiveCreditOutstanding == 0, "the stream is gone and holds no credit");
+    }
+
+    [Fact]
     public async Task Data_beyond_the_window_is_a_protocol_error()
     {
-        await using var peer = RawPeer.ForClient(new UplinkSettings { InitialStreamWindow = Window });
+        await using var peer = RawPeer.ForClient(FixedWindow);
         await peer.SendFrameAsync(FrameType.RequestHead, 1, FrameBytes.Encode(new RequestHead("POST", "/", [])));
         await peer.SendFrameAsync(FrameType.Data, 1, new byte[Window]);
         Assert.True(peer.Uplink.IsOpen);
@@ -112,7 +190,7 @@ public sealed class FlowControlTests
     [Fact]
     public async Task Granted_window_lets_the_peer_send_more()
     {
-        await using var peer = RawPeer.ForClient(new UplinkSettings { InitialStreamWindow = Window });
+        await using var peer = RawPeer.ForClient(FixedWindow);
         await peer.SendFrameAsync(FrameType.RequestHead, 1, FrameBytes.Encode(new RequestHead("POST", "/", [])));
         await peer.SendFrameAsync(FrameType.Data, 1, new byte[Window]);
         UplinkStream stream = await peer.Handler!.NextAsync();
@@ -154,7 +232,7 @@ public sealed class FlowControlTests
     [Fact]
     public async Task A_peer_window_update_wakes_a_waiting_sender()
     {
-        await using var peer = RawPeer.ForServer(new UplinkSettings { InitialStreamWindow = Window });
+        await using var peer = RawPeer.ForServer(FixedWindow);
         UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
         Assert.Equal(Window, await stream.AcquireSendCreditAsync(int.MaxValue, CancellationToken.None));
         Task<int> pending = stream.AcquireSendCreditAsync(100_000, CancellationToken.None).AsTask();
@@ -167,7 +245,7 @@ public sealed class FlowControlTests
     [Fact]
     public async Task Unused_credit_given_back_can_be_acquired_again()
     {
-        await using var peer = RawPeer.ForServer(new UplinkSettings { InitialStreamWindow = Window });
+        await using var peer = RawPeer.ForServer(FixedWindow);
         UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
 
         Assert.Equal(Window, await stream.AcquireSendCreditAsync(Window, CancellationToken.None));
@@ -181,7 +259,7 @@ public sealed class FlowControlTests
     [Fact]
     public async Task A_waiting_sender_can_be_cancelled()
     {
-        await using var peer = RawPeer.ForServer(new UplinkSettings { InitialStreamWindow = Window });
+        await using var peer = RawPeer.ForServer(FixedWindow);
         UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
         await stream.AcquireSendCreditAsync(Window, CancellationToken.None);
         using var cancel = new CancellationTokenSource();

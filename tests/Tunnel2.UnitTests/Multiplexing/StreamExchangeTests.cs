@@ -19,8 +19,8 @@ public sealed class StreamExchangeTests
         UplinkStream server = pair.Server.OpenStream(requestHead, endStream: false);
         var source = new Pipe();
         Task sendRequest = server.SendBodyAsync(source.Reader, CancellationToken.None);
-        await source.Writer.WriteAsync(requestBody);
-        await source.Writer.CompleteAsync();
+        // The body is several windows long: the writer finishes only as the receiver reads, so it is not awaited here.
+        Task writeRequest = WriteAndCompleteAsync(source.Writer, requestBody);
 
         UplinkStream client = await pair.Handler.NextAsync();
         Assert.Equal(server.Id, client.Id);
@@ -30,16 +30,18 @@ public sealed class StreamExchangeTests
         Assert.Equal("/x?q=%20", client.RequestHead.Target);
         Assert.Equal(requestHead.Headers, client.RequestHead.Headers);
         Assert.Equal(requestBody, await client.ReadAllAsync());
+        await writeRequest.WithTimeout();
         await sendRequest.WithTimeout();
 
         var responseHead = new ResponseHead(201, [new("Content-Type", "text/plain; charset=utf-8"), new("X-Empty", "")]);
         client.SendResponseHead(responseHead, endStream: false);
-        await client.SendBodyAsync(new MemoryStream(responseBody), CancellationToken.None).WithTimeout();
+        Task sendResponse = client.SendBodyAsync(new MemoryStream(responseBody), CancellationToken.None);
 
         ResponseHead received = await server.ReadResponseHeadAsync().WithTimeout();
         Assert.Equal(201, received.StatusCode);
         Assert.Equal(responseHead.Headers, received.Headers);
         Assert.Equal(responseBody, await server.ReadAllAsync());
+        await sendResponse.WithTimeout();
 
         await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == 0 && pair.Client.ActiveStreamCount == 0, "both ends forget the finished stream");
         Assert.Null(server.ResetCode);
@@ -202,6 +204,12 @@ public sealed class StreamExchangeTests
         Assert.Throws<InvalidOperationException>(() => client.SendEnd());
         Assert.Throws<InvalidOperationException>(() => client.SendResponseHead(new ResponseHead(200, []), endStream: true));
         Assert.Throws<InvalidOperationException>(() => client.SendPooledData(System.Buffers.ArrayPool<byte>.Shared.Rent(1), 1, endStream: false));
+    }
+
+    private static async Task WriteAndCompleteAsync(PipeWriter writer, byte[] body)
+    {
+        await writer.WriteAsync(body);
+        await writer.CompleteAsync();
     }
 
     internal static byte[] Pattern(int length, int seed)

@@ -55,7 +55,9 @@ public sealed class UplinkRoleTests
         var settings = new UplinkSettings();
 
         Assert.Equal(262_144, settings.MaxFramePayload);
-        Assert.Equal(524_288, settings.InitialStreamWindow);
+        Assert.Equal(16_384, settings.InitialStreamWindow);
+        Assert.Equal(16 * 1024 * 1024, settings.ConnectionWindow);
+        Assert.Equal(1024 * 1024, settings.MaxStreamWindow);
         Assert.Equal(10_000, settings.MaxConcurrentStreams);
         Assert.Equal(TimeSpan.FromSeconds(15), settings.KeepAliveInterval);
         Assert.Equal(TimeSpan.FromSeconds(45), settings.KeepAliveTimeout);
