@@ -1,6 +1,9 @@
+using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Options;
 using Serilog;
 using Serilog.Formatting.Compact;
@@ -8,6 +11,7 @@ using Serilog.Settings.Configuration;
 using Tunnel2.ProxyEntry;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.Protocol.Sockets;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;
@@ -52,6 +56,14 @@ public static class TunnelServerApp
         // Registered after the host's defaults, so Kestrel's transport takes this factory instead of its own.
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, ReceiveBlockMemoryPoolFactory>();
 
+        // Accepted sockets inherit TCP_NOTSENT_LOWAT from their listener, so one setting covers every caller and uplink.
+        builder.WebHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint =>
+        {
+            Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
+            UnsentBytesLimit.TryApply(listener, options.UnsentBytesLimit);
+            return listener;
+        });
+
         var endpoints = new ServerEndpoints();
         builder.Services.AddSingleton(endpoints);
         builder.WebHost.ConfigureKestrel(kestrel =>
@@ -59,7 +71,7 @@ public static class TunnelServerApp
             kestrel.AddServerHeader = false; // the backend's Server header passes through instead
             kestrel.Limits.MaxRequestBodySize = null; // ProxyEntry applies its own limit per request
             endpoints.PublicListener = Listen(kestrel, options.PublicUrl, HttpProtocols.Http1, markAsTunnel: false);
-            endpoints.TunnelListener = Listen(kestrel, options.TunnelUrl, HttpProtocols.Http1, markAsTunnel: true);
+            endpoints.TunnelListener = Listen(kestrel, options.TunnelUrl, HttpProtocols.Http1, markAsTunnel: true, options.UplinkReceiveBuffer);
         });
 
         WebApplication app = builder.Build();
@@ -119,7 +131,7 @@ public static class TunnelServerApp
             : throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
     }
 
-    private static ListenOptions Listen(KestrelServerOptions kestrel, string url, HttpProtocols protocols, bool markAsTunnel)
+    private static ListenOptions Listen(KestrelServerOptions kestrel, string url, HttpProtocols protocols, bool markAsTunnel, int uplinkReceiveBuffer = 0)
     {
         if (!ListenAddress.TryParse(url, out ListenAddress? address, out string? error))
         {
@@ -136,6 +148,11 @@ public static class TunnelServerApp
                 listen.Use(next => connection =>
                 {
                     ListenerKind.MarkTunnel(connection.Items);
+                    if (connection.Features.Get<IConnectionSocketFeature>()?.Socket is { } socket)
+                    {
+                        UplinkReceiveBuffer.TryApply(socket, uplinkReceiveBuffer);
+                    }
+
                     return next(connection);
                 });
             }

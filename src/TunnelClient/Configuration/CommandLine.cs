@@ -41,7 +41,9 @@ public static class CommandLine
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__ReconnectMinDelay,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
-          TunnelClient__DrainTimeout, TunnelClient__Transport.
+          TunnelClient__DrainTimeout, TunnelClient__Transport,
+          TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
+          TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144].
 
         Exit codes: 0 stopped normally (after the drain); 2 invalid configuration; 3 the server refused the token (401/403).
         """;

@@ -58,6 +58,20 @@ public sealed class TunnelClientOptions
 
     public const string WebSocketTransport = "websocket";
 
+    /// <summary>
+    /// TCP_NOTSENT_LOWAT on the uplink and backend sockets: the most bytes each keeps queued unsent (0 = the system's
+    /// default, unbounded up to tcp_wmem). Bounds the kernel memory a crowd of slow streams parks on this host.
+    /// </summary>
+    [Range(0, 64 * 1024 * 1024)]
+    public int UnsentBytesLimit { get; set; } = Tunnel2.Protocol.Sockets.UnsentBytesLimit.Default;
+
+    /// <summary>
+    /// SO_RCVBUF of the uplink socket (0 = the kernel's autotuning; the upgrade transport only). Small enough that the
+    /// uplink keeps working when the host runs short of TCP memory; a long, fast path may want more.
+    /// </summary>
+    [Range(0, 64 * 1024 * 1024)]
+    public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
+
     /// <summary>On stop (SIGTERM, Ctrl+C): how long the streams in flight may take to finish after the GoAway before the uplink closes.</summary>
     [TimeSpanRange("00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);

@@ -31,7 +31,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         TunnelClientOptions settings = options.Value;
         var backend = new Uri(settings.Backend);
         _host = backend.Authority;
-        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, OnConnectionClosed);
+        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.UnsentBytesLimit, OnConnectionClosed);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _status = status;
         _metrics = metrics;

@@ -7,6 +7,7 @@ using System.Text;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Sockets;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Relay;
 
@@ -41,6 +42,8 @@ public sealed class UplinkDialer
         }
 
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        UnsentBytesLimit.TryApply(socket, _options.UnsentBytesLimit);
+        UplinkReceiveBuffer.TryApply(socket, _options.UplinkReceiveBuffer); // before connect, so the window scale fits it
         NetworkStream? network = null;
         try
         {

@@ -33,6 +33,7 @@ public static class CommandLine
 
         Every setting can also come from appsettings.json or environment variables, e.g.
           TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow, TunnelServer__ConnectionWindow,
+          TunnelServer__UnsentBytesLimit, TunnelServer__UplinkReceiveBuffer,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
           TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
           ProxyEntry__MaxRequestHeadersBytes, Serilog__MinimumLevel__Default.

@@ -32,6 +32,20 @@ public sealed class TunnelServerOptions
     [Range(1024 * 1024, 1024 * 1024 * 1024)]
     public int ConnectionWindow { get; set; } = UplinkSettings.DefaultConnectionWindow;
 
+    /// <summary>
+    /// TCP_NOTSENT_LOWAT on every socket of both listeners (public callers and uplinks): the most bytes each keeps queued
+    /// unsent (0 = the system's default, unbounded up to tcp_wmem). Bounds the kernel memory slow callers park here.
+    /// </summary>
+    [Range(0, 64 * 1024 * 1024)]
+    public int UnsentBytesLimit { get; set; } = Tunnel2.Protocol.Sockets.UnsentBytesLimit.Default;
+
+    /// <summary>
+    /// SO_RCVBUF of each uplink socket (0 = the kernel's autotuning). Small enough that the uplink keeps working when the
+    /// host runs short of TCP memory; a long, fast path between client and server may want more (window per round trip).
+    /// </summary>
+    [Range(0, 64 * 1024 * 1024)]
+    public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
+
     [Range(1, 1_000_000)]
     public int MaxStreamsPerUplink { get; set; } = 10_000;
 

@@ -52,6 +52,9 @@ public sealed class OptionsAnnotationsTests
         AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxFramePayload = 32 * 1024 * 1024 }, nameof(TunnelServerOptions.MaxFramePayload));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", InitialStreamWindow = 1024 }, nameof(TunnelServerOptions.InitialStreamWindow));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxStreamsPerUplink = 0 }, nameof(TunnelServerOptions.MaxStreamsPerUplink));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", ConnectionWindow = 1024 }, nameof(TunnelServerOptions.ConnectionWindow));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", UnsentBytesLimit = -1 }, nameof(TunnelServerOptions.UnsentBytesLimit));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", UplinkReceiveBuffer = 128 * 1024 * 1024 }, nameof(TunnelServerOptions.UplinkReceiveBuffer));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveInterval = TimeSpan.FromMilliseconds(50) }, nameof(TunnelServerOptions.KeepAliveInterval));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveTimeout = TimeSpan.FromHours(2) }, nameof(TunnelServerOptions.KeepAliveTimeout));
     }
@@ -60,6 +63,14 @@ public sealed class OptionsAnnotationsTests
     public void Client_options_with_session_and_token_are_valid()
     {
         Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t" }));
+    }
+
+    [Fact]
+    public void Client_socket_settings_are_range_checked()
+    {
+        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UnsentBytesLimit = -1 }, nameof(TunnelClientOptions.UnsentBytesLimit));
+        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UplinkReceiveBuffer = -1 }, nameof(TunnelClientOptions.UplinkReceiveBuffer));
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", UnsentBytesLimit = 0, UplinkReceiveBuffer = 0 }));
     }
 
     [Fact]

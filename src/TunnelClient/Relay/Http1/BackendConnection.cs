@@ -1,6 +1,7 @@
 using System.IO.Pipelines;
 using System.Net.Security;
 using System.Net.Sockets;
+using Tunnel2.Protocol.Sockets;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
@@ -27,11 +28,13 @@ internal sealed class BackendConnection : IAsyncDisposable
 
     public PipeWriter Output { get; }
 
-    public static async Task<BackendConnection> ConnectAsync(Uri backend, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT for the socket (0 = the system's default).</param>
+    public static async Task<BackendConnection> ConnectAsync(Uri backend, TimeSpan timeout, int unsentBytesLimit, CancellationToken cancellationToken)
     {
         using var connectTimeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         connectTimeout.CancelAfter(timeout);
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        UnsentBytesLimit.TryApply(socket, unsentBytesLimit);
         try
         {
             await socket.ConnectAsync(backend.Host, backend.Port, connectTimeout.Token);

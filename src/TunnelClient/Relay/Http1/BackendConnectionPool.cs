@@ -4,7 +4,8 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 
 /// <summary>Idle keep-alive connections to the one backend, reused most recent first.</summary>
 /// <param name="onClosed">Told of every connection closed instead of reused, why, and on which stream (log line and counter).</param>
-internal sealed class BackendConnectionPool(Uri backend, TimeSpan connectTimeout, Action<CloseCause, uint> onClosed) : IAsyncDisposable
+/// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT of each new connection (0 = the system's default).</param>
+internal sealed class BackendConnectionPool(Uri backend, TimeSpan connectTimeout, int unsentBytesLimit, Action<CloseCause, uint> onClosed) : IAsyncDisposable
 {
     private readonly ConcurrentStack<BackendConnection> _idle = new();
 
@@ -23,7 +24,7 @@ internal sealed class BackendConnectionPool(Uri backend, TimeSpan connectTimeout
             await CloseAsync(idle, cause, streamId);
         }
 
-        return (await BackendConnection.ConnectAsync(Backend, connectTimeout, cancellationToken), false);
+        return (await BackendConnection.ConnectAsync(Backend, connectTimeout, unsentBytesLimit, cancellationToken), false);
     }
 
     /// <summary>
