@@ -27,7 +27,7 @@ public static class CommandLine
           --session <id>             Session to serve (1-128 chars of A-Z a-z 0-9 - _ . ~)
           --token <token>            Token the server expects
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
-          --max-concurrency <n>      Backend requests at once          [default 10]
+          --max-concurrency <n>      Backend requests at once          [default 1000]
           --max-queue <n>            Requests waiting beyond that; more get 503 at once [default 10000]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: send GoAway, let requests in flight finish for up to
                                      this long, then exit 0                 [default 00:00:30]

@@ -25,7 +25,7 @@ public sealed class TunnelClientOptions
 
     /// <summary>Backend requests running at once; more wait in the queue.</summary>
     [Range(1, 100_000)]
-    public int MaxConcurrency { get; set; } = 10;
+    public int MaxConcurrency { get; set; } = 1000;
 
     /// <summary>Requests that may wait for a slot; beyond that they are refused at once with 503.</summary>
     [Range(0, 1_000_000)]
