@@ -70,6 +70,22 @@ public sealed partial class UplinkStream
         SendEnd();
     }
 
+    /// <summary>
+    /// Completes once the peer has sent its whole body, or as much of it as the stream's initial window lets it send
+    /// before this side reads. A relay waits for this before it takes a backend slot, so a body that trickles in
+    /// holds no slot while it trickles (nginx reads the whole body first for the same reason). Nothing is consumed.
+    /// </summary>
+    /// <exception cref="StreamResetException">The peer reset the stream before that.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died before that.</exception>
+    public async ValueTask WaitForBodyOrFullWindowAsync(CancellationToken cancellationToken)
+    {
+        PipeReader input = _inbound.Reader;
+        ReadResult result = await input.ReadAtLeastAsync(_uplink.Settings.InitialStreamWindow, cancellationToken).ConfigureAwait(false);
+
+        // Examined up to the start: the body's reader gets the same bytes at once instead of waiting for new ones.
+        input.AdvanceTo(result.Buffer.Start);
+    }
+
     /// <summary>Copies the peer's body into <paramref name="destination"/>, granting window as it goes.</summary>
     /// <exception cref="StreamResetException">The peer reset the stream mid-body.</exception>
     /// <exception cref="UplinkClosedException">The uplink died mid-body.</exception>

@@ -11,6 +11,7 @@ public static class CommandLine
         ["--backend"] = "TunnelClient:Backend",
         ["--max-concurrency"] = "TunnelClient:MaxConcurrency",
         ["--max-queue"] = "TunnelClient:MaxQueue",
+        ["--request-buffering"] = "TunnelClient:RequestBuffering",
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
         ["--transport"] = "TunnelClient:Transport",
     };
@@ -29,6 +30,9 @@ public static class CommandLine
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
           --max-concurrency <n>      Backend requests at once          [default 1000]
           --max-queue <n>            Requests waiting beyond that; more get 503 at once [default 10000]
+          --request-buffering <b>    true: a request takes a backend slot once its body (or the first 16 KiB)
+                                     is here, so slow uploads hold none; false: at once, for apps
+                                     that stream the body in step with the response [default true]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: send GoAway, let requests in flight finish for up to
                                      this long, then exit 0                 [default 00:00:30]
           --transport <kind>         upgrade (HTTP/1.1 upgrade to raw frames) or websocket (the same
@@ -39,7 +43,8 @@ public static class CommandLine
 
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
-          TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__ReconnectMinDelay,
+          TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
+          TunnelClient__ReconnectMinDelay,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport,
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],

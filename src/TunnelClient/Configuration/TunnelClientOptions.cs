@@ -31,6 +31,13 @@ public sealed class TunnelClientOptions
     [Range(0, 1_000_000)]
     public int MaxQueue { get; set; } = 10_000;
 
+    /// <summary>
+    /// Whether a request with a body waits for the whole body, or for the first stream window of it (16 KiB), before it
+    /// takes a backend slot: a body that trickles in then holds no slot (as nginx's <c>proxy_request_buffering</c>).
+    /// Off for apps that stream a request body in step with the response (each request then goes to the backend at once).
+    /// </summary>
+    public bool RequestBuffering { get; set; } = true;
+
     [TimeSpanRange("00:00:00.010", "00:10:00")]
     public TimeSpan ReconnectMinDelay { get; set; } = TimeSpan.FromMilliseconds(250);
 

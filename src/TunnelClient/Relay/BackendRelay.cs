@@ -22,6 +22,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     private readonly BackendConnectionPool _pool;
     private readonly ConcurrencyGate _gate;
     private readonly string _host;
+    private readonly bool _requestBuffering;
     private readonly TunnelClientStatus _status;
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendRelay> _logger;
@@ -31,6 +32,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         TunnelClientOptions settings = options.Value;
         var backend = new Uri(settings.Backend);
         _host = backend.Authority;
+        _requestBuffering = settings.RequestBuffering;
         _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.UnsentBytesLimit, OnConnectionClosed);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _status = status;
@@ -58,6 +60,12 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         try
         {
             CancellationToken aborted = stream.Aborted;
+            if (_requestBuffering && stream.RequestHasBody)
+            {
+                // A slot is for a request that is ready to go: one whose body trickles in waits here, not in a slot.
+                await stream.WaitForBodyOrFullWindowAsync(aborted);
+            }
+
             if (!await _gate.EnterAsync(aborted))
             {
                 TunnelClientLog.QueueFull(_logger, stream.Id, _gate.Queued);
