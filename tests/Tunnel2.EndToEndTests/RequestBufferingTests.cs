@@ -96,6 +96,39 @@ public sealed class RequestBufferingTests
         await ReadUntilAsync(socket, "ping-2", stop.Token);
     }
 
+    [Fact]
+    public async Task An_upload_below_the_minimum_data_rate_gets_408_problem_details_not_a_bad_gateway()
+    {
+        const string session = "too-slow";
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using TunnelClientHandle client = await stack.StartClientAsync(session);
+        using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(stack.PublicUrl.Host, stack.PublicUrl.Port, stop.Token);
+        await socket.SendAsync(Encoding.ASCII.GetBytes(
+            $"POST /session/{session}/loadtest/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n"), SocketFlags.None, stop.Token);
+
+        // 10 bytes/s, far below Kestrel's 240 bytes/s: after its 5 s grace the server gives up on the body.
+        Task<string> answer = ReadUntilAsync(socket, "}", stop.Token);
+        using var tick = new PeriodicTimer(TimeSpan.FromMilliseconds(100));
+        while (!answer.IsCompleted && await tick.WaitForNextTickAsync(stop.Token))
+        {
+            try
+            {
+                await socket.SendAsync("x"u8.ToArray(), SocketFlags.None, stop.Token);
+            }
+            catch (SocketException)
+            {
+                break; // closed after the answer
+            }
+        }
+
+        string received = await answer;
+        Assert.StartsWith("HTTP/1.1 408", received, StringComparison.Ordinal);
+        Assert.Contains("application/problem+json", received, StringComparison.Ordinal);
+        Assert.Contains("urn:tunnel2:problem:request-body-too-slow", received, StringComparison.Ordinal);
+    }
+
     private static async Task TrickleAsync(Uri server, string session, CancellationToken stop)
     {
         using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);

@@ -22,6 +22,12 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
     public static readonly ForwardingFailure ServerDraining =
         new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Draining, "Tunnel server is shutting down", "server-draining");
 
+    public static readonly ForwardingFailure RequestBodyTooSlow =
+        new(StatusCodes.Status408RequestTimeout, ProblemTypes.RequestBodyTooSlow, "Request body arrived below the minimum data rate", "body-too-slow");
+
+    public static readonly ForwardingFailure InvalidRequestBody =
+        new(StatusCodes.Status400BadRequest, ProblemTypes.InvalidRequestBody, "Request body framing is invalid", "invalid-body");
+
     public static readonly ForwardingFailure PathOutsideSession =
         new(StatusCodes.Status400BadRequest, ProblemTypes.PathOutsideSession, "Path climbs above the session root", "path-outside-session");
 

@@ -23,6 +23,8 @@ public sealed class TunnelForwarder
     /// <summary>How many uplinks to try when the one picked closes under us, is full, or refuses as it drains.</summary>
     private const int OpenAttempts = 3;
 
+    private static readonly Task<ForwardingFailure?> NoBodyFailure = Task.FromResult<ForwardingFailure?>(null);
+
     private readonly SessionRegistry _registry;
     private readonly ProxyEntryOptions _options;
     private readonly ProxyEntryMetrics _metrics;
@@ -184,7 +186,7 @@ public sealed class TunnelForwarder
     /// <returns>True when a draining client refused the stream before it reached the backend and it may be retried.</returns>
     private async Task<bool> ExchangeAsync(HttpContext context, UplinkStream stream, string session, bool hasBody, bool mayRetry)
     {
-        Task requestBody = hasBody ? SendRequestBodyAsync(context, stream) : Task.CompletedTask;
+        Task<ForwardingFailure?> requestBody = hasBody ? SendRequestBodyAsync(context, stream) : NoBodyFailure;
         ResponseHead head;
         try
         {
@@ -196,14 +198,15 @@ public sealed class TunnelForwarder
         }
         catch (Exception ex) when (ex is not OperationCanceledException || !context.RequestAborted.IsCancellationRequested)
         {
-            ForwardingFailure failure = ex switch
+            stream.Reset(ex is TimeoutException ? ProtocolErrorCode.ResponseHeadTimeout : ProtocolErrorCode.Cancelled);
+
+            // A caller whose own body broke (too slow, badly framed) caused the reset: the fault is theirs, not the backend's.
+            ForwardingFailure failure = await StopRequestBodyAsync(context, requestBody) ?? ex switch
             {
                 TimeoutException => ForwardingFailure.ResponseTimeout,
                 StreamResetException reset => ForwardingFailure.FromResetCode(reset.ErrorCode),
                 _ => ForwardingFailure.UplinkLost,
             };
-            stream.Reset(ex is TimeoutException ? ProtocolErrorCode.ResponseHeadTimeout : ProtocolErrorCode.Cancelled);
-            await StopRequestBodyAsync(context, requestBody);
             await FailAsync(context, stream.Id, session, failure);
             return false;
         }
@@ -233,10 +236,10 @@ public sealed class TunnelForwarder
             {
                 // Nothing reached the caller yet, so it can still get a clean error instead of a cut connection.
                 context.Response.Clear();
-                await StopRequestBodyAsync(context, requestBody);
-                await FailAsync(context, stream.Id, session, ex is StreamResetException reset
+                ForwardingFailure failure = await StopRequestBodyAsync(context, requestBody) ?? (ex is StreamResetException reset
                     ? ForwardingFailure.FromResetCode(reset.ErrorCode)
                     : ForwardingFailure.UplinkLost);
+                await FailAsync(context, stream.Id, session, failure);
                 return false;
             }
             else
@@ -254,7 +257,8 @@ public sealed class TunnelForwarder
     private static bool RequestHasBody(HttpContext context) =>
         context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? context.Request.ContentLength > 0;
 
-    private async Task SendRequestBodyAsync(HttpContext context, UplinkStream stream)
+    /// <returns>What the caller is told when its own body failed (too slow, badly framed); null otherwise.</returns>
+    private async Task<ForwardingFailure?> SendRequestBodyAsync(HttpContext context, UplinkStream stream)
     {
         if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
         {
@@ -269,22 +273,30 @@ public sealed class TunnelForwarder
         {
             stream.Reset(ProtocolErrorCode.RequestBodyTooLarge);
         }
-        catch (Exception ex) when (ex is IOException or OperationCanceledException or BadHttpRequestException or InvalidOperationException)
+        catch (BadHttpRequestException ex)
+        {
+            // Kestrel refused the caller's body: below the minimum data rate (408) or badly framed (400).
+            stream.Reset(ProtocolErrorCode.Cancelled);
+            return ex.StatusCode == StatusCodes.Status408RequestTimeout ? ForwardingFailure.RequestBodyTooSlow : ForwardingFailure.InvalidRequestBody;
+        }
+        catch (Exception ex) when (ex is IOException or OperationCanceledException or InvalidOperationException)
         {
             // The caller stopped sending, or the stream failed first: either way nothing more goes up this stream.
             stream.Reset(ProtocolErrorCode.Cancelled);
         }
+
+        return null;
     }
 
     /// <summary>Once the exchange is over, an unfinished upload is cut short rather than waited for.</summary>
-    private static async Task StopRequestBodyAsync(HttpContext context, Task requestBody)
+    private static async Task<ForwardingFailure?> StopRequestBodyAsync(HttpContext context, Task<ForwardingFailure?> requestBody)
     {
         if (!requestBody.IsCompleted)
         {
             context.Request.BodyReader.CancelPendingRead();
         }
 
-        await requestBody;
+        return await requestBody;
     }
 
     private async Task FailAsync(HttpContext context, uint streamId, string session, ForwardingFailure failure)

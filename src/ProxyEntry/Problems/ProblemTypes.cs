@@ -11,6 +11,8 @@ public static class ProblemTypes
     public const string Draining = "urn:tunnel2:problem:draining";
     public const string HeadersTooLarge = "urn:tunnel2:problem:headers-too-large";
     public const string BodyTooLarge = "urn:tunnel2:problem:body-too-large";
+    public const string RequestBodyTooSlow = "urn:tunnel2:problem:request-body-too-slow";
+    public const string InvalidRequestBody = "urn:tunnel2:problem:invalid-request-body";
     public const string BadGateway = "urn:tunnel2:problem:bad-gateway";
     public const string PathOutsideSession = "urn:tunnel2:problem:path-outside-session";
     public const string InvalidHeader = "urn:tunnel2:problem:invalid-header";
