@@ -15,12 +15,11 @@ using Tunnel2.Protocol.Sockets;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;
-using Tunnel2.TunnelServer.Transport;
 using Tunnel2.TunnelServer.Uplinks;
 
 namespace Tunnel2.TunnelServer;
 
-/// <summary>Builds the server: one Kestrel with a public listener (ProxyEntry) and a tunnel listener (uplinks).</summary>
+/// <summary>Builds the server: Kestrel on the public port (ProxyEntry), and the tunnel port's own listener (uplinks).</summary>
 public static class TunnelServerApp
 {
     /// <exception cref="OptionsValidationException">The configuration is invalid; the message says what to fix.</exception>
@@ -47,16 +46,15 @@ public static class TunnelServerApp
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
         builder.Services.AddSingleton<UplinkAcceptor>();
+        builder.Services.AddHostedService<UplinkListener>();
         builder.Services.AddHostedService<GracefulShutdown>();
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));
         builder.Services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
             // ProxyEntry answers heads over its limit with a problem+json 431; Kestrel's own (bare) 431 is kept for far larger ones.
             kestrel.Limits.MaxRequestHeadersTotalSize = Math.Max(kestrel.Limits.MaxRequestHeadersTotalSize, 2 * proxy.Value.MaxRequestHeadersBytes));
 
-        // Registered after the host's defaults, so Kestrel's transport takes this factory instead of its own.
-        builder.Services.AddSingleton<IMemoryPoolFactory<byte>, ReceiveBlockMemoryPoolFactory>();
-
-        // Accepted sockets inherit TCP_NOTSENT_LOWAT from their listener, so one setting covers every caller and uplink.
+        // Accepted sockets inherit TCP_NOTSENT_LOWAT from their listener, so one setting covers every caller (and the
+        // tunnel port's own listener sets it for the uplinks).
         builder.WebHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint =>
         {
             Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
@@ -70,14 +68,10 @@ public static class TunnelServerApp
         {
             kestrel.AddServerHeader = false; // the backend's Server header passes through instead
             kestrel.Limits.MaxRequestBodySize = null; // ProxyEntry applies its own limit per request
-            endpoints.PublicListener = Listen(kestrel, options.PublicUrl, HttpProtocols.Http1, markAsTunnel: false);
-            endpoints.TunnelListener = Listen(kestrel, options.TunnelUrl, HttpProtocols.Http1, markAsTunnel: true, options.UplinkReceiveBuffer);
+            endpoints.PublicListener = Listen(kestrel, options.PublicUrl, HttpProtocols.Http1);
         });
 
         WebApplication app = builder.Build();
-        UplinkAcceptor acceptor = app.Services.GetRequiredService<UplinkAcceptor>();
-        app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.Zero }); // the uplink's own Ping frames watch the link
-        app.Use((context, next) => ListenerKind.IsTunnel(context) ? acceptor.AcceptAsync(context) : next(context));
         app.UseProxyEntry();
         app.MapGet("/healthz", () => Results.Text("ok"));
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
@@ -131,7 +125,7 @@ public static class TunnelServerApp
             : throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
     }
 
-    private static ListenOptions Listen(KestrelServerOptions kestrel, string url, HttpProtocols protocols, bool markAsTunnel, int uplinkReceiveBuffer = 0)
+    private static ListenOptions Listen(KestrelServerOptions kestrel, string url, HttpProtocols protocols)
     {
         if (!ListenAddress.TryParse(url, out ListenAddress? address, out string? error))
         {
@@ -143,19 +137,6 @@ public static class TunnelServerApp
         {
             captured = listen;
             listen.Protocols = protocols;
-            if (markAsTunnel)
-            {
-                listen.Use(next => connection =>
-                {
-                    ListenerKind.MarkTunnel(connection.Items);
-                    if (connection.Features.Get<IConnectionSocketFeature>()?.Socket is { } socket)
-                    {
-                        UplinkReceiveBuffer.TryApply(socket, uplinkReceiveBuffer);
-                    }
-
-                    return next(connection);
-                });
-            }
         }
 
         if (address.IsLocalhost)

@@ -35,6 +35,7 @@ public static class CommandLine
           TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow, TunnelServer__ConnectionWindow,
           TunnelServer__UnsentBytesLimit, TunnelServer__UplinkReceiveBuffer,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
+          TunnelServer__HandshakeTimeout,
           TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
           ProxyEntry__MaxRequestHeadersBytes, Serilog__MinimumLevel__Default.
 

@@ -46,6 +46,10 @@ public sealed class TunnelServerOptions
     [Range(0, 64 * 1024 * 1024)]
     public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
 
+    /// <summary>How long a connection to the tunnel port may take to send its upgrade request; then it gets 408 and is closed.</summary>
+    [TimeSpanRange("00:00:00.100", "00:05:00")]
+    public TimeSpan HandshakeTimeout { get; set; } = TimeSpan.FromSeconds(10);
+
     [Range(1, 1_000_000)]
     public int MaxStreamsPerUplink { get; set; } = 10_000;
 

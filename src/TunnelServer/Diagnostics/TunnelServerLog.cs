@@ -31,4 +31,16 @@ internal static partial class TunnelServerLog
 
     [LoggerMessage(EventId = 9, Level = LogLevel.Warning, Message = "Drain deadline passed with {InFlight} public requests still in flight; cutting them")]
     public static partial void DrainTimedOut(ILogger logger, long inFlight);
+
+    [LoggerMessage(EventId = 10, Level = LogLevel.Debug, Message = "Uplink handshake from {Remote} abandoned: {Reason}")]
+    public static partial void HandshakeAbandoned(ILogger logger, IPAddress? remote, string reason);
+
+    [LoggerMessage(EventId = 11, Level = LogLevel.Warning, Message = "Tunnel port: accepting a connection failed ({Error}): {Reason}")]
+    public static partial void AcceptFailed(ILogger logger, System.Net.Sockets.SocketError error, string reason);
+
+    [LoggerMessage(EventId = 12, Level = LogLevel.Error, Message = "Tunnel port: a connection failed unexpectedly")]
+    public static partial void ConnectionFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(EventId = 13, Level = LogLevel.Warning, Message = "Stopped with {Count} tunnel-port connections still open; they are closed with the process")]
+    public static partial void ConnectionsLeftAtStop(ILogger logger, int count);
 }

@@ -6,13 +6,18 @@ namespace Tunnel2.TunnelServer.Hosting;
 /// <summary>The two listeners of the server; after start their endpoints carry the ports actually bound (port 0 in tests).</summary>
 public sealed class ServerEndpoints
 {
-    internal ListenOptions? PublicListener { get; set; }
+    private IPEndPoint? _tunnel;
 
-    internal ListenOptions? TunnelListener { get; set; }
+    internal ListenOptions? PublicListener { get; set; }
 
     public IPEndPoint Public => PublicListener?.IPEndPoint ?? throw new InvalidOperationException("The server has not bound its public listener.");
 
-    public IPEndPoint Tunnel => TunnelListener?.IPEndPoint ?? throw new InvalidOperationException("The server has not bound its tunnel listener.");
+    /// <summary>The tunnel port's socket (<see cref="Uplinks.UplinkListener"/>), once bound.</summary>
+    public IPEndPoint Tunnel
+    {
+        get => _tunnel ?? throw new InvalidOperationException("The server has not bound its tunnel listener.");
+        internal set => _tunnel = value;
+    }
 
     public Uri PublicUrl => new($"http://{Public}");
 

@@ -1,16 +1,13 @@
+using System.Buffers;
 using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
 using System.Net.WebSockets;
-using System.Security.Cryptography;
-using System.Text;
-using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Options;
-using Microsoft.Extensions.Primitives;
-using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
-using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
@@ -18,19 +15,25 @@ using Tunnel2.TunnelServer.Diagnostics;
 namespace Tunnel2.TunnelServer.Uplinks;
 
 /// <summary>
-/// Serves the tunnel port: checks the upgrade request (path, token, session, version), switches the connection to
-/// the frame protocol, registers the uplink for its session and runs it until it closes.
+/// Serves one connection of the tunnel port: reads the upgrade request (within the handshake timeout), answers it,
+/// and on success runs an <see cref="Uplink"/> straight over the socket, registered for its session, until it closes.
 /// </summary>
 public sealed class UplinkAcceptor
 {
+    /// <summary>The longest upgrade request taken, as Kestrel's default limit on request headers.</summary>
+    public const int MaxHeadBytes = 32 * 1024;
+
+    /// <summary>How long a refused client gets to take the answer and close before the server closes anyway.</summary>
+    private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
+
     private readonly SessionRegistry _registry;
     private readonly UplinkSettings _settings;
-    private readonly byte[] _token;
+    private readonly UplinkHandshake _handshake;
+    private readonly TimeSpan _handshakeTimeout;
     private readonly ILoggerFactory _loggerFactory;
     private readonly ILogger<UplinkAcceptor> _logger;
     private readonly TunnelServerMetrics _metrics;
     private readonly PublicDrain _drain;
-    private readonly int _retryAfterSeconds;
 
     public UplinkAcceptor(
         SessionRegistry registry,
@@ -42,146 +45,172 @@ public sealed class UplinkAcceptor
     {
         _registry = registry;
         _settings = options.Value.ToUplinkSettings();
-        _token = Encoding.UTF8.GetBytes(options.Value.Token);
+        _handshake = new UplinkHandshake(options.Value.Token, proxyOptions.Value.RetryAfterSeconds);
+        _handshakeTimeout = options.Value.HandshakeTimeout;
         _loggerFactory = loggerFactory;
         _logger = loggerFactory.CreateLogger<UplinkAcceptor>();
         _metrics = metrics;
         _drain = drain;
-        _retryAfterSeconds = proxyOptions.Value.RetryAfterSeconds;
     }
 
-    public async Task AcceptAsync(HttpContext context)
+    /// <param name="socket">An accepted connection; this method owns and closes it.</param>
+    /// <param name="stopping">Cancelled when the server stops: handshakes still in progress end.</param>
+    public async Task ServeAsync(Socket socket, CancellationToken stopping)
     {
-        HttpRequest request = context.Request;
-        if (!HttpMethods.IsGet(request.Method) || request.Path != HandshakeProtocol.Path)
+        socket.NoDelay = true;
+        var remote = socket.RemoteEndPoint as IPEndPoint;
+        var network = new NetworkStream(socket, ownsSocket: true);
+        await using (network)
         {
-            await RefuseAsync(context, StatusCodes.Status404NotFound, "not-found", "Not found",
-                $"The tunnel port serves only GET {HandshakeProtocol.Path} with Upgrade: {HandshakeProtocol.UpgradeToken}.");
-            return;
+            // Zero-byte reads: an idle uplink (the usual state of most of them) then holds no 64 KiB read buffer while
+            // it waits; that buffer was most of an idle session's memory (docs/benchmarks/2026-11-23-idle-sessions.md).
+            DuplexPipe transport = DuplexPipe.Over(network, zeroByteReads: true);
+            HandshakeAcceptance? accepted = await HandshakeAsync(socket, transport, remote, stopping);
+            if (accepted is null)
+            {
+                return;
+            }
+
+            Stream? webSocketStream = null;
+            if (accepted.IsWebSocket)
+            {
+                // The client waits for the 101 before its first message (RFC 6455 §4.1), so nothing may be buffered yet.
+                if (transport.Input.TryRead(out ReadResult early) && !early.Buffer.IsEmpty)
+                {
+                    Refused(remote, 400, "websocket-early-data");
+                    return;
+                }
+
+                await transport.Input.CompleteAsync();
+                await transport.Output.CompleteAsync();
+                WebSocket webSocket = WebSocket.CreateFromStream(network, new WebSocketCreationOptions { IsServer = true, KeepAliveInterval = TimeSpan.Zero });
+                webSocketStream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
+                transport = DuplexPipe.Over(webSocketStream, zeroByteReads: true);
+            }
+
+            try
+            {
+                await RunUplinkAsync(transport, accepted, remote);
+            }
+            finally
+            {
+                if (webSocketStream is not null)
+                {
+                    await webSocketStream.DisposeAsync();
+                }
+            }
+        }
+    }
+
+    /// <returns>The accepted login, with its 101 sent; null when the connection was refused, timed out or went away.</returns>
+    private async Task<HandshakeAcceptance?> HandshakeAsync(Socket socket, DuplexPipe transport, IPEndPoint? remote, CancellationToken stopping)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+        timeout.CancelAfter(_handshakeTimeout);
+        HandshakeRefusal refusal;
+        string instance = HandshakeProtocol.Path;
+        try
+        {
+            Http1Head? head = await Http1Head.ReadAsync(transport.Input, MaxHeadBytes, timeout.Token);
+            if (head is null)
+            {
+                return null; // connected and closed without a word: a port probe
+            }
+
+            (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = _handshake.Decide(head, _drain.IsDraining);
+            if (accepted is not null)
+            {
+                await transport.Output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, _settings), timeout.Token);
+                return accepted;
+            }
+
+            refusal = refused!;
+            instance = head.StartLine.Split(' ') is [_, string target, ..] ? target : instance;
+        }
+        catch (Http1HeadTooLargeException)
+        {
+            refusal = new HandshakeRefusal(431, "head-too-large", "Request header fields too large",
+                $"The upgrade request must fit in {MaxHeadBytes} bytes.");
+        }
+        catch (InvalidDataException ex)
+        {
+            refusal = new HandshakeRefusal(400, "bad-request", "Bad request", ex.Message);
+        }
+        catch (OperationCanceledException) when (!stopping.IsCancellationRequested)
+        {
+            refusal = new HandshakeRefusal(408, "handshake-timeout", "Request timeout",
+                $"The upgrade request did not arrive within {_handshakeTimeout.TotalSeconds:0.###} s.");
+        }
+        catch (Exception ex) when (ex is OperationCanceledException or IOException or SocketException)
+        {
+            TunnelServerLog.HandshakeAbandoned(_logger, remote?.Address, ex.Message);
+            return null; // the client went away, or the server is stopping
         }
 
-        if (_drain.IsDraining)
+        Refused(remote, refusal.Status, refusal.Reason);
+        await AnswerAndCloseAsync(socket, transport, HandshakeAnswer.Refusal(refusal, instance));
+        return null;
+    }
+
+    private void Refused(IPEndPoint? remote, int status, string reason)
+    {
+        TunnelServerLog.HandshakeRefused(_logger, remote?.Address, status, reason);
+        _metrics.HandshakeRefused(reason);
+    }
+
+    /// <summary>
+    /// Sends a refusal and closes gracefully: the sending side first, then whatever the client still sends is read and
+    /// dropped for a moment, so that closing with unread bytes does not reset the connection before the answer is read.
+    /// </summary>
+    private static async Task AnswerAndCloseAsync(Socket socket, DuplexPipe transport, byte[] answer)
+    {
+        using var grace = new CancellationTokenSource(CloseGrace);
+        try
         {
-            context.Response.Headers.RetryAfter = _retryAfterSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
-            await RefuseAsync(context, StatusCodes.Status503ServiceUnavailable, "server-draining", "Server shutting down",
-                "The server is draining and takes no new uplinks; connect again later.");
-            return;
+            await transport.Output.WriteAsync(answer, grace.Token);
+            socket.Shutdown(SocketShutdown.Send);
+            while (true)
+            {
+                ReadResult read = await transport.Input.ReadAsync(grace.Token);
+                transport.Input.AdvanceTo(read.Buffer.End);
+                if (read.IsCompleted)
+                {
+                    return;
+                }
+            }
         }
-
-        // Two transports carry the same frames: the plain HTTP/1.1 upgrade (the default) and WebSocket binary messages,
-        // for networks whose proxies pass only WebSocket upgrades (docs/protocol.md §1).
-        bool webSocket = context.WebSockets.IsWebSocketRequest;
-        IHttpUpgradeFeature? upgrade = context.Features.Get<IHttpUpgradeFeature>();
-        if (!webSocket
-            && (upgrade is not { IsUpgradableRequest: true }
-                || !string.Equals(request.Headers.Upgrade.ToString(), HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase)))
+        catch (Exception ex) when (ex is OperationCanceledException or IOException or SocketException or ObjectDisposedException)
         {
-            context.Response.Headers.Upgrade = HandshakeProtocol.UpgradeToken;
-            context.Response.Headers.Connection = "Upgrade";
-            await RefuseAsync(context, StatusCodes.Status426UpgradeRequired, "upgrade-required", "Upgrade required",
-                $"Send Connection: Upgrade and Upgrade: {HandshakeProtocol.UpgradeToken} (or a WebSocket upgrade).");
-            return;
+            // The client did not close in time, or already did: the connection closes either way.
         }
+    }
 
-        if (!HasValidToken(request.Headers.Authorization))
-        {
-            context.Response.Headers.WWWAuthenticate = "Bearer";
-            await RefuseAsync(context, StatusCodes.Status401Unauthorized, "bad-token", "Unauthorized",
-                "A valid token is required: send Authorization: Bearer <token>.");
-            return;
-        }
-
-        string session = request.Headers[HandshakeProtocol.SessionHeader].ToString();
-        if (!HandshakeProtocol.IsValidSessionId(session))
-        {
-            await RefuseAsync(context, StatusCodes.Status400BadRequest, "bad-session", "Invalid session id",
-                $"Send {HandshakeProtocol.SessionHeader} with 1 to 128 characters of A-Z a-z 0-9 - _ . ~.");
-            return;
-        }
-
-        string? instance = request.Headers[HandshakeProtocol.InstanceHeader].ToString() is { Length: > 0 } presented ? presented : null;
-        if (instance is not null && !HandshakeProtocol.IsValidInstanceId(instance))
-        {
-            await RefuseAsync(context, StatusCodes.Status400BadRequest, "bad-instance", "Invalid instance id",
-                $"{HandshakeProtocol.InstanceHeader} is optional; when sent it must be 1 to 64 characters of A-Z a-z 0-9 - _ . ~.");
-            return;
-        }
-
-        int version = HandshakeProtocol.NegotiateVersion(request.Headers[HandshakeProtocol.VersionHeader]);
-        if (version == 0)
-        {
-            context.Response.Headers[HandshakeProtocol.VersionHeader] = HandshakeProtocol.CurrentVersion.ToString(System.Globalization.CultureInfo.InvariantCulture);
-            await RefuseAsync(context, StatusCodes.Status400BadRequest, "bad-version", "Unsupported protocol version",
-                $"This server speaks {HandshakeProtocol.VersionHeader} {HandshakeProtocol.CurrentVersion}; the client offered '{request.Headers[HandshakeProtocol.VersionHeader]}'.");
-            return;
-        }
-
-        IHeaderDictionary answer = context.Response.Headers;
-        if (!webSocket)
-        {
-            answer.Upgrade = HandshakeProtocol.UpgradeToken;
-        }
-
-        answer[HandshakeProtocol.VersionHeader] = version.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        answer[HandshakeProtocol.MaxFramePayloadHeader] = _settings.MaxFramePayload.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        answer[HandshakeProtocol.InitialWindowHeader] = _settings.InitialStreamWindow.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        answer[HandshakeProtocol.ConnectionWindowHeader] = _settings.ConnectionWindow.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        answer[HandshakeProtocol.MaxStreamsHeader] = _settings.MaxConcurrentStreams.ToString(System.Globalization.CultureInfo.InvariantCulture);
-
-        Stream opaque = webSocket
-            ? WebSocketStream.Create(
-                await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext { KeepAliveInterval = TimeSpan.Zero }),
-                WebSocketMessageType.Binary,
-                ownsWebSocket: true)
-            : await upgrade!.UpgradeAsync();
-        // Zero-byte reads: an idle uplink (the usual state of most of them) then holds no 64 KiB read buffer while it
-        // waits; that buffer was most of an idle session's memory (docs/benchmarks/2026-11-23-idle-sessions.md).
-        var transport = DuplexPipe.Over(opaque, zeroByteReads: true);
-        var remote = context.Connection.RemoteIpAddress;
+    private async Task RunUplinkAsync(DuplexPipe transport, HandshakeAcceptance accepted, IPEndPoint? remote)
+    {
+        string transportName = accepted.IsWebSocket ? "websocket" : "upgrade";
         var uplink = new Uplink(transport, _settings, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
-            name: $"{session}@{remote}:{context.Connection.RemotePort}{(webSocket ? " (websocket)" : string.Empty)}");
+            name: $"{accepted.Session}@{remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}");
 
-        Uplink? replaced = _registry.Register(session, uplink, instance);
+        Uplink? replaced = _registry.Register(accepted.Session, uplink, accepted.Instance);
         _metrics.UplinkConnected();
-        TunnelServerLog.UplinkConnected(_logger, session, remote, version, webSocket ? "websocket" : "upgrade");
+        TunnelServerLog.UplinkConnected(_logger, accepted.Session, remote?.Address, accepted.Version, transportName);
         if (replaced is not null)
         {
-            TunnelServerLog.UplinkReplaced(_logger, session, replaced.Name, instance!, SessionRegistry.ReplacedReason);
+            TunnelServerLog.UplinkReplaced(_logger, accepted.Session, replaced.Name, accepted.Instance!, SessionRegistry.ReplacedReason);
         }
 
         try
         {
-            // Neither shutdown nor Kestrel's connection-closed signal cuts the uplink: the drain (GracefulShutdown) closes
-            // it after its streams finish, and the reader sees the end of the connection itself, so a frame cut short by
-            // the peer is reported as the protocol error it is rather than as a local stop.
+            // Shutdown does not cut the uplink: the drain (GracefulShutdown) closes it after its streams finish, and the
+            // reader sees the end of the connection itself, so a frame cut short by the peer is reported as the protocol
+            // error it is rather than as a local stop.
             await uplink.RunAsync(CancellationToken.None);
         }
         finally
         {
-            _registry.Unregister(session, uplink);
+            _registry.Unregister(accepted.Session, uplink);
             _metrics.UplinkDisconnected();
-            TunnelServerLog.UplinkDisconnected(_logger, session, remote, uplink.CloseReason ?? "closed");
-            await opaque.DisposeAsync();
+            TunnelServerLog.UplinkDisconnected(_logger, accepted.Session, remote?.Address, uplink.CloseReason ?? "closed");
         }
-    }
-
-    private bool HasValidToken(StringValues authorization)
-    {
-        string value = authorization.ToString();
-        const string scheme = "Bearer ";
-        if (!value.StartsWith(scheme, StringComparison.OrdinalIgnoreCase))
-        {
-            return false;
-        }
-
-        byte[] presented = Encoding.UTF8.GetBytes(value.AsSpan(scheme.Length).Trim().ToString());
-        return CryptographicOperations.FixedTimeEquals(presented, _token);
-    }
-
-    private async Task RefuseAsync(HttpContext context, int status, string reason, string title, string detail)
-    {
-        TunnelServerLog.HandshakeRefused(_logger, context.Connection.RemoteIpAddress, status, reason);
-        _metrics.HandshakeRefused(reason);
-        await ProblemResponse.WriteAsync(context, status, $"urn:tunnel2:problem:{reason}", title, detail);
     }
 }

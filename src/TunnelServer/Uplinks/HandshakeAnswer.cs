@@ -1,0 +1,87 @@
+using System.Buffers;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.TunnelServer.Uplinks;
+
+/// <summary>The server's side of the upgrade, as bytes: <c>101 Switching Protocols</c> with the negotiated settings, or a refusal.</summary>
+public static class HandshakeAnswer
+{
+    /// <summary>The 101 that switches the connection to frames (or to WebSocket messages carrying them).</summary>
+    public static byte[] SwitchingProtocols(HandshakeAcceptance accepted, UplinkSettings settings)
+    {
+        var head = new StringBuilder(512).Append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
+        if (accepted.WebSocketKey is { } key)
+        {
+            head.Append("Upgrade: websocket\r\n")
+                .Append(CultureInfo.InvariantCulture, $"Sec-WebSocket-Accept: {UplinkHandshake.WebSocketAccept(key)}\r\n");
+        }
+        else
+        {
+            head.Append(CultureInfo.InvariantCulture, $"Upgrade: {HandshakeProtocol.UpgradeToken}\r\n");
+        }
+
+        head.Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.VersionHeader}: {accepted.Version}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.MaxFramePayloadHeader}: {settings.MaxFramePayload}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InitialWindowHeader}: {settings.InitialStreamWindow}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.ConnectionWindowHeader}: {settings.ConnectionWindow}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.MaxStreamsHeader}: {settings.MaxConcurrentStreams}\r\n")
+            .Append("\r\n");
+        return Encoding.ASCII.GetBytes(head.ToString());
+    }
+
+    /// <summary>A refusal as RFC 9457 problem details; the server closes the connection after it.</summary>
+    public static byte[] Refusal(HandshakeRefusal refusal, string instance)
+    {
+        var body = new ArrayBufferWriter<byte>(256);
+        using (var json = new Utf8JsonWriter(body))
+        {
+            json.WriteStartObject();
+            json.WriteString("type", $"urn:tunnel2:problem:{refusal.Reason}");
+            json.WriteString("title", refusal.Title);
+            json.WriteNumber("status", refusal.Status);
+            json.WriteString("detail", refusal.Detail);
+            json.WriteString("instance", instance);
+            json.WriteEndObject();
+        }
+
+        var head = new StringBuilder(512)
+            .Append(CultureInfo.InvariantCulture, $"HTTP/1.1 {refusal.Status} {ReasonPhrase(refusal.Status)}\r\n")
+            .Append("Content-Type: application/problem+json\r\n")
+            .Append("Cache-Control: no-store\r\n")
+            .Append(CultureInfo.InvariantCulture, $"Date: {DateTimeOffset.UtcNow:R}\r\n");
+        bool closes = true;
+        foreach (KeyValuePair<string, string> header in refusal.Headers)
+        {
+            head.Append(CultureInfo.InvariantCulture, $"{header.Key}: {header.Value}\r\n");
+            closes &= !header.Key.Equals("Connection", StringComparison.OrdinalIgnoreCase);
+        }
+
+        if (closes)
+        {
+            head.Append("Connection: close\r\n");
+        }
+
+        head.Append(CultureInfo.InvariantCulture, $"Content-Length: {body.WrittenCount}\r\n\r\n");
+        byte[] headBytes = Encoding.ASCII.GetBytes(head.ToString());
+        byte[] answer = new byte[headBytes.Length + body.WrittenCount];
+        headBytes.CopyTo(answer, 0);
+        body.WrittenSpan.CopyTo(answer.AsSpan(headBytes.Length));
+        return answer;
+    }
+
+    private static string ReasonPhrase(int status) => status switch
+    {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        426 => "Upgrade Required",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "Error",
+    };
+}

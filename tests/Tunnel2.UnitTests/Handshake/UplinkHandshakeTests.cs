@@ -1,0 +1,148 @@
+using System.IO.Pipelines;
+using System.Text;
+using Tunnel2.Protocol.Handshake;
+using Tunnel2.TunnelServer.Uplinks;
+
+namespace Tunnel2.UnitTests.Handshake;
+
+/// <summary>The server's checks of an upgrade request, in order, and what each refusal tells the client.</summary>
+public sealed class UplinkHandshakeTests
+{
+    private const string Token = "the-token-123";
+    private const string WebSocketKey = "dGhlIHNhbXBsZSBub25jZQ==";
+    private static readonly UplinkHandshake Handshake = new(Token, retryAfterSeconds: 7);
+
+    [Fact]
+    public async Task A_complete_plain_upgrade_is_accepted_with_the_highest_common_version()
+    {
+        (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(Request(version: "1, 2")), draining: false);
+
+        Assert.Null(refused);
+        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 2, null), accepted);
+    }
+
+    [Fact]
+    public async Task A_websocket_upgrade_is_accepted_and_answered_with_the_RFC_6455_accept_value()
+    {
+        (HandshakeAcceptance? accepted, _) = Handshake.Decide(await HeadAsync(Request(upgrade: "websocket", extra: $"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {WebSocketKey}\r\n")), draining: false);
+
+        Assert.True(accepted!.IsWebSocket);
+        Assert.Equal("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", UplinkHandshake.WebSocketAccept(accepted.WebSocketKey!)); // RFC 6455 §1.3
+    }
+
+    [Theory]
+    [InlineData("POST", "/tunnel2/connect", 404, "not-found")]
+    [InlineData("GET", "/elsewhere", 404, "not-found")]
+    [InlineData("GET", "/tunnel2/connect-more", 404, "not-found")]
+    public async Task The_wrong_method_or_path_gets_404(string method, string path, int status, string reason)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(method: method, path: path));
+        Assert.Equal((status, reason), (refusal.Status, refusal.Reason));
+    }
+
+    [Fact]
+    public async Task A_draining_server_answers_503_with_retry_after_before_looking_at_the_token()
+    {
+        (_, HandshakeRefusal? refusal) = Handshake.Decide(await HeadAsync(Request(authorization: "Bearer wrong")), draining: true);
+
+        Assert.Equal((503, "server-draining"), (refusal!.Status, refusal.Reason));
+        Assert.Contains(KeyValuePair.Create("Retry-After", "7"), refusal.Headers);
+    }
+
+    [Theory]
+    [InlineData("h2c", "Upgrade", "HTTP/1.1")]
+    [InlineData("tunnel2", "keep-alive", "HTTP/1.1")]
+    [InlineData("tunnel2", "Upgrade", "HTTP/1.0")]
+    public async Task A_request_that_does_not_upgrade_to_tunnel2_or_websocket_gets_426_naming_the_upgrade(string upgrade, string connection, string version)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(upgrade: upgrade, connection: connection, httpVersion: version));
+
+        Assert.Equal((426, "upgrade-required"), (refusal.Status, refusal.Reason));
+        Assert.Contains(KeyValuePair.Create("Upgrade", "tunnel2"), refusal.Headers);
+    }
+
+    [Fact]
+    public async Task A_websocket_upgrade_of_another_version_gets_426_and_one_without_a_proper_key_gets_400()
+    {
+        HandshakeRefusal version = await RefusalAsync(Request(upgrade: "websocket", extra: $"Sec-WebSocket-Version: 8\r\nSec-WebSocket-Key: {WebSocketKey}\r\n"));
+        HandshakeRefusal key = await RefusalAsync(Request(upgrade: "websocket", extra: "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: c2hvcnQ=\r\n"));
+
+        Assert.Equal((426, "websocket-version"), (version.Status, version.Reason));
+        Assert.Contains(KeyValuePair.Create("Sec-WebSocket-Version", "13"), version.Headers);
+        Assert.Equal((400, "bad-websocket-key"), (key.Status, key.Reason));
+    }
+
+    [Theory]
+    [InlineData("Bearer wrong-token")]
+    [InlineData("Basic dGhlLXRva2VuLTEyMw==")]
+    [InlineData(null)]
+    public async Task A_missing_or_wrong_token_gets_401_with_a_bearer_challenge(string? authorization)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(authorization: authorization));
+
+        Assert.Equal((401, "bad-token"), (refusal.Status, refusal.Reason));
+        Assert.Contains(KeyValuePair.Create("WWW-Authenticate", "Bearer"), refusal.Headers);
+    }
+
+    [Theory]
+    [InlineData("bad session", "i-1", "1, 2", "bad-session")]
+    [InlineData("", "i-1", "2", "bad-session")]
+    [InlineData("s-1", "bad/instance", "2", "bad-instance")]
+    [InlineData("s-1", "i-1", "1", "bad-version")]
+    [InlineData("s-1", "i-1", "", "bad-version")]
+    public async Task Bad_ids_and_versions_get_400_naming_what_is_wrong(string session, string instance, string version, string reason)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(session: session, instance: instance, version: version));
+
+        Assert.Equal((400, reason), (refusal.Status, refusal.Reason));
+    }
+
+    [Theory]
+    [InlineData("Content-Length: 5\r\n")]
+    [InlineData("Transfer-Encoding: chunked\r\n")]
+    public async Task An_upgrade_request_with_a_body_gets_400(string framing)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(extra: framing));
+
+        Assert.Equal((400, "handshake-body"), (refusal.Status, refusal.Reason));
+    }
+
+    [Fact]
+    public void A_refusal_is_a_closing_problem_details_answer()
+    {
+        string answer = Encoding.ASCII.GetString(HandshakeAnswer.Refusal(new HandshakeRefusal(401, "bad-token", "Unauthorized", "Send a token."), "/tunnel2/connect"));
+
+        Assert.StartsWith("HTTP/1.1 401 Unauthorized\r\n", answer, StringComparison.Ordinal);
+        Assert.Contains("Content-Type: application/problem+json\r\n", answer, StringComparison.Ordinal);
+        Assert.Contains("Connection: close\r\n", answer, StringComparison.Ordinal);
+        string body = answer[(answer.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4)..];
+        Assert.Contains($"Content-Length: {Encoding.UTF8.GetByteCount(body)}\r\n", answer, StringComparison.Ordinal);
+        Assert.Contains("\"type\":\"urn:tunnel2:problem:bad-token\"", body, StringComparison.Ordinal);
+        Assert.Contains("\"status\":401", body, StringComparison.Ordinal);
+    }
+
+    private static async Task<HandshakeRefusal> RefusalAsync(string request)
+    {
+        (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(request), draining: false);
+        Assert.Null(accepted);
+        return refused!;
+    }
+
+    private static string Request(
+        string method = "GET",
+        string path = "/tunnel2/connect",
+        string httpVersion = "HTTP/1.1",
+        string upgrade = "tunnel2",
+        string connection = "Upgrade",
+        string? authorization = "Bearer " + Token,
+        string session = "s-1",
+        string instance = "i-1",
+        string version = "2",
+        string extra = "") =>
+        $"{method} {path} {httpVersion}\r\nHost: t\r\nConnection: {connection}\r\nUpgrade: {upgrade}\r\n"
+        + (authorization is null ? string.Empty : $"Authorization: {authorization}\r\n")
+        + $"Tunnel2-Session: {session}\r\nTunnel2-Instance: {instance}\r\nTunnel2-Version: {version}\r\n{extra}\r\n";
+
+    private static async Task<Http1Head> HeadAsync(string request) =>
+        (await Http1Head.ReadAsync(PipeReader.Create(new MemoryStream(Encoding.ASCII.GetBytes(request))), 32 * 1024, CancellationToken.None))!;
+}
