@@ -139,7 +139,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 BackendResponseHead? response;
                 try
                 {
-                    response = await ResponseHeadReader.ReadAsync(connection.Input, isHead, aborted);
+                    response = await ResponseHeadReader.ReadAsync(connection.Input, connection.TakeReadAhead(), isHead, aborted);
                 }
                 catch (Exception ex) when (!aborted.IsCancellationRequested && ex is IOException or InvalidDataException or SocketException)
                 {

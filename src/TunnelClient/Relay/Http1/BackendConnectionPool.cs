@@ -11,12 +11,12 @@ internal sealed class BackendConnectionPool(Uri backend, TimeSpan connectTimeout
 
     public Uri Backend { get; } = backend;
 
-    /// <summary>An idle connection that is still quiet, else a new one.</summary>
+    /// <summary>An idle connection that is still quiet (its response read already started), else a new one.</summary>
     public async ValueTask<(BackendConnection Connection, bool Reused)> RentAsync(uint streamId, CancellationToken cancellationToken)
     {
         while (_idle.TryPop(out BackendConnection? idle))
         {
-            if (idle.CheckStillIdle() is not { } cause)
+            if (idle.BeginReadAhead() is not { } cause)
             {
                 return (idle, true);
             }

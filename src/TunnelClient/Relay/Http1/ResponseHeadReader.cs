@@ -30,11 +30,20 @@ internal static class ResponseHeadReader
 
     /// <summary>The head, or null when the backend closed the connection before sending a byte.</summary>
     /// <exception cref="InvalidDataException">The answer is not HTTP/1.x or its head is too large.</exception>
-    public static async ValueTask<BackendResponseHead?> ReadAsync(PipeReader input, bool isHeadRequest, CancellationToken cancellationToken)
+    public static ValueTask<BackendResponseHead?> ReadAsync(PipeReader input, bool isHeadRequest, CancellationToken cancellationToken) =>
+        ReadAsync(input, readAhead: null, isHeadRequest, cancellationToken);
+
+    /// <summary>The head, or null when the backend closed the connection before sending a byte.</summary>
+    /// <param name="readAhead">A read of <paramref name="input"/> already started (a pooled connection's), taken as the first read.</param>
+    /// <exception cref="InvalidDataException">The answer is not HTTP/1.x or its head is too large.</exception>
+    public static async ValueTask<BackendResponseHead?> ReadAsync(PipeReader input, ValueTask<ReadResult>? readAhead, bool isHeadRequest, CancellationToken cancellationToken)
     {
         while (true)
         {
-            ReadResult result = await input.ReadAsync(cancellationToken);
+            ReadResult result = readAhead is { } pending
+                ? await FinishReadAheadAsync(input, pending, cancellationToken)
+                : await input.ReadAsync(cancellationToken);
+            readAhead = null;
             ReadOnlySequence<byte> buffer = result.Buffer;
             var reader = new SequenceReader<byte>(buffer);
             if (reader.TryReadTo(out ReadOnlySequence<byte> head, HeadEnd, advancePastDelimiter: true))
@@ -68,6 +77,24 @@ internal static class ResponseHeadReader
 
             input.AdvanceTo(buffer.Start, buffer.End);
         }
+    }
+
+    /// <summary>Awaits a read started without a token, cancelling it (as a pipe read is cancelled) when the exchange is.</summary>
+    private static async ValueTask<ReadResult> FinishReadAheadAsync(PipeReader input, ValueTask<ReadResult> pending, CancellationToken cancellationToken)
+    {
+        ReadResult result;
+        using (cancellationToken.UnsafeRegister(static state => ((PipeReader)state!).CancelPendingRead(), input))
+        {
+            result = await pending;
+        }
+
+        if (result.IsCanceled)
+        {
+            input.AdvanceTo(result.Buffer.Start);
+            cancellationToken.ThrowIfCancellationRequested();
+        }
+
+        return result;
     }
 
     private static BackendResponseHead Parse(string head, bool isHeadRequest)

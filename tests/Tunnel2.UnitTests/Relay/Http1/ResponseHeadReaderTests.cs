@@ -285,6 +285,35 @@ public sealed class ResponseHeadReaderTests
     }
 
     [Fact]
+    public async Task A_read_started_ahead_becomes_the_first_read_of_the_head()
+    {
+        var pipe = new Pipe();
+#pragma warning disable CA2012 // the pending read is handed over whole (as a nullable), and consumed once, by the reader
+        Task<BackendResponseHead?> reading = ResponseHeadReader.ReadAsync(pipe.Reader, pipe.Reader.ReadAsync(), false, CancellationToken.None).AsTask();
+#pragma warning restore CA2012
+        Assert.False(reading.IsCompleted);
+
+        await pipe.Writer.WriteAsync("HTTP/1.1 204 No Content\r\n\r\n"u8.ToArray());
+
+        BackendResponseHead? head = await reading.WithTimeout();
+        Assert.Equal(204, head!.StatusCode);
+    }
+
+    [Fact]
+    public async Task Waiting_on_a_read_started_ahead_can_be_cancelled()
+    {
+        var pipe = new Pipe();
+        using var cancel = new CancellationTokenSource();
+#pragma warning disable CA2012 // the pending read is handed over whole (as a nullable), and consumed once, by the reader
+        Task<BackendResponseHead?> reading = ResponseHeadReader.ReadAsync(pipe.Reader, pipe.Reader.ReadAsync(), false, cancel.Token).AsTask();
+#pragma warning restore CA2012
+
+        await cancel.CancelAsync();
+
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => reading.WithTimeout());
+    }
+
+    [Fact]
     public async Task Waiting_for_a_head_can_be_cancelled()
     {
         var pipe = new Pipe();
