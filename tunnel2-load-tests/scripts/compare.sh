@@ -6,7 +6,9 @@
 # alternate (direct, nginx1, nginx2, tunnel, direct, ...) so that the machine's noise hits every
 # target alike. Two measurements per
 # target and round: a closed-loop 'wrk -t2 -c50' run (throughput, p50/p99, CPU per request) and an
-# open-model fixed-rate run (h2load --h1 --rps, 1000 RPS by default: p50/p99 and added latency).
+# open-model fixed-rate run at each rate given (h2load --h1 --rps, 1000 RPS by default: p50/p99 and added latency;
+# with --counts also CPU, context switches and syscalls per request of every process, from perf stat, which do not
+# depend on how the load generator shares the cores).
 set -euo pipefail
 
 LT_NAME=compare
@@ -20,7 +22,8 @@ source "$SCRIPT_DIR/lib/side-by-side.sh"
 
 ROUNDS="${COMPARE_ROUNDS:-3}"
 SECONDS_PER_RUN="${COMPARE_SECONDS:-15}"
-RATE="${COMPARE_RATE:-1000}"
+RATE="${COMPARE_RATE:-1000}"   # one or more rates, space-separated; 0 = none
+COUNTS="${COMPARE_COUNTS:-0}"
 RATE_SECONDS="${COMPARE_RATE_SECONDS:-15}"
 CONNECTIONS="${COMPARE_CONNECTIONS:-50}"
 THREADS="${COMPARE_THREADS:-2}"
@@ -44,14 +47,16 @@ TUNNEL_TOKEN="${COMPARE_TUNNEL_TOKEN:-dev-token-change-me}" # the dev stack's to
 
 usage() {
   cat <<EOF
-Usage: tunnel2-load-tests/scripts/compare.sh [--rounds N] [--seconds S] [--rate RPS] [--rate-seconds S]
+Usage: tunnel2-load-tests/scripts/compare.sh [--rounds N] [--seconds S] [--rate "RPS..."] [--rate-seconds S] [--counts]
          [--endpoint ping|get|fast] [--backends "testbackend nginx"]
          [--targets "direct nginx1 nginx2 tunnel"] (also: yarp1 yarp2)
          [--extra NAME=BASE_URL[@PID,PID...]]...
 
 Per round, per backend, per target, in turn:
   1. wrk -t$THREADS -c$CONNECTIONS -d\${S}s --latency      closed loop: throughput, p50/p99, CPU per request
-  2. h2load --h1 --rps, RATE RPS for RATE_SECONDS   open model in 10 staggered groups: p50/p99
+  2. h2load --h1 --rps, each RATE for RATE_SECONDS  open model in 10 staggered groups: p50/p99
+     (--rate "2000 5000" runs both rates); with --counts, perf stat on every process of the target and
+     on the backend during each fixed-rate run: CPU, context switches and syscalls per request
 Backends:
   testbackend  TestBackend, http://127.0.0.1:$BACKEND_PORT/loadtest/ENDPOINT
   nginx        nginx answering every request with a fixed 4-byte body, 127.0.0.1:$NGINX_BACKEND_PORT
@@ -70,6 +75,8 @@ Targets, each in front of the backend:
 The nginx hops run from a config generated into the report folder (keep-alive upstreams, HTTP/1.1,
 access log off, 2 workers shared by the hops).
 Defaults: $ROUNDS rounds; wrk $SECONDS_PER_RUN s; $RATE RPS for $RATE_SECONDS s (--rate 0 skips the fixed-rate runs).
+--counts needs perf (Debian's linux-perf; installed when missing and run as root) and permission to attach
+to the processes (root, or kernel.perf_event_paranoid <= 0).
 
 Prints, per backend and target: median RPS and its ratio to direct, median p50/p99 under wrk,
 median p50/p99 at the fixed rate and what that adds to direct; and per Tunnel2 process the CPU
@@ -79,7 +86,7 @@ together; each YARP hop) and for the backend, so that the tunnel's cost can be s
 proxy's in the same sitting.
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
-Environment: COMPARE_ROUNDS, COMPARE_SECONDS, COMPARE_RATE, COMPARE_RATE_SECONDS,
+Environment: COMPARE_ROUNDS, COMPARE_SECONDS, COMPARE_RATE, COMPARE_RATE_SECONDS, COMPARE_COUNTS (1 = --counts),
 COMPARE_CONNECTIONS, COMPARE_THREADS, COMPARE_NGINX{1,2,_BACKEND,_B1,_B2}_PORT, COMPARE_YARP{1,2,_B1,_B2}_PORT,
 COMPARE_NGINX_SESSION, COMPARE_TUNNEL_TOKEN (the dev token by default).
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-compare/ (every run's output, summary.txt).
@@ -93,6 +100,7 @@ while (($#)); do
     --seconds) SECONDS_PER_RUN="$2"; shift ;;
     --rate) RATE="$2"; shift ;;
     --rate-seconds) RATE_SECONDS="$2"; shift ;;
+    --counts) COUNTS=1 ;;
     --endpoint) ENDPOINT="$2"; shift ;;
     --backends) read -r -a BACKENDS <<<"$2"; shift ;;
     --targets) read -r -a TARGETS <<<"$2"; shift ;;
@@ -103,7 +111,11 @@ while (($#)); do
   shift
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$SECONDS_PER_RUN" =~ ^[1-9][0-9]*$ ]] || die "--rounds and --seconds take positive numbers" 2
-[[ "$RATE" =~ ^[0-9]+$ && "$RATE_SECONDS" =~ ^[1-9][0-9]*$ ]] || die "--rate takes a number (0: none), --rate-seconds a positive one" 2
+read -r -a RATES <<<"$RATE"
+[[ "${RATES[0]:-}" == 0 ]] && RATES=()
+for r in "${RATES[@]}"; do [[ "$r" =~ ^[1-9][0-9]*$ ]] || die "--rate takes positive numbers (or 0: none), got '$RATE'" 2; done
+[[ "$RATE_SECONDS" =~ ^[1-9][0-9]*$ ]] || die "--rate-seconds takes a positive number" 2
+((COUNTS == 0 || ${#RATES[@]} > 0)) || die "--counts needs a fixed rate (--rate)" 2
 case "$ENDPOINT" in ping|get|fast) ;; *) die "--endpoint must be ping, get or fast" 2 ;; esac
 for b in "${BACKENDS[@]}"; do
   case "$b" in testbackend|nginx) ;; *) die "unknown backend '$b'" 2 ;; esac
@@ -116,7 +128,8 @@ parse_extras "direct nginx1 nginx2 tunnel yarp1 yarp2" "${EXTRAS[@]}"
 ensure_tool wrk wrk
 ensure_tool curl curl
 ensure_tool python3 python3
-((RATE > 0)) && ensure_tool h2load nghttp2-client
+((${#RATES[@]} > 0)) && ensure_tool h2load nghttp2-client
+((COUNTS)) && ensure_tool perf linux-perf
 has_backend() { [[ " ${BACKENDS[*]} " == *" $1 "* ]]; }
 has_target() { [[ " ${TARGETS[*]} " == *" $1 "* ]]; }
 needs_nginx=0
@@ -317,22 +330,37 @@ for ((round = 1; round <= ROUNDS; round++)); do
       warn "$b $t round $round (wrk): $(grep -E 'Socket errors|Non-2xx|rror' "$out" | tr -s ' ' | tr '\n' ';')"
     fi
     line="round $round $b $t: $(awk '/Requests\/sec/ {print $2}' "$out") RPS"
-    if ((RATE > 0)); then
-      stage="$REPORT_DIR/$b.$t.rate.$round"
-      run_stage "$b/$t" "$url" "$ENDPOINT" "$RATE" "$RATE_SECONDS" "$stage" "" 2>>"$REPORT_DIR/h2load.log"
+    for rate in "${RATES[@]}"; do
+      stage="$REPORT_DIR/$b.$t.rate$rate.$round"
+      perf_pids=()
+      if ((COUNTS)); then
+        mkdir -p "$stage"
+        for proc in "${own_procs[@]}" "$backend"; do
+          kind=own; [[ "$proc" == "$backend" ]] && kind=backend
+          perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -p "${proc#*:}" \
+            -o "$stage/perf.$kind.${proc%%:*}.${proc#*:}.csv" 2>/dev/null &
+          perf_pids+=($!)
+        done
+      fi
+      run_stage "$b/$t" "$url" "$ENDPOINT" "$rate" "$RATE_SECONDS" "$stage" "" 2>>"$REPORT_DIR/h2load.log"
+      if ((${#perf_pids[@]})); then
+        kill -INT "${perf_pids[@]}" 2>/dev/null || true
+        wait "${perf_pids[@]}" 2>/dev/null || true
+      fi
       if ! python3 "$LOADREPORT" stage-check "$stage" --max-fail-pct 0 --max-p99-ms 100000 >>"$REPORT_DIR/h2load.log" 2>&1; then
         errors=1
-        warn "$b $t round $round (fixed rate): failures or the rate not reached (see $stage)"
+        warn "$b $t round $round ($rate RPS): failures or the rate not reached (see $stage)"
       fi
-      line+=", fixed rate done"
-    fi
+      line+=", $rate RPS done"
+    done
     log "$line"
   done
 done
 
-python3 - "$REPORT_DIR" "$ROUNDS" "$(getconf CLK_TCK)" "$RATE" "$LT_LIB_DIR" "${RUNS[@]}" <<'PY' | tee "$REPORT_DIR/summary.txt"
-import re, statistics, sys
-folder, rounds, hz, rate, lib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+python3 - "$REPORT_DIR" "$ROUNDS" "$(getconf CLK_TCK)" "${RATES[*]:-}" "$LT_LIB_DIR" "${RUNS[@]}" <<'PY' | tee "$REPORT_DIR/summary.txt"
+import glob, os, re, statistics, sys
+folder, rounds, hz, rates, lib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), [int(r) for r in sys.argv[4].split()], sys.argv[5]
+rate = rates[0] if rates else 0   # the first rate's latency goes into the main table
 runs = [tuple(r.split()) for r in sys.argv[6:]]
 sys.path.insert(0, lib)
 from loadreport import Stage, Totals  # noqa: E402
@@ -354,7 +382,7 @@ for b, t in runs:
             m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\b", text, re.M)
             into.append(ms(*m.groups()))
         if rate:
-            lat = Totals([Stage.load(f"{folder}/{b}.{t}.rate.{r}")]).latency_ms()
+            lat = Totals([Stage.load(f"{folder}/{b}.{t}.rate{rate}.{r}")]).latency_ms()
             if lat["p50"] is not None:
                 r50.append(lat["p50"]); r99.append(lat["p99"])
     rows[(b, t)] = dict(runs=rps, rps=med(rps) if rps else 0.0, p50=med(p50) if p50 else 0.0,
@@ -395,5 +423,43 @@ for (b, t), per_pid in cpu.items():
     if own:
         line += f"{', '.join(own)}; together {total:.1f} us per request = {total:.1f} ms per 1,000 requests; "
     print(line + f"the backend: {', '.join(backend)}")
+
+# perf stat per process and fixed-rate run: per-request counts, median over the rounds.
+def perf_counts(path):
+    counts = {}
+    for row in open(path):
+        fields = row.strip().split(",")
+        if len(fields) >= 3 and fields[0] and fields[0][0].isdigit():
+            counts[fields[2]] = float(fields[0])
+    return counts
+
+count_rows = []
+for rate_now in rates:
+    for b, t in runs:
+        per_proc = {}
+        for r in range(1, rounds + 1):
+            stage = f"{folder}/{b}.{t}.rate{rate_now}.{r}"
+            files = glob.glob(f"{stage}/perf.*.csv")
+            if not files:
+                continue
+            responses = Totals([Stage.load(stage)]).responses
+            if not responses:
+                continue
+            for path in files:
+                _, kind, name, pid, _ = os.path.basename(path).split(".")
+                c = perf_counts(path)
+                per_proc.setdefault((kind, name), []).append((
+                    c.get("task-clock", 0.0) * 1000 / responses,          # msec -> us per request
+                    c.get("context-switches", 0.0) / responses,
+                    c.get("raw_syscalls:sys_enter", 0.0) / responses))
+        for (kind, name), values in sorted(per_proc.items()):
+            count_rows.append((rate_now, f"{b}/{t}", name + (" (backend)" if kind == "backend" else ""),
+                               med(v[0] for v in values), med(v[1] for v in values), med(v[2] for v in values), len(values)))
+if count_rows:
+    print()
+    print("Per request at a fixed rate (perf stat on each process during the h2load run; median over rounds):")
+    print(f"{'RPS':>6} {'backend/target':<20} {'process':<24} {'CPU us':>8} {'switches':>9} {'syscalls':>9} {'runs':>5}")
+    for rate_now, bt, name, cpu_us, switches, syscalls, n in count_rows:
+        print(f"{rate_now:>6} {bt:<20} {name:<24} {cpu_us:>8.1f} {switches:>9.2f} {syscalls:>9.2f} {n:>5}")
 PY
 exit "$errors"
