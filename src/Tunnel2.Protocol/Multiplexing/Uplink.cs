@@ -460,10 +460,26 @@ public sealed partial class Uplink
                 // Read before taking frames: once completion is seen, every frame queued before it is visible too.
                 bool completed = _scheduler.IsCompleted;
                 int unflushed = 0;
-                while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
+                bool yielded = false;
+                while (true)
                 {
-                    unflushed += frame.TotalLength;
-                    frame.WriteTo(output);
+                    while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
+                    {
+                        unflushed += frame.TotalLength;
+                        frame.WriteTo(output);
+                    }
+
+                    if (unflushed == 0 || unflushed >= MaxUnflushedBytes || yielded)
+                    {
+                        break;
+                    }
+
+                    // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue,
+                    // then goes out in one send. Measured at 5,000 req/s: 1.7 fewer syscalls and 8 µs less CPU per
+                    // request in the client, 4 µs less in the server, 0.27 ms less added p50 (2026-11-24-uplink-v2.md);
+                    // under Kestrel's upgrade its I/O queue had merged flushes this way.
+                    yielded = true;
+                    await Task.Yield();
                 }
 
                 if (unflushed == 0)
