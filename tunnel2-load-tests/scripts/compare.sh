@@ -337,7 +337,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
         mkdir -p "$stage"
         for proc in "${own_procs[@]}" "$backend"; do
           kind=own; [[ "$proc" == "$backend" ]] && kind=backend
-          perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -p "${proc#*:}" \
+          # An nginx master does no proxying: its workers (children) do, so they are counted with it.
+          targets="$(printf '%s\n' "${proc#*:}" $(pgrep -P "${proc#*:}" 2>/dev/null) | paste -sd, -)"
+          perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -p "$targets" \
             -o "$stage/perf.$kind.${proc%%:*}.${proc#*:}.csv" 2>/dev/null &
           perf_pids+=($!)
         done
@@ -448,12 +450,14 @@ for rate_now in rates:
             for path in files:
                 _, kind, name, pid, _ = os.path.basename(path).split(".")
                 c = perf_counts(path)
-                per_proc.setdefault((kind, name), []).append((
+                per_proc.setdefault((kind, name, pid), []).append((
                     c.get("task-clock", 0.0) * 1000 / responses,          # msec -> us per request
                     c.get("context-switches", 0.0) / responses,
                     c.get("raw_syscalls:sys_enter", 0.0) / responses))
-        for (kind, name), values in sorted(per_proc.items()):
-            count_rows.append((rate_now, f"{b}/{t}", name + (" (backend)" if kind == "backend" else ""),
+        names = [name for _, name, _ in per_proc]
+        for (kind, name, pid), values in sorted(per_proc.items()):
+            label = name if names.count(name) == 1 else f"{name} pid {pid}"   # an --extra target's processes share its name
+            count_rows.append((rate_now, f"{b}/{t}", label + (" (backend)" if kind == "backend" else ""),
                                med(v[0] for v in values), med(v[1] for v in values), med(v[2] for v in values), len(values)))
 if count_rows:
     print()
