@@ -17,8 +17,10 @@ internal sealed class BackendConnection : IAsyncDisposable
         _socket = socket;
         _stream = stream;
         // The pipe reads heads and chunked bodies; bodies of known length go from the socket straight into Data frames
-        // (ResponseBodyPump), so this buffer only bounds how much of a body one head read can take in with it.
-        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true));
+        // (ResponseBodyPump), so this buffer only bounds how much of a body one head read can take in with it, and a
+        // slow caller's stream holds it until its window lets that much through: 16 KiB (one initial window) rather
+        // than 64 keeps 9,700 slow streams from holding ~600 MiB (docs/benchmarks/2026-11-24-storm.md).
+        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 16 * 1024, minimumReadSize: 4096, leaveOpen: true));
         Output = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
     }
 
