@@ -106,7 +106,7 @@ public sealed partial class Uplink
 
         // A closed uplink never waits on a frozen peer: the writer completes its output without flushing, and should
         // a transport ignore even that, the owner's disposal of the connection (after this returns) ends the write.
-        if (await Task.WhenAny(writer, Task.Delay(WriterStopGrace)).ConfigureAwait(false) != writer)
+        if (await Task.WhenAny(writer, Task.Delay(WriterStopGrace, CancellationToken.None)).ConfigureAwait(false) != writer)
         {
             Log.WriterStuck(_logger, Name);
         }

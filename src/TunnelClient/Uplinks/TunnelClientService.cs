@@ -95,7 +95,7 @@ public sealed class TunnelClientService : BackgroundService
     /// </summary>
     private async Task RunUntilStoppedAsync(Protocol.Multiplexing.Uplink uplink, CancellationToken stoppingToken)
     {
-        Task run = uplink.RunAsync();
+        Task run = uplink.RunAsync(CancellationToken.None); // a stop drains the uplink below, it does not cut it
         var stopped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         await using (stoppingToken.Register(static state => ((TaskCompletionSource)state!).TrySetResult(), stopped))
         {

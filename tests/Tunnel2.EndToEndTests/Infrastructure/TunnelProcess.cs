@@ -168,7 +168,28 @@ public sealed partial class TunnelProcess : IAsyncDisposable
         Assert.NotNull(directory);
         string path = Path.Combine(directory.FullName, "src", project, "bin", configuration, "net10.0", $"{project}.dll");
         Assert.True(File.Exists(path), $"{path} is missing: build the solution first.");
+        AssertSameBuild(path, project);
         return path;
+    }
+
+    /// <summary>
+    /// The executable a test starts must be the build the tests were compiled against, not an older one left in
+    /// <c>src/*/bin</c> (e.g. after <c>dotnet test --no-build</c> with only the test project rebuilt). Builds are
+    /// deterministic, so the same sources give the same module version id.
+    /// </summary>
+    private static void AssertSameBuild(string path, string project)
+    {
+        string referenced = Path.Combine(AppContext.BaseDirectory, $"{project}.dll");
+        Assert.True(File.Exists(referenced), $"{referenced} is missing: the test project references {project}.");
+        Assert.True(ModuleVersionId(path) == ModuleVersionId(referenced),
+            $"{path} is not the build the tests were compiled against ({referenced}): rebuild the solution.");
+    }
+
+    private static Guid ModuleVersionId(string assemblyPath)
+    {
+        using var peReader = new System.Reflection.PortableExecutable.PEReader(File.OpenRead(assemblyPath));
+        System.Reflection.Metadata.MetadataReader metadata = System.Reflection.Metadata.PEReaderExtensions.GetMetadataReader(peReader);
+        return metadata.GetGuid(metadata.GetModuleDefinition().Mvid);
     }
 
     [GeneratedRegex(@"TunnelServer listening: public (?<public>\S+), tunnel (?<tunnel>\S+)")]
