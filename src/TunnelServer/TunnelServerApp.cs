@@ -72,7 +72,10 @@ public static class TunnelServerApp
         });
 
         WebApplication app = builder.Build();
+        // Public requests leave the pipeline here, before routing: an explicit UseRouting after ProxyEntry keeps the
+        // host from putting its implicit one first, so /session/... never pays for endpoint matching.
         app.UseProxyEntry();
+        app.UseRouting();
         app.MapGet("/healthz", () => Results.Text("ok"));
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
             "Not found", "Public requests go to /session/{id}/{path}."));
