@@ -153,7 +153,7 @@ internal static class ResponseHeadReader
                 connection = connection is null ? value : connection + "," + value;
                 continue;
             }
-            else if (IsHopByHop(name))
+            else if (HopByHopHeaders.Contains(name))
             {
                 continue;
             }
@@ -192,13 +192,6 @@ internal static class ResponseHeadReader
         int lastComma = transferEncoding.LastIndexOf(',');
         return transferEncoding.AsSpan(lastComma + 1).Trim().Equals("chunked", StringComparison.OrdinalIgnoreCase);
     }
-
-    private static bool IsHopByHop(string name) =>
-        name.Equals("Keep-Alive", StringComparison.OrdinalIgnoreCase)
-        || name.Equals("Upgrade", StringComparison.OrdinalIgnoreCase)
-        || name.Equals("Proxy-Connection", StringComparison.OrdinalIgnoreCase)
-        || name.Equals("Trailer", StringComparison.OrdinalIgnoreCase)
-        || name.Equals("TE", StringComparison.OrdinalIgnoreCase);
 
     private static bool ListsToken(string? list, string token)
     {

@@ -155,7 +155,7 @@ public sealed class ResponseHeadReaderTests
     public async Task Hop_by_hop_headers_are_removed()
     {
         BackendResponseHead head = await ReadAsync(
-            "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nUpgrade: h2c\r\nProxy-Connection: keep-alive\r\nTrailer: X-T\r\nTE: trailers\r\nX-Kept: yes\r\nContent-Length: 0\r\n\r\n");
+            "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nUpgrade: h2c\r\nProxy-Connection: keep-alive\r\nProxy-Authenticate: Basic\r\nTrailer: X-T\r\nTE: trailers\r\nX-Kept: yes\r\nContent-Length: 0\r\n\r\n");
 
         Assert.Equal([new HeaderField("X-Kept", "yes"), new HeaderField("Content-Length", "0")], head.Headers);
     }

@@ -1,6 +1,6 @@
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.Protocol.Heads;
 
-namespace Tunnel2.UnitTests.Forwarding;
+namespace Tunnel2.UnitTests.Heads;
 
 public sealed class HopByHopHeadersTests
 {
