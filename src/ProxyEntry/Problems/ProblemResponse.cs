@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text.Json;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Net.Http.Headers;
@@ -20,18 +21,25 @@ public static class ProblemResponse
             response.Headers[HeaderNames.RetryAfter] = seconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
         }
 
-        await using (var json = new Utf8JsonWriter(response.BodyWriter))
+        WriteBody(response.BodyWriter, status, type, title, detail, context.Request.Path.Value, context.TraceIdentifier);
+        await response.BodyWriter.FlushAsync(context.RequestAborted);
+    }
+
+    /// <summary>The problem document itself, for answers written without an <see cref="HttpContext"/> (the tunnel port's handshake).</summary>
+    public static void WriteBody(IBufferWriter<byte> body, int status, string type, string title, string detail, string? instance, string? traceId = null)
+    {
+        using var json = new Utf8JsonWriter(body);
+        json.WriteStartObject();
+        json.WriteString("type", type);
+        json.WriteString("title", title);
+        json.WriteNumber("status", status);
+        json.WriteString("detail", detail);
+        json.WriteString("instance", instance);
+        if (traceId is not null)
         {
-            json.WriteStartObject();
-            json.WriteString("type", type);
-            json.WriteString("title", title);
-            json.WriteNumber("status", status);
-            json.WriteString("detail", detail);
-            json.WriteString("instance", context.Request.Path.Value);
-            json.WriteString("traceId", context.TraceIdentifier);
-            json.WriteEndObject();
+            json.WriteString("traceId", traceId);
         }
 
-        await response.BodyWriter.FlushAsync(context.RequestAborted);
+        json.WriteEndObject();
     }
 }

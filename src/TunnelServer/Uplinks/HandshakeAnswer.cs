@@ -1,9 +1,10 @@
 using System.Buffers;
 using System.Globalization;
 using System.Text;
-using System.Text.Json;
+using Microsoft.AspNetCore.WebUtilities;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.TunnelServer.Uplinks;
 
@@ -37,20 +38,11 @@ public static class HandshakeAnswer
     public static byte[] Refusal(HandshakeRefusal refusal, string instance)
     {
         var body = new ArrayBufferWriter<byte>(256);
-        using (var json = new Utf8JsonWriter(body))
-        {
-            json.WriteStartObject();
-            json.WriteString("type", $"urn:tunnel2:problem:{refusal.Reason}");
-            json.WriteString("title", refusal.Title);
-            json.WriteNumber("status", refusal.Status);
-            json.WriteString("detail", refusal.Detail);
-            json.WriteString("instance", instance);
-            json.WriteEndObject();
-        }
+        ProblemResponse.WriteBody(body, refusal.Status, $"urn:tunnel2:problem:{refusal.Reason}", refusal.Title, refusal.Detail, instance);
 
         var head = new StringBuilder(512)
-            .Append(CultureInfo.InvariantCulture, $"HTTP/1.1 {refusal.Status} {ReasonPhrase(refusal.Status)}\r\n")
-            .Append("Content-Type: application/problem+json\r\n")
+            .Append(CultureInfo.InvariantCulture, $"HTTP/1.1 {refusal.Status} {ReasonPhrases.GetReasonPhrase(refusal.Status)}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"Content-Type: {ProblemResponse.ContentType}\r\n")
             .Append("Cache-Control: no-store\r\n")
             .Append(CultureInfo.InvariantCulture, $"Date: {DateTimeOffset.UtcNow:R}\r\n");
         bool closes = true;
@@ -72,16 +64,4 @@ public static class HandshakeAnswer
         body.WrittenSpan.CopyTo(answer.AsSpan(headBytes.Length));
         return answer;
     }
-
-    private static string ReasonPhrase(int status) => status switch
-    {
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        408 => "Request Timeout",
-        426 => "Upgrade Required",
-        431 => "Request Header Fields Too Large",
-        503 => "Service Unavailable",
-        _ => "Error",
-    };
 }
