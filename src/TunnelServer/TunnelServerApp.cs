@@ -142,14 +142,7 @@ public static class TunnelServerApp
             listen.Protocols = protocols;
         }
 
-        if (address.IsLocalhost)
-        {
-            kestrel.Listen(System.Net.IPAddress.Loopback, address.Port, Configure);
-        }
-        else
-        {
-            kestrel.Listen(address.Address!, address.Port, Configure);
-        }
+        kestrel.Listen(address.EndPoint, Configure);
 
         return captured!;
     }

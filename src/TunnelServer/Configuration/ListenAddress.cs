@@ -6,6 +6,9 @@ namespace Tunnel2.TunnelServer.Configuration;
 /// <summary>Parses <c>http://host:port</c> into what Kestrel binds: an IP (or any/localhost) and a port (0 = pick one).</summary>
 public sealed record ListenAddress(IPAddress? Address, bool IsLocalhost, int Port)
 {
+    /// <summary>What a socket binds: <c>localhost</c> means the IPv4 loopback.</summary>
+    public IPEndPoint EndPoint => new(IsLocalhost ? IPAddress.Loopback : Address!, Port);
+
     public static bool TryParse(string? url, [NotNullWhen(true)] out ListenAddress? address, [NotNullWhen(false)] out string? error)
     {
         address = null;

@@ -36,8 +36,7 @@ public sealed class UplinkListener(
             throw new InvalidOperationException(error); // unreachable: validated at start
         }
 
-        var endpoint = new IPEndPoint(address.IsLocalhost ? IPAddress.Loopback : address.Address!, address.Port);
-        Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint); // Kestrel's defaults (SO_REUSEADDR on Unix)
+        Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(address.EndPoint); // Kestrel's defaults (SO_REUSEADDR on Unix)
         try
         {
             // Accepted sockets inherit both: the unsent-bytes bound, and a receive buffer set before the handshake, so
