@@ -51,13 +51,19 @@ public sealed class Http1Head
                     throw new Http1HeadTooLargeException(maxBytes);
                 }
 
+                if (!IsPlausibleHead(head))
+                {
+                    reader.AdvanceTo(buffer.Start, buffer.End);
+                    throw new InvalidDataException("The head contains a control character, a bare LF or a non-ASCII start line.");
+                }
+
                 Http1Head parsed = Parse(head);
                 reader.AdvanceTo(sequenceReader.Position);
                 return parsed;
             }
 
             // Fail fast on bytes no HTTP head contains, instead of waiting for a blank line that will never come.
-            if (!IsPlausiblePrefix(buffer))
+            if (!IsPlausibleHead(buffer))
             {
                 reader.AdvanceTo(buffer.Start, buffer.End);
                 throw new InvalidDataException("The connection does not speak HTTP/1.1.");
@@ -80,10 +86,18 @@ public sealed class Http1Head
         }
     }
 
-    /// <summary>Parses a head without its final blank line: a start line, then one field per CRLF-terminated line.</summary>
-    /// <exception cref="InvalidDataException">A bare CR, LF or NUL, a folded line, or a field line that is not <c>token ":" value</c>.</exception>
-    public static Http1Head Parse(in ReadOnlySequence<byte> head)
+    /// <summary>
+    /// Parses a head without its final blank line (already checked by <see cref="IsPlausibleHead"/>): a start line,
+    /// then one field per CRLF-terminated line.
+    /// </summary>
+    /// <exception cref="InvalidDataException">A bare CR, a folded line, or a field line that is not <c>token ":" value</c>.</exception>
+    private static Http1Head Parse(in ReadOnlySequence<byte> head)
     {
+        if (head.IsSingleSegment)
+        {
+            return Parse(head.FirstSpan);
+        }
+
         byte[]? rented = null;
         Span<byte> bytes = head.Length <= 4096 ? stackalloc byte[(int)head.Length] : (rented = ArrayPool<byte>.Shared.Rent((int)head.Length)).AsSpan(0, (int)head.Length);
         try
@@ -102,11 +116,6 @@ public sealed class Http1Head
 
     private static Http1Head Parse(ReadOnlySpan<byte> head)
     {
-        if (!IsCrLfOnly(head))
-        {
-            throw new InvalidDataException("The head contains a bare LF or a NUL.");
-        }
-
         int lineEnd = head.IndexOf("\r\n"u8);
         ReadOnlySpan<byte> startLine = lineEnd < 0 ? head : head[..lineEnd];
         if (startLine.IsEmpty || startLine.Contains((byte)'\r'))
@@ -146,10 +155,10 @@ public sealed class Http1Head
     }
 
     /// <summary>
-    /// Whether the start of a head so far could still be HTTP: a start line of printable ASCII, and no control
-    /// characters other than CR, LF and HTAB after it.
+    /// Whether a head, or the start of one, could be HTTP: a start line of printable ASCII, no control characters other
+    /// than CR, LF and HTAB after it, and every LF after a CR. Checked on each partial read, so garbage fails at once.
     /// </summary>
-    private static bool IsPlausiblePrefix(in ReadOnlySequence<byte> buffer)
+    private static bool IsPlausibleHead(in ReadOnlySequence<byte> buffer)
     {
         bool inStartLine = true;
         byte previous = 0;
@@ -165,20 +174,6 @@ public sealed class Http1Head
 
                 inStartLine &= b != (byte)'\n';
                 previous = b;
-            }
-        }
-
-        return true;
-    }
-
-    /// <summary>Whether every LF in <paramref name="head"/> is part of a CRLF and there is no NUL.</summary>
-    private static bool IsCrLfOnly(ReadOnlySpan<byte> head)
-    {
-        for (int i = 0; i < head.Length; i++)
-        {
-            if (head[i] == 0 || (head[i] == (byte)'\n' && (i == 0 || head[i - 1] != (byte)'\r')))
-            {
-                return false;
             }
         }
 
