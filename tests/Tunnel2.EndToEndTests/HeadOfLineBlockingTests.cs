@@ -1,11 +1,6 @@
 using System.Diagnostics;
 using System.Net;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.EndToEndTests.Infrastructure;
-using Tunnel2.TestBackend;
 
 namespace Tunnel2.EndToEndTests;
 
@@ -21,59 +16,43 @@ public sealed class HeadOfLineBlockingTests
     [Fact]
     public async Task Pings_stay_fast_and_memory_bounded_while_a_slow_caller_reads_a_1_GiB_download_on_the_same_uplink()
     {
-        WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--Serilog:MinimumLevel:Default=Warning"]);
-        await backend.StartAsync();
-        try
-        {
-            var backendUrl = new Uri(backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
-            await using TunnelProcess server = TunnelProcess.StartServer("server",
-                "--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token);
-            (Uri publicUrl, Uri tunnelUrl) = await server.WaitForServerUrlsAsync();
-            await using TunnelProcess client = TunnelProcess.StartClient("client",
-                "--server", tunnelUrl.ToString().TrimEnd('/'), "--session", Session, "--token", TunnelStack.Token,
-                "--backend", backendUrl.ToString().TrimEnd('/'));
-            var ping = new Uri(publicUrl, $"/session/{Session}/loadtest/ping");
-            using HttpClient http = CallerHttp.Create();
-            await Eventually.WaitUntilAsync(async () => (await http.GetAsync(ping)).StatusCode == HttpStatusCode.OK, "the client serves the session");
-            await MeasurePingsAsync(http, ping, 50); // warm-up: JIT, pooled connections
-            double[] idle = await MeasurePingsAsync(http, ping, Pings);
+        await using ProcessStack stack = await ProcessStack.StartAsync(Session);
+        Uri ping = stack.SessionUrl("/loadtest/ping");
+        using HttpClient http = CallerHttp.Create();
+        await MeasurePingsAsync(http, ping, 50); // warm-up: JIT, pooled connections
+        double[] idle = await MeasurePingsAsync(http, ping, Pings);
 
-            await using MemorySampler serverMemory = MemorySampler.Start(server.Id);
-            await using MemorySampler clientMemory = MemorySampler.Start(client.Id);
-            using HttpResponseMessage download = await http.GetAsync(new Uri(publicUrl, $"/session/{Session}/loadtest/bytes/{1L << 30}"), HttpCompletionOption.ResponseHeadersRead);
-            Assert.Equal(HttpStatusCode.OK, download.StatusCode);
-            using var stopReading = new CancellationTokenSource();
-            var reader = new SlowReader(await download.Content.ReadAsStreamAsync());
-            Task reading = reader.ReadAsync(stopReading.Token);
-            // Once the caller has read a few windows' worth, every hop behind it is full of the download's bytes.
-            await Eventually.WaitUntilAsync(() => reader.BytesRead >= 2 * 1024 * 1024, "the slow reader is under way");
-            long readBeforePings = reader.BytesRead;
+        await using MemorySampler serverMemory = MemorySampler.Start(stack.Server.Id);
+        await using MemorySampler clientMemory = MemorySampler.Start(stack.Client.Id);
+        using HttpResponseMessage download = await http.GetAsync(stack.SessionUrl($"/loadtest/bytes/{1L << 30}"), HttpCompletionOption.ResponseHeadersRead);
+        Assert.Equal(HttpStatusCode.OK, download.StatusCode);
+        using var stopReading = new CancellationTokenSource();
+        var reader = new SlowReader(await download.Content.ReadAsStreamAsync());
+        Task reading = reader.ReadAsync(stopReading.Token);
+        // Once the caller has read a few windows' worth, every hop behind it is full of the download's bytes.
+        await Eventually.WaitUntilAsync(() => reader.BytesRead >= 2 * 1024 * 1024, "the slow reader is under way");
+        long readBeforePings = reader.BytesRead;
 
-            double[] busy = await MeasurePingsAsync(http, ping, Pings);
-            long readDuringPings = reader.BytesRead - readBeforePings;
-            await stopReading.CancelAsync();
-            await reading;
-            double idleMedian = Percentile(idle, 0.50), idleP99 = Percentile(idle, 0.99);
-            double busyMedian = Percentile(busy, 0.50), busyP99 = Percentile(busy, 0.99);
-            TestContext.Current.TestOutputHelper?.WriteLine(
-                $"ping p50/p99 idle {idleMedian:F2}/{idleP99:F2} ms, during the slow download {busyMedian:F2}/{busyP99:F2} ms; "
-                + $"memory growth server {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB, client {clientMemory.PeakGrowthBytes / 1024 / 1024} MiB");
+        double[] busy = await MeasurePingsAsync(http, ping, Pings);
+        long readDuringPings = reader.BytesRead - readBeforePings;
+        await stopReading.CancelAsync();
+        await reading;
+        double idleMedian = Percentile(idle, 0.50), idleP99 = Percentile(idle, 0.99);
+        double busyMedian = Percentile(busy, 0.50), busyP99 = Percentile(busy, 0.99);
+        TestContext.Current.TestOutputHelper?.WriteLine(
+            $"ping p50/p99 idle {idleMedian:F2}/{idleP99:F2} ms, during the slow download {busyMedian:F2}/{busyP99:F2} ms; "
+            + $"memory growth server {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB, client {clientMemory.PeakGrowthBytes / 1024 / 1024} MiB");
 
-            // A correctness check, not a benchmark (figures live in docs/benchmarks). Pings queued behind the download's
-            // bytes would each wait for megabytes at 1 MiB/s, i.e. seconds: the median shows that with a margin of 20 ms.
-            // The p99 is two samples of 200, which one scheduler stall on a busy shared machine can move by tens of ms
-            // (seen: +16 ms here), so it only has to stay far below "seconds".
-            Assert.True(busyMedian <= idleMedian + 20, $"ping median was {busyMedian:F1} ms during the slow download, {idleMedian:F1} ms idle");
-            Assert.True(busyP99 <= idleP99 + 250, $"ping p99 was {busyP99:F1} ms during the slow download, {idleP99:F1} ms idle");
-            Assert.True(readDuringPings > 0, "the slow download stalled while the pings ran");
-            Assert.True(serverMemory.PeakGrowthBytes < 64L * 1024 * 1024, $"the server grew by {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB: the download is being buffered");
-            Assert.True(clientMemory.PeakGrowthBytes < 64L * 1024 * 1024, $"the client grew by {clientMemory.PeakGrowthBytes / 1024 / 1024} MiB: the download is being buffered");
-            Assert.False(server.HasExited || client.HasExited, "a tunnel process exited during the test");
-        }
-        finally
-        {
-            await backend.DisposeAsync();
-        }
+        // A correctness check, not a benchmark (figures live in docs/benchmarks). Pings queued behind the download's
+        // bytes would each wait for megabytes at 1 MiB/s, i.e. seconds: the median shows that with a margin of 20 ms.
+        // The p99 is two samples of 200, which one scheduler stall on a busy shared machine can move by tens of ms
+        // (seen: +16 ms here), so it only has to stay far below "seconds".
+        Assert.True(busyMedian <= idleMedian + 20, $"ping median was {busyMedian:F1} ms during the slow download, {idleMedian:F1} ms idle");
+        Assert.True(busyP99 <= idleP99 + 250, $"ping p99 was {busyP99:F1} ms during the slow download, {idleP99:F1} ms idle");
+        Assert.True(readDuringPings > 0, "the slow download stalled while the pings ran");
+        Assert.True(serverMemory.PeakGrowthBytes < 64L * 1024 * 1024, $"the server grew by {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB: the download is being buffered");
+        Assert.True(clientMemory.PeakGrowthBytes < 64L * 1024 * 1024, $"the client grew by {clientMemory.PeakGrowthBytes / 1024 / 1024} MiB: the download is being buffered");
+        Assert.False(stack.Server.HasExited || stack.Client.HasExited, "a tunnel process exited during the test");
     }
 
     private static async Task<double[]> MeasurePingsAsync(HttpClient http, Uri url, int count)

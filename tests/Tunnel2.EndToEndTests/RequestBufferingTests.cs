@@ -53,13 +53,10 @@ public sealed class RequestBufferingTests
         // 63,000 bytes in pieces of 7,000: the first 16 KiB start the request, and the answer comes while the rest waits.
         // (Pieces that are not a multiple of 4 KiB: TestBackend's echo, reading a partial Content-Length body whose
         // bytes so far are a multiple of 4,096, answers only once more arrives; seen with plain sockets, without the tunnel.)
-        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
-        await socket.ConnectAsync(stack.PublicUrl.Host, stack.PublicUrl.Port, stop.Token);
         const int pieces = 9;
         byte[] piece = new byte[7000];
         Array.Fill(piece, (byte)'x');
-        await socket.SendAsync(Encoding.ASCII.GetBytes(
-            $"POST /session/{session}/loadtest/echo HTTP/1.1\r\nHost: t\r\nContent-Length: {pieces * piece.Length}\r\nConnection: close\r\n\r\n"), SocketFlags.None, stop.Token);
+        using Socket socket = await StartEchoPostAsync(stack.PublicUrl, session, $"Content-Length: {pieces * piece.Length}\r\nConnection: close", stop.Token);
         for (int i = 0; i < 3; i++)
         {
             await socket.SendAsync(piece, SocketFlags.None, stop.Token);
@@ -84,10 +81,7 @@ public sealed class RequestBufferingTests
 
         // A chunked upload that sends one line, waits for its echo, then sends the next: it stalls if the client
         // waited for the body (or 16 KiB of it) before calling the backend.
-        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
-        await socket.ConnectAsync(stack.PublicUrl.Host, stack.PublicUrl.Port, stop.Token);
-        await socket.SendAsync(Encoding.ASCII.GetBytes(
-            $"POST /session/{session}/loadtest/echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"), SocketFlags.None, stop.Token);
+        using Socket socket = await StartEchoPostAsync(stack.PublicUrl, session, "Transfer-Encoding: chunked\r\nConnection: close", stop.Token);
         await socket.SendAsync(Encoding.ASCII.GetBytes("6\r\nping-1\r\n"), SocketFlags.None, stop.Token);
         string received = await ReadUntilAsync(socket, "ping-1", stop.Token);
         Assert.StartsWith("HTTP/1.1 200", received, StringComparison.Ordinal);
@@ -103,10 +97,7 @@ public sealed class RequestBufferingTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         await using TunnelClientHandle client = await stack.StartClientAsync(session);
         using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
-        await socket.ConnectAsync(stack.PublicUrl.Host, stack.PublicUrl.Port, stop.Token);
-        await socket.SendAsync(Encoding.ASCII.GetBytes(
-            $"POST /session/{session}/loadtest/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n"), SocketFlags.None, stop.Token);
+        using Socket socket = await StartEchoPostAsync(stack.PublicUrl, session, "Content-Length: 1000", stop.Token);
 
         // 10 bytes/s, far below Kestrel's 240 bytes/s: after its 5 s grace the server gives up on the body.
         Task<string> answer = ReadUntilAsync(socket, "}", stop.Token);
@@ -131,10 +122,7 @@ public sealed class RequestBufferingTests
 
     private static async Task TrickleAsync(Uri server, string session, CancellationToken stop)
     {
-        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
-        await socket.ConnectAsync(server.Host, server.Port, stop);
-        await socket.SendAsync(Encoding.ASCII.GetBytes(
-            $"POST /session/{session}/loadtest/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n"), SocketFlags.None, stop);
+        using Socket socket = await StartEchoPostAsync(server, session, "Content-Length: 1000\r\nConnection: close", stop);
         using var tick = new PeriodicTimer(TimeSpan.FromMilliseconds(100));
         try
         {
@@ -146,6 +134,24 @@ public sealed class RequestBufferingTests
         catch (OperationCanceledException) when (stop.IsCancellationRequested)
         {
             // the test is done with this caller
+        }
+    }
+
+    /// <summary>Connects to the public port and sends the head of a POST to the session's echo endpoint; the body is the caller's.</summary>
+    private static async Task<Socket> StartEchoPostAsync(Uri server, string session, string framing, CancellationToken cancellationToken)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            await socket.ConnectAsync(server.Host, server.Port, cancellationToken);
+            await socket.SendAsync(Encoding.ASCII.GetBytes(
+                $"POST /session/{session}/loadtest/echo HTTP/1.1\r\nHost: t\r\n{framing}\r\n\r\n"), SocketFlags.None, cancellationToken);
+            return socket;
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
         }
     }
 

@@ -1,11 +1,6 @@
 using System.Diagnostics;
 using System.Net;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.EndToEndTests.Infrastructure;
-using Tunnel2.TestBackend;
 
 namespace Tunnel2.EndToEndTests;
 
@@ -25,38 +20,20 @@ public sealed class ServerMemoryTests
     [Fact]
     public async Task A_hundred_1_GiB_downloads_read_at_1_MiB_per_second_grow_the_server_by_at_most_128_MiB()
     {
-        WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--Serilog:MinimumLevel:Default=Warning"]);
-        await backend.StartAsync();
-        try
-        {
-            var backendUrl = new Uri(backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
-            await using TunnelProcess server = TunnelProcess.StartServer("server",
-                "--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token);
-            (Uri publicUrl, Uri tunnelUrl) = await server.WaitForServerUrlsAsync();
-            await using TunnelProcess client = TunnelProcess.StartClient("client",
-                "--server", tunnelUrl.ToString().TrimEnd('/'), "--session", Session, "--token", TunnelStack.Token,
-                "--backend", backendUrl.ToString().TrimEnd('/'));
-            using HttpClient http = CallerHttp.Create();
-            var ping = new Uri(publicUrl, $"/session/{Session}/loadtest/ping");
-            await Eventually.WaitUntilAsync(async () => (await http.GetAsync(ping)).StatusCode == HttpStatusCode.OK, "the client serves the session");
+        await using ProcessStack stack = await ProcessStack.StartAsync(Session);
+        using HttpClient http = CallerHttp.Create();
+        await using MemorySampler serverMemory = MemorySampler.Start(stack.Server.Id);
+        Uri download = stack.SessionUrl($"/loadtest/bytes/{1L << 30}");
+        long[] read = await Task.WhenAll(Enumerable.Range(0, Readers).Select(_ => ReadSlowlyAsync(http, download)));
 
-            await using MemorySampler serverMemory = MemorySampler.Start(server.Id);
-            var download = new Uri(publicUrl, $"/session/{Session}/loadtest/bytes/{1L << 30}");
-            long[] read = await Task.WhenAll(Enumerable.Range(0, Readers).Select(_ => ReadSlowlyAsync(http, download)));
-
-            long expected = (long)(ReadFor / ChunkInterval) * ChunkBytes;
-            long fewest = read.Min();
-            TestContext.Current.TestOutputHelper?.WriteLine(
-                $"server growth {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB; slowest reader {fewest} of {expected} bytes");
-            Assert.True(fewest >= expected / 2, $"a reader got {fewest} of the {expected} bytes it asked for: the crowd stalled");
-            Assert.True(serverMemory.PeakGrowthBytes <= 128L * 1024 * 1024,
-                $"the server grew by {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB carrying {Readers} slow downloads");
-            Assert.False(server.HasExited || client.HasExited, "a tunnel process exited during the test");
-        }
-        finally
-        {
-            await backend.DisposeAsync();
-        }
+        long expected = (long)(ReadFor / ChunkInterval) * ChunkBytes;
+        long fewest = read.Min();
+        TestContext.Current.TestOutputHelper?.WriteLine(
+            $"server growth {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB; slowest reader {fewest} of {expected} bytes");
+        Assert.True(fewest >= expected / 2, $"a reader got {fewest} of the {expected} bytes it asked for: the crowd stalled");
+        Assert.True(serverMemory.PeakGrowthBytes <= 128L * 1024 * 1024,
+            $"the server grew by {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB carrying {Readers} slow downloads");
+        Assert.False(stack.Server.HasExited || stack.Client.HasExited, "a tunnel process exited during the test");
     }
 
     /// <summary>Reads up to one chunk per interval for <see cref="ReadFor"/>, then drops the download; returns the bytes read.</summary>

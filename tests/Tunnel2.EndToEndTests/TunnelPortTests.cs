@@ -28,6 +28,36 @@ public sealed class TunnelPortTests
     }
 
     [Fact]
+    public async Task A_crowd_of_300_stalled_handshakes_does_not_keep_a_client_from_logging_in_and_each_gets_408()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:HandshakeTimeout=00:00:03");
+        var stalled = new List<Socket>();
+        try
+        {
+            for (int i = 0; i < 300; i++)
+            {
+                Socket socket = await ConnectAsync(stack.TunnelUrl);
+                stalled.Add(socket);
+                await socket.SendAsync(Encoding.ASCII.GetBytes("GET /tunnel2/connect HTTP/1.1\r\nHost: t\r\n"), SocketFlags.None);
+            }
+
+            // While all 300 wait for their timeout, a real client logs in and its session serves requests.
+            await using TunnelClientHandle client = await stack.StartClientAsync("beside-the-crowd");
+            using HttpClient http = CallerHttp.Create();
+            Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl("beside-the-crowd", "/loadtest/ping"))).StatusCode);
+            Assert.All(stalled, socket => Assert.False(socket.Poll(0, SelectMode.SelectRead), "a stalled handshake was answered before the client logged in"));
+
+            string[] answers = await Task.WhenAll(stalled.Select(ReadToEndAsync));
+            Assert.All(answers, answer => Assert.StartsWith("HTTP/1.1 408", answer, StringComparison.Ordinal));
+            Assert.Single(stack.Registry.GetAllUplinks());
+        }
+        finally
+        {
+            stalled.ForEach(socket => socket.Dispose());
+        }
+    }
+
+    [Fact]
     public async Task An_upgrade_request_over_32_KiB_gets_431_and_the_connection_closes()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();

@@ -50,6 +50,18 @@ internal sealed class UplinkPair : IAsyncDisposable
         return (serverSide, clientSide);
     }
 
+    /// <summary>
+    /// Returns once everything the server sent before the call has reached the client: a later exchange on a stream of
+    /// its own has completed (the uplink delivers frames in order).
+    /// </summary>
+    public async Task BarrierAsync()
+    {
+        UplinkStream server = Server.OpenStream(new RequestHead("GET", "/barrier", []), endStream: true);
+        UplinkStream client = await Handler.NextAsync();
+        client.SendResponseHead(new ResponseHead(204, []), endStream: true);
+        await server.ReadResponseHeadAsync().WithTimeout();
+    }
+
     public async ValueTask DisposeAsync()
     {
         Server.Close("test finished");

@@ -23,7 +23,7 @@ public sealed class BodyReadinessTests
         UplinkStream client = await pair.Handler.NextAsync();
 
         Task ready = client.WaitForBodyOrFullWindowAsync(CancellationToken.None).AsTask();
-        await BarrierAsync(pair);
+        await pair.BarrierAsync();
         Assert.False(ready.IsCompleted);
 
         Send(server, 50, endStream: true);
@@ -39,7 +39,7 @@ public sealed class BodyReadinessTests
         Send(server, Window / 2, endStream: false);
         UplinkStream client = await pair.Handler.NextAsync();
         Task ready = client.WaitForBodyOrFullWindowAsync(CancellationToken.None).AsTask();
-        await BarrierAsync(pair);
+        await pair.BarrierAsync();
         Assert.False(ready.IsCompleted);
 
         Send(server, Window / 2, endStream: false);
@@ -69,14 +69,5 @@ public sealed class BodyReadinessTests
         byte[] pooled = ArrayPool<byte>.Shared.Rent(length);
         pooled.AsSpan(0, length).Fill((byte)'b');
         stream.SendPooledData(pooled, length, endStream);
-    }
-
-    /// <summary>Everything the server sent before now has reached the client: a later exchange has completed.</summary>
-    private static async Task BarrierAsync(UplinkPair pair)
-    {
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("GET", "/barrier", []), endStream: true);
-        UplinkStream client = await pair.Handler.NextAsync();
-        client.SendResponseHead(new ResponseHead(204, []), endStream: true);
-        await server.ReadResponseHeadAsync().WithTimeout();
     }
 }

@@ -36,7 +36,7 @@ public sealed class FlowControlTests
 
         // A quarter of the window consumed: below the half-window batch, nothing is granted yet.
         Consume(client, Window / 4);
-        await BarrierAsync(pair);
+        await pair.BarrierAsync();
         Assert.False(pending.IsCompleted);
         Assert.NotSame(pending, await Task.WhenAny(pending, Task.Delay(TimeSpan.FromMilliseconds(100))));
 
@@ -294,17 +294,5 @@ public sealed class FlowControlTests
         Assert.True(result.Buffer.Length >= bytes);
         stream.Input.AdvanceTo(result.Buffer.GetPosition(bytes));
         stream.OnInputConsumed(bytes);
-    }
-
-    /// <summary>
-    /// Every frame the client queued before this returns has been handled by the server: a fresh exchange whose
-    /// response head follows them on the same ordered connection.
-    /// </summary>
-    private static async Task BarrierAsync(UplinkPair pair)
-    {
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("GET", "/barrier", []), endStream: true);
-        UplinkStream client = await pair.Handler.NextAsync();
-        client.SendResponseHead(new ResponseHead(204, []), endStream: true);
-        await server.ReadResponseHeadAsync().WithTimeout();
     }
 }
