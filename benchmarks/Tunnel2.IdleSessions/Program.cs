@@ -85,7 +85,7 @@ try
                 new ClientInstance());
             try
             {
-                DialedUplink dialed = await dialer.ConnectAsync(cancellationToken);
+                DialedUplink dialed = await dialer.ConnectAsync(0, cancellationToken);
                 Task run = RunAsync(dialed, session);
                 open[index] = (dialed, run);
             }

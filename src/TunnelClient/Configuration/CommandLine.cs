@@ -9,6 +9,7 @@ public static class CommandLine
         ["--session"] = "TunnelClient:Session",
         ["--token"] = "TunnelClient:Token",
         ["--backend"] = "TunnelClient:Backend",
+        ["--uplinks"] = "TunnelClient:Uplinks",
         ["--max-concurrency"] = "TunnelClient:MaxConcurrency",
         ["--max-queue"] = "TunnelClient:MaxQueue",
         ["--request-buffering"] = "TunnelClient:RequestBuffering",
@@ -19,7 +20,7 @@ public static class CommandLine
     public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
 
     public const string HelpText = """
-        TunnelClient: keeps one uplink to a Tunnel2 server and relays the requests of a session to a backend.
+        TunnelClient: keeps an uplink to a Tunnel2 server and relays the requests of a session to a backend.
 
         Usage: TunnelClient --session <id> --token <token> [options]
 
@@ -28,7 +29,8 @@ public static class CommandLine
           --session <id>             Session to serve (1-128 chars of A-Z a-z 0-9 - _ . ~)
           --token <token>            Token the server expects
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
-          --max-concurrency <n>      Backend requests at once          [default 1000]
+          --uplinks <n>              Uplink connections, all serving the session (1-16) [default 1]
+          --max-concurrency <n>      Backend requests at once, across the uplinks [default 1000]
           --max-queue <n>            Requests waiting beyond that; more get 503 at once [default 10000]
           --request-buffering <b>    true: a request takes a backend slot once its body (or the first 16 KiB)
                                      is here, so slow uploads hold none; false: at once, for apps
@@ -43,7 +45,7 @@ public static class CommandLine
 
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
-          TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
+          TunnelClient__Uplinks, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
           TunnelClient__ReconnectMinDelay,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport,

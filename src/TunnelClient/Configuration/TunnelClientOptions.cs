@@ -23,7 +23,15 @@ public sealed class TunnelClientOptions
     [Required(ErrorMessage = "TunnelClient:Backend is required (--backend).")]
     public string Backend { get; set; } = "http://127.0.0.1:12007";
 
-    /// <summary>Backend requests running at once; more wait in the queue.</summary>
+    /// <summary>
+    /// Uplink connections this client keeps to the server, each logged in on its own and all serving the session; the
+    /// server spreads the session's streams over them. More than one keeps a crowd of streams from resting on one TCP
+    /// connection, which the kernel squeezes to a fair share when the host runs short of TCP memory.
+    /// </summary>
+    [Range(1, 16)]
+    public int Uplinks { get; set; } = 1;
+
+    /// <summary>Backend requests running at once, across all uplinks; more wait in the queue.</summary>
     [Range(1, 100_000)]
     public int MaxConcurrency { get; set; } = 1000;
 

@@ -1,3 +1,5 @@
+using System.Globalization;
+
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>
@@ -7,4 +9,7 @@ namespace Tunnel2.TunnelClient.Uplinks;
 public sealed class ClientInstance
 {
     public string Id { get; } = Guid.NewGuid().ToString("N");
+
+    /// <summary>The instance id one uplink of this run logs in with: each of several uplinks replaces only its own stale self.</summary>
+    public string ForUplink(int slot) => string.Create(CultureInfo.InvariantCulture, $"{Id}-{slot}");
 }

@@ -4,7 +4,10 @@ using Tunnel2.TunnelClient.Diagnostics;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
-/// <summary>Keeps one uplink open: dial, run until it drops, wait a jittered backoff, dial again. A refused token ends it.</summary>
+/// <summary>
+/// Keeps the client's uplinks open (<see cref="TunnelClientOptions.Uplinks"/>), each on its own: dial, run until it
+/// drops, wait a jittered backoff, dial again. A refused token ends them all.
+/// </summary>
 public sealed class TunnelClientService : BackgroundService
 {
     private readonly UplinkDialer _dialer;
@@ -35,7 +38,23 @@ public sealed class TunnelClientService : BackgroundService
         _backoff = new ReconnectBackoff(_options.ReconnectMinDelay, _options.ReconnectMaxDelay);
     }
 
-    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    protected override Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        if (_options.Uplinks == 1)
+        {
+            return KeepUplinkAsync(0, stoppingToken);
+        }
+
+        var uplinks = new Task[_options.Uplinks];
+        for (int slot = 0; slot < uplinks.Length; slot++)
+        {
+            uplinks[slot] = KeepUplinkAsync(slot, stoppingToken);
+        }
+
+        return Task.WhenAll(uplinks);
+    }
+
+    private async Task KeepUplinkAsync(int slot, CancellationToken stoppingToken)
     {
         int failedAttempts = 0;
         while (!stoppingToken.IsCancellationRequested)
@@ -43,17 +62,23 @@ public sealed class TunnelClientService : BackgroundService
             string reason;
             try
             {
-                await using (DialedUplink dialed = await _dialer.ConnectAsync(stoppingToken))
+                await using (DialedUplink dialed = await _dialer.ConnectAsync(slot, stoppingToken))
                 {
                     failedAttempts = 0;
                     _status.OnConnected();
-                    _metrics.Connected();
-                    TunnelClientLog.Connected(_logger, _options.Server, _options.Transport, _options.Session, _options.Backend, _instance.Id);
-                    await RunUntilStoppedAsync(dialed.Uplink, stoppingToken);
-                    reason = dialed.Uplink.CloseReason ?? "closed";
+                    try
+                    {
+                        _metrics.Connected();
+                        TunnelClientLog.Connected(_logger, _options.Server, _options.Transport, _options.Session, _options.Backend, _instance.ForUplink(slot));
+                        await RunUntilStoppedAsync(dialed.Uplink, stoppingToken);
+                    }
+                    finally
+                    {
+                        reason = dialed.Uplink.CloseReason ?? "closed";
+                        _status.OnDisconnected(reason);
+                    }
                 }
 
-                _status.OnDisconnected(reason);
                 if (stoppingToken.IsCancellationRequested)
                 {
                     return;
@@ -64,7 +89,7 @@ public sealed class TunnelClientService : BackgroundService
             catch (UplinkRefusedException refused) when (refused.IsAuthenticationFailure)
             {
                 TunnelClientLog.TokenRefused(_logger, refused.StatusCode, refused.Detail);
-                _status.OnDisconnected(refused.Message);
+                _status.OnConnectFailed(refused.Message);
                 _status.ExitCode = 3;
                 _lifetime.StopApplication();
                 return;
@@ -77,7 +102,7 @@ public sealed class TunnelClientService : BackgroundService
                                            or OperationCanceledException or InvalidDataException)
             {
                 reason = ex is OperationCanceledException ? "connect timed out" : ex.Message;
-                _status.OnDisconnected(reason);
+                _status.OnConnectFailed(reason);
                 TimeSpan failedDelay = _backoff.NextDelay(failedAttempts++, Random.Shared);
                 TunnelClientLog.ConnectFailed(_logger, _options.Server, reason, (long)failedDelay.TotalMilliseconds);
                 await DelayAsync(failedDelay, stoppingToken);

@@ -3,11 +3,15 @@ namespace Tunnel2.TunnelClient.Uplinks;
 /// <summary>What the client is doing, for logs, tests and the exit code.</summary>
 public sealed class TunnelClientStatus
 {
-    private int _connected;
+    private int _connectedUplinks;
     private int _connects;
     private long _relayed;
 
-    public bool IsConnected => Volatile.Read(ref _connected) == 1;
+    /// <summary>Whether at least one uplink is up.</summary>
+    public bool IsConnected => ConnectedUplinks > 0;
+
+    /// <summary>How many of the client's uplinks are up now.</summary>
+    public int ConnectedUplinks => Volatile.Read(ref _connectedUplinks);
 
     /// <summary>How many times an uplink was established.</summary>
     public int ConnectCount => Volatile.Read(ref _connects);
@@ -23,14 +27,18 @@ public sealed class TunnelClientStatus
     internal void OnConnected()
     {
         Interlocked.Increment(ref _connects);
-        Volatile.Write(ref _connected, 1);
+        Interlocked.Increment(ref _connectedUplinks);
     }
 
+    /// <summary>An uplink that was up has closed.</summary>
     internal void OnDisconnected(string reason)
     {
         LastDisconnectReason = reason;
-        Volatile.Write(ref _connected, 0);
+        Interlocked.Decrement(ref _connectedUplinks);
     }
+
+    /// <summary>A login that did not get an uplink up.</summary>
+    internal void OnConnectFailed(string reason) => LastDisconnectReason = reason;
 
     internal void OnRequestRelayed() => Interlocked.Increment(ref _relayed);
 }

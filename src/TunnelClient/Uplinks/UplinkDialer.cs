@@ -32,13 +32,15 @@ public sealed class UplinkDialer
     }
 
     /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
-    public async Task<DialedUplink> ConnectAsync(CancellationToken cancellationToken)
+    /// <param name="slot">Which of the client's uplinks this is (0 … Uplinks - 1).</param>
+    public async Task<DialedUplink> ConnectAsync(int slot, CancellationToken cancellationToken)
     {
+        string instanceId = _instance.ForUplink(slot);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(_options.ConnectTimeout);
         if (_options.Transport == TunnelClientOptions.WebSocketTransport)
         {
-            return await ConnectWebSocketAsync(timeout.Token);
+            return await ConnectWebSocketAsync(instanceId, slot, timeout.Token);
         }
 
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -51,7 +53,7 @@ public sealed class UplinkDialer
             network = new NetworkStream(socket, ownsSocket: true);
             var transport = DuplexPipe.Over(network);
 
-            await transport.Output.WriteAsync(BuildRequest(), timeout.Token);
+            await transport.Output.WriteAsync(BuildRequest(instanceId), timeout.Token);
             HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, timeout.Token);
             if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
             {
@@ -65,7 +67,7 @@ public sealed class UplinkDialer
 
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{_server.Authority}");
+                name: $"{_options.Session}->{_server.Authority} #{slot}");
             return new DialedUplink(network, uplink);
         }
         catch
@@ -84,7 +86,7 @@ public sealed class UplinkDialer
     }
 
     /// <summary>The same handshake as a WebSocket upgrade; the frames then travel in binary messages.</summary>
-    private async Task<DialedUplink> ConnectWebSocketAsync(CancellationToken cancellationToken)
+    private async Task<DialedUplink> ConnectWebSocketAsync(string instanceId, int slot, CancellationToken cancellationToken)
     {
         var webSocket = new ClientWebSocket();
         try
@@ -94,7 +96,7 @@ public sealed class UplinkDialer
             webSocket.Options.SetRequestHeader("Authorization", $"Bearer {_options.Token}");
             webSocket.Options.SetRequestHeader(HandshakeProtocol.SessionHeader, _options.Session);
             webSocket.Options.SetRequestHeader(HandshakeProtocol.VersionHeader, HandshakeProtocol.CurrentVersion.ToString(CultureInfo.InvariantCulture));
-            webSocket.Options.SetRequestHeader(HandshakeProtocol.InstanceHeader, _instance.Id);
+            webSocket.Options.SetRequestHeader(HandshakeProtocol.InstanceHeader, instanceId);
             var url = new UriBuilder(_server)
             {
                 Scheme = _server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
@@ -117,7 +119,7 @@ public sealed class UplinkDialer
             UplinkSettings settings = NegotiatedSettings(name => headers.TryGetValue(name, out IEnumerable<string>? values) ? string.Join(',', values) : null);
             Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
             var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{url.Authority} (websocket)");
+                name: $"{_options.Session}->{url.Authority} #{slot} (websocket)");
             return new DialedUplink(stream, uplink);
         }
         catch
@@ -127,7 +129,7 @@ public sealed class UplinkDialer
         }
     }
 
-    private byte[] BuildRequest()
+    private byte[] BuildRequest(string instanceId)
     {
         var request = new StringBuilder(256)
             .Append(CultureInfo.InvariantCulture, $"GET {HandshakeProtocol.Path} HTTP/1.1\r\n")
@@ -137,7 +139,7 @@ public sealed class UplinkDialer
             .Append(CultureInfo.InvariantCulture, $"Authorization: Bearer {_options.Token}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.SessionHeader}: {_options.Session}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.VersionHeader}: {HandshakeProtocol.CurrentVersion}\r\n")
-            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InstanceHeader}: {_instance.Id}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InstanceHeader}: {instanceId}\r\n")
             .Append("\r\n");
         return Encoding.UTF8.GetBytes(request.ToString());
     }
