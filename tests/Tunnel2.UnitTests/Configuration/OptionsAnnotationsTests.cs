@@ -100,6 +100,8 @@ public sealed class OptionsAnnotationsTests
     {
         AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", MaxConcurrency = 0 }, nameof(TunnelClientOptions.MaxConcurrency));
         AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", MaxQueue = -1 }, nameof(TunnelClientOptions.MaxQueue));
+        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", Uplinks = 0 }, nameof(TunnelClientOptions.Uplinks));
+        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", Uplinks = 17 }, nameof(TunnelClientOptions.Uplinks));
         AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", ReconnectMinDelay = TimeSpan.Zero }, nameof(TunnelClientOptions.ReconnectMinDelay));
         AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", ConnectTimeout = TimeSpan.FromMinutes(11) }, nameof(TunnelClientOptions.ConnectTimeout));
         Assert.Empty(Validate(new TunnelClientOptions { Session = "s", Token = "t", MaxQueue = 0 }));
