@@ -95,29 +95,17 @@ public sealed class TunnelForwarder
         bool hasBody = RequestHasBody(context);
         for (int attempt = 0; ; attempt++)
         {
-            UplinkStream? stream;
-            bool atLimit;
-            try
-            {
-                stream = OpenStream(session, head, hasBody, out atLimit);
-            }
-            catch (HeadTooLargeException)
-            {
-                await FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);
-                return;
-            }
-
+            StreamOpenStatus status = OpenStream(session, head, hasBody, out UplinkStream? stream);
             if (stream is null)
             {
-                if (atLimit || _drain.IsDraining)
+                ForwardingFailure? failure = status switch
                 {
-                    await FailAsync(context, streamId: 0, session, atLimit ? ForwardingFailure.StreamLimit : ForwardingFailure.ServerDraining);
-                }
-                else
-                {
-                    await TunnelNotFoundAsync(context, session, backendTarget);
-                }
-
+                    StreamOpenStatus.HeadTooLarge => ForwardingFailure.HeadersTooLarge,
+                    StreamOpenStatus.AtStreamLimit => ForwardingFailure.StreamLimit,
+                    _ when _drain.IsDraining => ForwardingFailure.ServerDraining,
+                    _ => null,
+                };
+                await (failure is null ? TunnelNotFoundAsync(context, session, backendTarget) : FailAsync(context, streamId: 0, session, failure.Value));
                 return;
             }
 
@@ -153,34 +141,34 @@ public sealed class TunnelForwarder
         return WriteNotFoundAsync(context, session);
     }
 
-    /// <summary>Opens the stream on one of the session's uplinks; null when none is left to take it.</summary>
-    /// <param name="atLimit">Set when an uplink was passed over because it carries its limit of streams.</param>
-    private UplinkStream? OpenStream(string session, RequestHead head, bool hasBody, out bool atLimit)
+    /// <summary>
+    /// Opens the stream on one of the session's uplinks. Without a stream, the status says why: no uplink left
+    /// (<see cref="StreamOpenStatus.UplinkClosed"/>), every one passed over at its stream limit, or a head too large.
+    /// </summary>
+    private StreamOpenStatus OpenStream(string session, RequestHead head, bool hasBody, out UplinkStream? stream)
     {
-        atLimit = false;
+        StreamOpenStatus status = StreamOpenStatus.UplinkClosed;
+        bool atLimit = false;
         for (int attempt = 0; attempt < OpenAttempts; attempt++)
         {
             Uplink? uplink = _registry.Pick(session);
             if (uplink is null)
             {
-                return null;
+                break;
             }
 
-            try
+            // Closed between the pick and the open (the registry drops it shortly), or full since the pick: try another.
+            status = uplink.TryOpenStream(head, endStream: !hasBody, out stream);
+            if (status is StreamOpenStatus.Opened or StreamOpenStatus.HeadTooLarge)
             {
-                return uplink.OpenStream(head, endStream: !hasBody);
+                return status;
             }
-            catch (UplinkClosedException)
-            {
-                // Closed between the pick and the open; the registry drops it shortly. Try another replica.
-            }
-            catch (StreamLimitException)
-            {
-                atLimit = true; // this one is full: another replica may have room
-            }
+
+            atLimit |= status == StreamOpenStatus.AtStreamLimit;
         }
 
-        return null;
+        stream = null;
+        return atLimit ? StreamOpenStatus.AtStreamLimit : status;
     }
 
     /// <returns>True when a draining client refused the stream before it reached the backend and it may be retried.</returns>

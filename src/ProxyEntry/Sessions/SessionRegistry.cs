@@ -59,7 +59,10 @@ public sealed class SessionRegistry
         }
     }
 
-    /// <summary>The next uplink of the session that takes new streams (round robin), or null when there is none.</summary>
+    /// <summary>
+    /// The next uplink of the session that takes new streams (round robin, preferring one below its stream limit), or
+    /// null when there is none.
+    /// </summary>
     public Uplink? Pick(ReadOnlySpan<char> sessionId) =>
         _bySpan.TryGetValue(sessionId, out SessionUplinks? members) ? members.Pick() : null;
 

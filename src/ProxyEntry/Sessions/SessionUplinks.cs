@@ -72,17 +72,25 @@ internal sealed class SessionUplinks
         }
 
         // One cursor step per pick, then a walk from there: stepping the shared cursor for every candidate would let
-        // concurrent picks skip the one replica that still accepts streams while another drains.
+        // concurrent picks skip the one replica that still accepts streams while another drains. A replica at its
+        // stream limit is passed over for one with room, and only picked when every replica is full (the open then
+        // reports the limit, which the caller answers with 503).
         uint start = Interlocked.Increment(ref _cursor);
+        Uplink? full = null;
         for (uint offset = 0; offset < (uint)count; offset++)
         {
             Uplink candidate = members[(int)((start + offset) % (uint)count)];
-            if (candidate.AcceptsNewStreams)
+            if (candidate.HasRoomForStream)
             {
                 return candidate;
             }
+
+            if (full is null && candidate.AcceptsNewStreams)
+            {
+                full = candidate;
+            }
         }
 
-        return null;
+        return full;
     }
 }

@@ -87,6 +87,9 @@ public sealed partial class Uplink
     /// <summary>Open, and neither end has announced it is leaving.</summary>
     public bool AcceptsNewStreams => IsOpen && !_peerDraining && !_localDraining;
 
+    /// <summary>Accepts new streams and carries fewer than the peer's limit: what a pick among replicas checks.</summary>
+    public bool HasRoomForStream => AcceptsNewStreams && ActiveStreamCount < Settings.MaxConcurrentStreams;
+
     public int ActiveStreamCount => Volatile.Read(ref _streamCount);
 
     /// <summary>Cancelled when the uplink closes, for any reason.</summary>
@@ -122,11 +125,30 @@ public sealed partial class Uplink
     /// <exception cref="UplinkClosedException">The uplink is closed or draining.</exception>
     /// <exception cref="StreamLimitException">The uplink already carries <see cref="UplinkSettings.MaxConcurrentStreams"/> streams.</exception>
     /// <exception cref="HeadTooLargeException">The encoded head does not fit in one frame.</exception>
-    public UplinkStream OpenStream(RequestHead head, bool endStream)
+    public UplinkStream OpenStream(RequestHead head, bool endStream) =>
+        TryOpenStream(head, endStream, out UplinkStream? stream) switch
+        {
+            StreamOpenStatus.Opened => stream!,
+            StreamOpenStatus.AtStreamLimit => throw new StreamLimitException(Settings.MaxConcurrentStreams),
+            StreamOpenStatus.HeadTooLarge => throw new HeadTooLargeException($"The encoded request head exceeds the frame limit of {Settings.MaxFramePayload} bytes."),
+            _ => throw new UplinkClosedException(CloseReason ?? "The uplink is draining."),
+        };
+
+    /// <summary>
+    /// <see cref="OpenStream"/> without exceptions, for the forwarding path: a full or closing uplink is an ordinary
+    /// outcome under load, and an exception per refused request would cost more than the request itself.
+    /// </summary>
+    public StreamOpenStatus TryOpenStream(RequestHead head, bool endStream, out UplinkStream? stream)
     {
         if (Role != UplinkRole.Server)
         {
             throw new InvalidOperationException("Only the server opens streams.");
+        }
+
+        stream = null;
+        if (!HasRoomForStream)
+        {
+            return AcceptsNewStreams ? StreamOpenStatus.AtStreamLimit : StreamOpenStatus.UplinkClosed;
         }
 
         var writer = new PooledBufferWriter();
@@ -135,22 +157,21 @@ public sealed partial class Uplink
         if (length > Settings.MaxFramePayload)
         {
             ArrayPool<byte>.Shared.Return(pooled);
-            throw new HeadTooLargeException(length, Settings.MaxFramePayload);
+            return StreamOpenStatus.HeadTooLarge;
         }
 
-        UplinkStream stream;
         lock (_openLock)
         {
             if (!AcceptsNewStreams)
             {
                 ArrayPool<byte>.Shared.Return(pooled);
-                throw new UplinkClosedException(CloseReason ?? "The uplink is draining.");
+                return StreamOpenStatus.UplinkClosed;
             }
 
             if (ActiveStreamCount >= Settings.MaxConcurrentStreams)
             {
                 ArrayPool<byte>.Shared.Return(pooled);
-                throw new StreamLimitException(Settings.MaxConcurrentStreams);
+                return StreamOpenStatus.AtStreamLimit;
             }
 
             uint id = _lastStreamId + 1;
@@ -163,10 +184,11 @@ public sealed partial class Uplink
         if (!IsOpen)
         {
             stream.OnUplinkClosed(new UplinkClosedException(CloseReason ?? "The uplink closed."));
-            throw new UplinkClosedException(CloseReason ?? "The uplink closed.");
+            stream = null;
+            return StreamOpenStatus.UplinkClosed;
         }
 
-        return stream;
+        return StreamOpenStatus.Opened;
     }
 
     /// <summary>Closes the uplink at once; every open stream fails with <see cref="UplinkClosedException"/>.</summary>

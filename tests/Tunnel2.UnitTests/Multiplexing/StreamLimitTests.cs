@@ -36,6 +36,28 @@ public sealed class StreamLimitTests
     }
 
     [Fact]
+    public async Task Try_open_reports_the_limit_a_closed_uplink_and_a_head_too_large_without_throwing()
+    {
+        await using var pair = UplinkPair.Start(new UplinkSettings { MaxConcurrentStreams = 1 });
+        await pair.OpenAsync(Get, endStream: true);
+
+        Assert.Equal(StreamOpenStatus.AtStreamLimit, pair.Server.TryOpenStream(Get, endStream: true, out UplinkStream? atLimit));
+        Assert.Null(atLimit);
+        Assert.False(pair.Server.HasRoomForStream);
+        Assert.True(pair.Server.AcceptsNewStreams);
+
+        var huge = new RequestHead("GET", "/", [new("X-Big", new string('x', 20_000))]);
+        await using var roomy = UplinkPair.Start(new UplinkSettings { MaxFramePayload = 16 * 1024 });
+        Assert.Equal(StreamOpenStatus.HeadTooLarge, roomy.Server.TryOpenStream(huge, endStream: true, out UplinkStream? tooLarge));
+        Assert.Null(tooLarge);
+        Assert.Equal(0, roomy.Server.ActiveStreamCount);
+
+        roomy.Server.Close("test");
+        Assert.Equal(StreamOpenStatus.UplinkClosed, roomy.Server.TryOpenStream(Get, endStream: true, out UplinkStream? closed));
+        Assert.Null(closed);
+    }
+
+    [Fact]
     public async Task A_client_that_still_holds_the_limit_refuses_one_more_with_overloaded_instead_of_closing()
     {
         await using var peer = RawPeer.ForClient(new UplinkSettings { MaxConcurrentStreams = 2 });

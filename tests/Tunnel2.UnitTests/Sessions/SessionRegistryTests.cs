@@ -1,5 +1,6 @@
 using System.IO.Pipelines;
 using Microsoft.Extensions.Logging.Abstractions;
+using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Sessions;
 
@@ -7,6 +8,8 @@ namespace Tunnel2.UnitTests.Sessions;
 
 public sealed class SessionRegistryTests
 {
+    private static readonly RequestHead Get = new("GET", "/", []);
+
     /// <summary>An uplink over in-memory pipes; it need not run for the registry.</summary>
     private static Uplink NewUplink(string name) =>
         new(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), new UplinkSettings(), UplinkRole.Server, NullLogger.Instance, name: name);
@@ -141,6 +144,26 @@ public sealed class SessionRegistryTests
         Parallel.For(0, 3000, _ => counts.AddOrUpdate(registry.Pick("s")!, 1, (_, n) => n + 1));
 
         Assert.All(uplinks, u => Assert.Equal(1000, counts[u]));
+    }
+
+    [Fact]
+    public void A_replica_at_its_stream_limit_is_passed_over_and_only_picked_when_every_replica_is_full()
+    {
+        var registry = new SessionRegistry();
+        var oneStream = new UplinkSettings { MaxConcurrentStreams = 1 };
+        Uplink full = new(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), oneStream, UplinkRole.Server, NullLogger.Instance, name: "full");
+        Uplink roomy = new(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), oneStream, UplinkRole.Server, NullLogger.Instance, name: "roomy");
+        registry.Register("s", full);
+        registry.Register("s", roomy);
+        Assert.Equal(StreamOpenStatus.Opened, full.TryOpenStream(Get, endStream: true, out _));
+
+        Assert.All(Enumerable.Range(0, 10), _ => Assert.Same(roomy, registry.Pick("s")));
+
+        Assert.Equal(StreamOpenStatus.Opened, roomy.TryOpenStream(Get, endStream: true, out _));
+        Uplink? picked = registry.Pick("s");
+        Assert.NotNull(picked);
+        Assert.Equal(StreamOpenStatus.AtStreamLimit, picked.TryOpenStream(Get, endStream: true, out UplinkStream? refused));
+        Assert.Null(refused);
     }
 
     [Fact]
