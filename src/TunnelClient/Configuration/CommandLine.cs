@@ -14,6 +14,7 @@ public static class CommandLine
         ["--max-queue"] = "TunnelClient:MaxQueue",
         ["--request-buffering"] = "TunnelClient:RequestBuffering",
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
+        ["--pooled-connection-idle-timeout"] = "TunnelClient:PooledConnectionIdleTimeout",
         ["--transport"] = "TunnelClient:Transport",
     };
 
@@ -37,6 +38,8 @@ public static class CommandLine
                                      that stream the body in step with the response [default true]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: send GoAway, let requests in flight finish for up to
                                      this long, then exit 0                 [default 00:00:30]
+          --pooled-connection-idle-timeout <t>
+                                     Close a keep-alive backend connection unused this long [default 00:01:00]
           --transport <kind>         upgrade (HTTP/1.1 upgrade to raw frames) or websocket (the same
                                      frames in WebSocket binary messages, for proxies that pass only
                                      WebSocket)                             [default upgrade]
@@ -46,7 +49,7 @@ public static class CommandLine
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__Uplinks, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
-          TunnelClient__ReconnectMinDelay,
+          TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport,
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],

@@ -55,6 +55,10 @@ public sealed class TunnelClientOptions
     [TimeSpanRange("00:00:00.100", "00:10:00")]
     public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
+    /// <summary>How long a keep-alive connection to the backend may sit unused in the pool before it is closed.</summary>
+    [TimeSpanRange("00:00:00.100", "01:00:00")]
+    public TimeSpan PooledConnectionIdleTimeout { get; set; } = TimeSpan.FromMinutes(1);
+
     [TimeSpanRange("00:00:00.100", "01:00:00")]
     public TimeSpan KeepAliveInterval { get; set; } = TimeSpan.FromSeconds(15);
 

@@ -33,7 +33,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         var backend = new Uri(settings.Backend);
         _host = backend.Authority;
         _requestBuffering = settings.RequestBuffering;
-        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.UnsentBytesLimit, OnConnectionClosed);
+        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout, settings.UnsentBytesLimit, OnConnectionClosed);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _status = status;
         _metrics = metrics;

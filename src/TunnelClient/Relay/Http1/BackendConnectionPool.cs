@@ -1,20 +1,61 @@
-using System.Collections.Concurrent;
+using System.Diagnostics.CodeAnalysis;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
-/// <summary>Idle keep-alive connections to the one backend, reused most recent first.</summary>
+/// <summary>
+/// Idle keep-alive connections to the one backend, reused most recent first. A connection idle for longer than
+/// <c>idleTimeout</c> is closed (as <c>SocketsHttpHandler</c>'s <c>PooledConnectionIdleTimeout</c> and nginx's upstream
+/// <c>keepalive_timeout</c>), so a burst does not leave its connections open on the backend for good. The pool never
+/// holds more connections than the concurrency limit lets run at once, since each is returned by the request that held it.
+/// </summary>
 /// <param name="onClosed">Told of every connection closed instead of reused, why, and on which stream (log line and counter).</param>
 /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT of each new connection (0 = the system's default).</param>
-internal sealed class BackendConnectionPool(Uri backend, TimeSpan connectTimeout, int unsentBytesLimit, Action<CloseCause, uint> onClosed) : IAsyncDisposable
+internal sealed class BackendConnectionPool : IAsyncDisposable
 {
-    private readonly ConcurrentStack<BackendConnection> _idle = new();
+    private readonly Lock _lock = new();
 
-    public Uri Backend { get; } = backend;
+    // Oldest first: rents and returns work at the end (most recent first), the sweep trims the front.
+    private readonly List<IdleConnection> _idle = [];
+    private readonly TimeSpan _connectTimeout;
+    private readonly int _unsentBytesLimit;
+    private readonly Action<CloseCause, uint> _onClosed;
+    private readonly TimeProvider _time;
+    private readonly long _idleTimeoutTicks;
+    private readonly ITimer _sweep;
+    private bool _disposed;
+
+    public BackendConnectionPool(Uri backend, TimeSpan connectTimeout, TimeSpan idleTimeout, int unsentBytesLimit, Action<CloseCause, uint> onClosed, TimeProvider? time = null)
+    {
+        Backend = backend;
+        _connectTimeout = connectTimeout;
+        _unsentBytesLimit = unsentBytesLimit;
+        _onClosed = onClosed;
+        _time = time ?? TimeProvider.System;
+        _idleTimeoutTicks = (long)(idleTimeout.TotalSeconds * _time.TimestampFrequency);
+
+        // A connection is closed between one and one and a quarter idle timeouts after its last use.
+        TimeSpan period = idleTimeout / 4;
+        _sweep = _time.CreateTimer(static state => ((BackendConnectionPool)state!).CloseExpired(), this, period, period);
+    }
+
+    public Uri Backend { get; }
+
+    /// <summary>Connections idle in the pool right now.</summary>
+    public int IdleCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _idle.Count;
+            }
+        }
+    }
 
     /// <summary>An idle connection that is still quiet (its response read already started), else a new one.</summary>
     public async ValueTask<(BackendConnection Connection, bool Reused)> RentAsync(uint streamId, CancellationToken cancellationToken)
     {
-        while (_idle.TryPop(out BackendConnection? idle))
+        while (TryPop(out BackendConnection? idle))
         {
             if (idle.BeginReadAhead() is not { } cause)
             {
@@ -24,7 +65,7 @@ internal sealed class BackendConnectionPool(Uri backend, TimeSpan connectTimeout
             await CloseAsync(idle, cause, streamId);
         }
 
-        return (await BackendConnection.ConnectAsync(Backend, connectTimeout, unsentBytesLimit, cancellationToken), false);
+        return (await BackendConnection.ConnectAsync(Backend, _connectTimeout, _unsentBytesLimit, cancellationToken), false);
     }
 
     /// <summary>
@@ -39,21 +80,88 @@ internal sealed class BackendConnectionPool(Uri backend, TimeSpan connectTimeout
             return CloseAsync(connection, reason, streamId);
         }
 
-        _idle.Push(connection);
-        return ValueTask.CompletedTask;
+        lock (_lock)
+        {
+            if (!_disposed)
+            {
+                _idle.Add(new IdleConnection(connection, _time.GetTimestamp()));
+                return ValueTask.CompletedTask;
+            }
+        }
+
+        return connection.DisposeAsync();
     }
 
     public async ValueTask DisposeAsync()
     {
-        while (_idle.TryPop(out BackendConnection? idle))
+        await _sweep.DisposeAsync();
+        IdleConnection[] idle;
+        lock (_lock)
         {
-            await idle.DisposeAsync();
+            _disposed = true;
+            idle = [.. _idle];
+            _idle.Clear();
+        }
+
+        foreach (IdleConnection entry in idle)
+        {
+            await entry.Connection.DisposeAsync();
+        }
+    }
+
+    private bool TryPop([NotNullWhen(true)] out BackendConnection? connection)
+    {
+        lock (_lock)
+        {
+            if (_idle.Count == 0)
+            {
+                connection = null;
+                return false;
+            }
+
+            connection = _idle[^1].Connection;
+            _idle.RemoveAt(_idle.Count - 1);
+            return true;
+        }
+    }
+
+    private void CloseExpired()
+    {
+        long oldestKept = _time.GetTimestamp() - _idleTimeoutTicks;
+        IdleConnection[] expired;
+        lock (_lock)
+        {
+            int count = 0;
+            while (count < _idle.Count && _idle[count].IdleSince <= oldestKept)
+            {
+                count++;
+            }
+
+            if (count == 0)
+            {
+                return;
+            }
+
+            expired = [.. _idle.GetRange(0, count)];
+            _idle.RemoveRange(0, count);
+        }
+
+        _ = CloseAllAsync(expired);
+    }
+
+    private async Task CloseAllAsync(IdleConnection[] expired)
+    {
+        foreach (IdleConnection entry in expired)
+        {
+            await CloseAsync(entry.Connection, CloseCause.IdleTimeout, streamId: 0);
         }
     }
 
     private ValueTask CloseAsync(BackendConnection connection, CloseCause cause, uint streamId)
     {
-        onClosed(cause, streamId);
+        _onClosed(cause, streamId);
         return connection.DisposeAsync();
     }
+
+    private readonly record struct IdleConnection(BackendConnection Connection, long IdleSince);
 }

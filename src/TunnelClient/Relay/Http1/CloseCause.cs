@@ -25,6 +25,9 @@ internal readonly record struct CloseCause(string Name, bool Suspicious)
     /// <summary>The backend closed the connection while it sat idle in the pool.</summary>
     public static readonly CloseCause ClosedWhileIdle = new("closed-while-idle", false);
 
+    /// <summary>The connection sat idle in the pool for longer than <c>TunnelClient:PooledConnectionIdleTimeout</c>.</summary>
+    public static readonly CloseCause IdleTimeout = new("idle-timeout", false);
+
     /// <summary>Content-Length and Transfer-Encoding in one response: Transfer-Encoding frames it, then the connection goes (RFC 9112 §6.3).</summary>
     public static readonly CloseCause LengthAndTransferEncoding = new("length-and-transfer-encoding", true);
 

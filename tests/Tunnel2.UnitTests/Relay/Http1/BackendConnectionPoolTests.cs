@@ -1,0 +1,98 @@
+using System.Net;
+using System.Net.Sockets;
+using Microsoft.Extensions.Time.Testing;
+using Tunnel2.TunnelClient.Relay.Http1;
+using Tunnel2.UnitTests.Infrastructure;
+
+namespace Tunnel2.UnitTests.Relay.Http1;
+
+/// <summary>Idle backend connections are reused most recent first and closed once idle longer than the timeout.</summary>
+public sealed class BackendConnectionPoolTests : IAsyncLifetime
+{
+    private static readonly TimeSpan IdleTimeout = TimeSpan.FromSeconds(60);
+
+    private readonly TcpListener _backend = new(IPAddress.Loopback, 0);
+    private readonly FakeTimeProvider _time = new();
+    private readonly List<(CloseCause Cause, uint StreamId)> _closed = [];
+    private BackendConnectionPool _pool = null!;
+
+    public ValueTask InitializeAsync()
+    {
+        _backend.Start();
+        var uri = new Uri($"http://127.0.0.1:{((IPEndPoint)_backend.LocalEndpoint).Port}");
+        _pool = new BackendConnectionPool(uri, TimeSpan.FromSeconds(5), IdleTimeout, unsentBytesLimit: 0, OnClosed, _time);
+        return ValueTask.CompletedTask;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _pool.DisposeAsync();
+        _backend.Stop();
+    }
+
+    [Fact]
+    public async Task A_connection_idle_longer_than_the_timeout_is_closed_and_the_backend_sees_the_close()
+    {
+        (BackendConnection connection, Socket accepted) = await ConnectAsync(streamId: 1);
+        await _pool.ReturnOrCloseAsync(connection, cause: null, streamId: 1);
+        Assert.Equal(1, _pool.IdleCount);
+
+        _time.Advance(IdleTimeout + IdleTimeout / 4);
+
+        await Eventually.AssertAsync(() => _pool.IdleCount == 0, "the idle connection leaves the pool");
+        Assert.Equal(0, await accepted.ReceiveAsync(new byte[1]).WithTimeout());
+        Assert.Contains(_closed, c => c.Cause == CloseCause.IdleTimeout);
+        accepted.Dispose();
+    }
+
+    [Fact]
+    public async Task Only_connections_idle_past_the_timeout_are_closed_and_the_most_recent_is_rented_first()
+    {
+        (BackendConnection older, Socket olderAccepted) = await ConnectAsync(streamId: 1);
+        (BackendConnection newer, Socket newerAccepted) = await ConnectAsync(streamId: 2);
+        await _pool.ReturnOrCloseAsync(older, cause: null, streamId: 1);
+        _time.Advance(IdleTimeout / 2);
+        await _pool.ReturnOrCloseAsync(newer, cause: null, streamId: 2);
+
+        // The older has been idle a full timeout, the newer half of one: only the older goes.
+        _time.Advance(IdleTimeout / 2);
+        await Eventually.AssertAsync(() => _pool.IdleCount == 1, "only the older connection leaves the pool");
+        Assert.Equal(0, await olderAccepted.ReceiveAsync(new byte[1]).WithTimeout());
+
+        (BackendConnection rented, bool reused) = await _pool.RentAsync(streamId: 3, CancellationToken.None).AsTask().WithTimeout();
+        Assert.True(reused);
+        Assert.Same(newer, rented);
+        await rented.DisposeAsync();
+        olderAccepted.Dispose();
+        newerAccepted.Dispose();
+    }
+
+    [Fact]
+    public async Task A_connection_returned_after_the_pool_is_disposed_is_closed_not_kept()
+    {
+        (BackendConnection connection, Socket accepted) = await ConnectAsync(streamId: 1);
+        await _pool.DisposeAsync();
+
+        await _pool.ReturnOrCloseAsync(connection, cause: null, streamId: 1);
+
+        Assert.Equal(0, _pool.IdleCount);
+        Assert.Equal(0, await accepted.ReceiveAsync(new byte[1]).WithTimeout());
+        accepted.Dispose();
+    }
+
+    private async Task<(BackendConnection Connection, Socket Accepted)> ConnectAsync(uint streamId)
+    {
+        Task<Socket> accept = _backend.AcceptSocketAsync();
+        (BackendConnection connection, bool reused) = await _pool.RentAsync(streamId, CancellationToken.None).AsTask().WithTimeout();
+        Assert.False(reused);
+        return (connection, await accept.WithTimeout());
+    }
+
+    private void OnClosed(CloseCause cause, uint streamId)
+    {
+        lock (_closed)
+        {
+            _closed.Add((cause, streamId));
+        }
+    }
+}
