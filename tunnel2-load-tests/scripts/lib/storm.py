@@ -894,6 +894,15 @@ def summarize(d):
     # Unanswered probes count as slower than any answer, so the percentiles do not flatter a stalled target.
     lat = sorted(answered + [math.inf] * unanswered)
     base_probes = sorted(p["ms"] for p in d["probes"] if p["t"] < 0 and p["result"] == "ok")
+    # The crowd connecting at once, then every socket buffer on the path filling at once in the second after its
+    # head, is a burst every target pays (direct too): probes from a second after the last caller got its head show
+    # the storm itself, the steady state the head-of-line question is about.
+    head_ends = [r["start"] + r["head_ms"] / 1000 for r in d["caller_rows"]
+                 if r.get("start") is not None and r.get("head_ms") is not None]
+    settled = max(head_ends) + 1.0 if head_ends else None
+    steady = [p for p in storm if settled is not None and p["t"] >= settled]
+    steady_lat = sorted([p["ms"] for p in steady if p["result"] == "ok"]
+                        + [math.inf] * sum(1 for p in steady if p["result"] == "timeout"))
     rss = {}
     for t, name, pid, kib in d["samples"]:
         e = rss.setdefault(name, {"pid": pid, "base": [], "peak": None, "end": None})
@@ -909,7 +918,9 @@ def summarize(d):
             "errors": errors, "n_probes": len(storm), "p50": percentile(lat, 50), "p95": percentile(lat, 95),
             "p99": percentile(lat, 99), "pmax": lat[-1] if lat else None, "unanswered": unanswered,
             "probe_failed": len(failed), "probe_failed_kinds": sorted({p["result"] for p in failed}),
-            "base_p50": percentile(base_probes, 50), "rss": rss}
+            "base_p50": percentile(base_probes, 50), "rss": rss, "settled": settled, "n_steady": len(steady_lat),
+            "steady_p50": percentile(steady_lat, 50), "steady_p99": percentile(steady_lat, 99),
+            "steady_max": steady_lat[-1] if steady_lat else None}
 
 
 def cmd_report(a):
@@ -985,6 +996,10 @@ def cmd_report(a):
                          if d["direction"] == "download" else
                          f"request head at the backend p50 {fmt_ms(percentile(heads, 50))}, max {fmt_ms(heads[-1])}")
         extra.append(f"probes before the storm p50 {fmt_ms(s['base_p50'])}")
+        if s["settled"] is not None and d["direction"] == "download":
+            extra.append(f"probes from 1 s after the last caller's head (t >= {s['settled']:.1f} s): {s['n_steady']}, "
+                         f"p50 {fmt_ms(s['steady_p50'], d['probe_timeout'])} p99 {fmt_ms(s['steady_p99'], d['probe_timeout'])} "
+                         f"max {fmt_ms(s['steady_max'], d['probe_timeout'])}")
         extra.append(f"generator: {g['cpu_s'] / max(g['wall_s'], 1e-9) * 100:.0f} % of a core, tick lag p99 {g['lag_p99_ms']} ms, "
                      f"max {g['lag_max_ms']} ms")
         w(f"- {d['target']}: " + "; ".join(x for x in extra if x))
