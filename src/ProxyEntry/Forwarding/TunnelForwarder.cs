@@ -178,7 +178,8 @@ public sealed class TunnelForwarder
         ResponseHead head;
         try
         {
-            head = await stream.ReadResponseHeadAsync().WaitAsync(_options.ResponseHeadTimeout, context.RequestAborted);
+            // The response-head timeout is the uplink's (UplinkSettings.ResponseHeadTimeout): it resets the stream.
+            head = await stream.ReadResponseHeadAsync().WaitAsync(context.RequestAborted);
         }
         catch (StreamResetException ex) when (mayRetry && ex.ErrorCode == ProtocolErrorCode.Draining)
         {
@@ -186,12 +187,11 @@ public sealed class TunnelForwarder
         }
         catch (Exception ex) when (ex is not OperationCanceledException || !context.RequestAborted.IsCancellationRequested)
         {
-            stream.Reset(ex is TimeoutException ? ProtocolErrorCode.ResponseHeadTimeout : ProtocolErrorCode.Cancelled);
+            stream.Reset(ProtocolErrorCode.Cancelled);
 
             // A caller whose own body broke (too slow, badly framed) caused the reset: the fault is theirs, not the backend's.
             ForwardingFailure failure = await StopRequestBodyAsync(context, requestBody) ?? ex switch
             {
-                TimeoutException => ForwardingFailure.ResponseTimeout,
                 StreamResetException reset => ForwardingFailure.FromResetCode(reset.ErrorCode),
                 _ => ForwardingFailure.UplinkLost,
             };

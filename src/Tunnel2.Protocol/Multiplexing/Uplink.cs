@@ -575,9 +575,12 @@ public sealed partial class Uplink
 
     private async Task KeepAliveLoopAsync()
     {
+        long headTimeoutMs = Role == UplinkRole.Server && Settings.ResponseHeadTimeout is { } headTimeout
+            ? (long)headTimeout.TotalMilliseconds
+            : long.MaxValue;
         TimeSpan tick = TimeSpan.FromTicks(Math.Max(
             TimeSpan.FromMilliseconds(50).Ticks,
-            Math.Min(Settings.KeepAliveInterval.Ticks, Settings.KeepAliveTimeout.Ticks) / 4));
+            Math.Min(Math.Min(Settings.KeepAliveInterval.Ticks, Settings.KeepAliveTimeout.Ticks), Settings.ResponseHeadTimeout?.Ticks ?? long.MaxValue) / 4));
         using var timer = new PeriodicTimer(tick);
         ulong sequence = 0;
         try
@@ -592,6 +595,11 @@ public sealed partial class Uplink
                     return;
                 }
 
+                if (headTimeoutMs != long.MaxValue)
+                {
+                    ResetOverdueStreams(now, headTimeoutMs);
+                }
+
                 if (now - Volatile.Read(ref _lastSentTicks) >= (long)Settings.KeepAliveInterval.TotalMilliseconds
                     || silentFor >= (long)Settings.KeepAliveInterval.TotalMilliseconds)
                 {
@@ -602,6 +610,21 @@ public sealed partial class Uplink
         catch (OperationCanceledException)
         {
             // The uplink closed.
+        }
+    }
+
+    /// <summary>
+    /// Resets every stream still waiting for its response head after the timeout: one walk of the stream table per tick
+    /// instead of a timer per request.
+    /// </summary>
+    private void ResetOverdueStreams(long now, long timeoutMs)
+    {
+        foreach (KeyValuePair<uint, UplinkStream> entry in _streams)
+        {
+            if (entry.Value.IsResponseHeadOverdue(now, timeoutMs))
+            {
+                entry.Value.Reset(ProtocolErrorCode.ResponseHeadTimeout);
+            }
         }
     }
 }

@@ -40,6 +40,14 @@ public sealed record UplinkSettings
     public TimeSpan KeepAliveTimeout { get; init; } = TimeSpan.FromSeconds(45);
 
     /// <summary>
+    /// Server side: a stream whose response head has not arrived this long after it was opened is reset with
+    /// <see cref="Frames.ProtocolErrorCode.ResponseHeadTimeout"/> (its reader sees that code). Checked on the uplink's
+    /// tick rather than by a timer per request, so it fires up to a quarter of the timeout late (at least 50 ms).
+    /// Null: no limit. Local policy, not negotiated.
+    /// </summary>
+    public TimeSpan? ResponseHeadTimeout { get; init; }
+
+    /// <summary>
     /// Largest Data frame a sender cuts body bytes into (bounded by <see cref="MaxFramePayload"/>): fewer, larger frames
     /// mean fewer wake-ups of every thread along a bulk transfer (256 KiB frames together with the server's 32 KiB
     /// receive blocks: 1.5x the download speed of 64 KiB frames, docs/benchmarks/2026-11-23-performance.md). Small

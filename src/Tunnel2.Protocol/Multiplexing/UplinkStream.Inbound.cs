@@ -10,9 +10,22 @@ public sealed partial class UplinkStream
 {
     internal void OnResponseHead(ResponseHead head, bool endStream)
     {
-        if (_responseHead is null || !_responseHead.TrySetResult(head))
+        if (_responseHead is null)
         {
-            throw new ProtocolViolationException($"Unexpected response head on stream {Id}.");
+            throw new ProtocolViolationException($"Response head on stream {Id}, which this side opened as a client.");
+        }
+
+        if (!_responseHead.TrySetResult(head))
+        {
+            lock (_sync)
+            {
+                if (_resetCode is not null)
+                {
+                    return; // in flight when this side reset the stream (the head came too late, or the caller left)
+                }
+            }
+
+            throw new ProtocolViolationException($"Second response head on stream {Id}.");
         }
 
         if (endStream)
@@ -92,6 +105,10 @@ public sealed partial class UplinkStream
     internal void OnReset(ProtocolErrorCode code) => Fail(code, new StreamResetException(code), dropQueued: true);
 
     internal void OnUplinkClosed(UplinkClosedException reason) => Fail(ProtocolErrorCode.Cancelled, reason, dropQueued: true);
+
+    /// <summary>True when this stream has waited at least <paramref name="timeoutMs"/> for its response head (server side).</summary>
+    internal bool IsResponseHeadOverdue(long now, long timeoutMs) =>
+        _responseHead is { Task.IsCompleted: false } && now - _openedAt >= timeoutMs;
 
     /// <param name="dropQueued">Whether frames this side still has queued are dropped: the peer will not read them.</param>
     private void Fail(ProtocolErrorCode code, Exception reason, bool dropQueued)

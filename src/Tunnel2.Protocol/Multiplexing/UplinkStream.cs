@@ -24,6 +24,7 @@ public sealed partial class UplinkStream : IDisposable
     private readonly SendWindow _sendWindow;
     private readonly TaskCompletionSource<ResponseHead>? _responseHead;
     private CancellationTokenSource? _aborted;
+    private readonly long _openedAt;
     private long _receiveWindow;
     private long _unconsumed;
     private bool _localEnded;
@@ -45,6 +46,7 @@ public sealed partial class UplinkStream : IDisposable
         if (uplink.Role == UplinkRole.Server)
         {
             _responseHead = new TaskCompletionSource<ResponseHead>(TaskCreationOptions.RunContinuationsAsynchronously);
+            _openedAt = Environment.TickCount64;
         }
     }
 

@@ -44,7 +44,7 @@ public sealed class UplinkAcceptor
         PublicDrain drain)
     {
         _registry = registry;
-        _settings = options.Value.ToUplinkSettings();
+        _settings = options.Value.ToUplinkSettings() with { ResponseHeadTimeout = proxyOptions.Value.ResponseHeadTimeout };
         _handshake = new UplinkHandshake(options.Value.Token, proxyOptions.Value.RetryAfterSeconds);
         _handshakeTimeout = options.Value.HandshakeTimeout;
         _loggerFactory = loggerFactory;
