@@ -28,6 +28,7 @@ RATE_SECONDS="${COMPARE_RATE_SECONDS:-15}"
 CONNECTIONS="${COMPARE_CONNECTIONS:-50}"
 THREADS="${COMPARE_THREADS:-2}"
 ENDPOINT="ping"
+WRK_TIMEOUT="${COMPARE_WRK_TIMEOUT:-5s}"
 BACKENDS=(testbackend nginx)
 TARGETS=(direct nginx1 nginx2 tunnel)
 EXTRAS=()   # "NAME=BASE_URL[@PID,PID]"
@@ -48,7 +49,7 @@ TUNNEL_TOKEN="${COMPARE_TUNNEL_TOKEN:-dev-token-change-me}" # the dev stack's to
 usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/compare.sh [--rounds N] [--seconds S] [--rate "RPS..."] [--rate-seconds S] [--counts]
-         [--endpoint ping|get|fast] [--backends "testbackend nginx"]
+         [--endpoint ping|get|fast|delay/MS] [--backends "testbackend nginx"]
          [--targets "direct nginx1 nginx2 tunnel"] (also: yarp1 yarp2)
          [--extra NAME=BASE_URL[@PID,PID...]]...
 
@@ -87,7 +88,7 @@ proxy's in the same sitting.
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
 Environment: COMPARE_ROUNDS, COMPARE_SECONDS, COMPARE_RATE, COMPARE_RATE_SECONDS, COMPARE_COUNTS (1 = --counts),
-COMPARE_CONNECTIONS, COMPARE_THREADS, COMPARE_NGINX{1,2,_BACKEND,_B1,_B2}_PORT, COMPARE_YARP{1,2,_B1,_B2}_PORT,
+COMPARE_CONNECTIONS, COMPARE_THREADS, COMPARE_WRK_TIMEOUT [5s], COMPARE_NGINX{1,2,_BACKEND,_B1,_B2}_PORT, COMPARE_YARP{1,2,_B1,_B2}_PORT,
 COMPARE_NGINX_SESSION, COMPARE_TUNNEL_TOKEN (the dev token by default).
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-compare/ (every run's output, summary.txt).
 Exit 0 when every run completed without socket errors or non-2xx answers, 1 otherwise.
@@ -116,7 +117,7 @@ read -r -a RATES <<<"$RATE"
 for r in "${RATES[@]}"; do [[ "$r" =~ ^[1-9][0-9]*$ ]] || die "--rate takes positive numbers (or 0: none), got '$RATE'" 2; done
 [[ "$RATE_SECONDS" =~ ^[1-9][0-9]*$ ]] || die "--rate-seconds takes a positive number" 2
 ((COUNTS == 0 || ${#RATES[@]} > 0)) || die "--counts needs a fixed rate (--rate)" 2
-case "$ENDPOINT" in ping|get|fast) ;; *) die "--endpoint must be ping, get or fast" 2 ;; esac
+case "$ENDPOINT" in ping|get|fast|delay/[0-9]*) ;; *) die "--endpoint must be ping, get, fast or delay/MS" 2 ;; esac
 for b in "${BACKENDS[@]}"; do
   case "$b" in testbackend|nginx) ;; *) die "unknown backend '$b'" 2 ;; esac
 done
@@ -318,7 +319,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     backend="${BACKEND_PIDS_OF[$run]}"
     declare -A before=()
     for proc in "${own_procs[@]}" "$backend"; do before[$proc]=$(cpu_ticks "${proc#*:}"); done
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency "$url" >"$out" 2>&1 || true
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --timeout "$WRK_TIMEOUT" --latency "$url" >"$out" 2>&1 || true
     requests="$(awk '/requests in/ {print $1; exit}' "$out")"
     for proc in "${own_procs[@]}"; do
       echo "$b $t $round $proc $(($(cpu_ticks "${proc#*:}") - before[$proc])) ${requests:-0} own" >>"$REPORT_DIR/cpu.txt"
