@@ -139,6 +139,7 @@ public sealed partial class UplinkStream
 
         _sendWindow.Fault(reason);
         _responseHead?.TrySetException(reason);
+        Interlocked.Exchange(ref _abortListener, null)?.OnStreamAborted();
         try
         {
             aborted?.Cancel();

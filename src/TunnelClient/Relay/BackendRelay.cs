@@ -55,18 +55,21 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         _gate.Dispose();
     }
 
+    // No cancellation token on the usual path: a token would mean a CancellationTokenSource per request and a
+    // registration per read. A reset reaches the backend connection through its abort listener instead, which ends
+    // its reads and writes; only the rare waits (a queued slot, a new connection) take the stream's token.
     private async Task RelayAsync(UplinkStream stream)
     {
         try
         {
-            CancellationToken aborted = stream.Aborted;
             if (_requestBuffering && stream.RequestHasBody)
             {
                 // A slot is for a request that is ready to go: one whose body trickles in waits here, not in a slot.
-                await stream.WaitForBodyOrFullWindowAsync(aborted);
+                // A reset fails the stream's input, which ends this wait.
+                await stream.WaitForBodyOrFullWindowAsync(CancellationToken.None);
             }
 
-            if (!await _gate.EnterAsync(aborted))
+            if (!_gate.TryEnter() && !await _gate.EnterAsync(stream.Aborted))
             {
                 TunnelClientLog.QueueFull(_logger, stream.Id, _gate.Queued);
                 _metrics.RequestFailed("queue-full");
@@ -76,14 +79,14 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
 
             try
             {
-                await ForwardAsync(stream, aborted);
+                await ForwardAsync(stream);
             }
             finally
             {
                 _gate.Release();
             }
         }
-        catch (Exception ex) when (stream.Aborted.IsCancellationRequested || ex is UplinkClosedException or StreamResetException)
+        catch (Exception ex) when (stream.IsAborted || ex is UplinkClosedException or StreamResetException)
         {
             TunnelClientLog.StreamCancelled(_logger, stream.Id, ex.Message);
         }
@@ -98,24 +101,34 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         }
     }
 
-    private async Task ForwardAsync(UplinkStream stream, CancellationToken aborted)
+    private async Task ForwardAsync(UplinkStream stream)
     {
         RequestHead request = stream.RequestHead!;
         bool isHead = request.Method == "HEAD";
         for (int attempt = 0; ; attempt++)
         {
             BackendConnection connection;
-            bool reused;
-            try
+            bool reused = _pool.TryRentIdle(stream.Id, out BackendConnection? idle);
+            if (reused)
             {
-                (connection, reused) = await _pool.RentAsync(stream.Id, aborted);
+                connection = idle!;
             }
-            catch (Exception ex) when (!aborted.IsCancellationRequested
-                                       && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
+            else
             {
-                Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-unreachable", ex.Message);
-                return;
+                try
+                {
+                    connection = await _pool.ConnectAsync(stream.Aborted);
+                }
+                catch (Exception ex) when (!stream.IsAborted
+                                           && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
+                {
+                    Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-unreachable", ex.Message);
+                    return;
+                }
             }
+
+            // From here a reset ends the connection's I/O; it is then closed, never reused.
+            stream.SetAbortListener(connection);
 
             // Whatever ends this exchange early leaves the connection in an unknown state: only a clean end clears it.
             CloseCause? closeCause = CloseCause.ExchangeFailed;
@@ -133,15 +146,15 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 }
 
                 Task requestBody = stream.RequestHasBody
-                    ? RequestWriter.WriteBodyAsync(stream, connection.Output, chunked, aborted)
-                    : connection.Output.FlushAsync(aborted).AsTask();
+                    ? RequestWriter.WriteBodyAsync(stream, connection.Output, chunked, CancellationToken.None)
+                    : connection.Output.FlushAsync(CancellationToken.None).AsTask();
 
                 BackendResponseHead? response;
                 try
                 {
-                    response = await ResponseHeadReader.ReadAsync(connection.Input, connection.TakeReadAhead(), isHead, aborted);
+                    response = await ResponseHeadReader.ReadAsync(connection.Input, connection.TakeReadAhead(), isHead, CancellationToken.None);
                 }
-                catch (Exception ex) when (!aborted.IsCancellationRequested && ex is IOException or InvalidDataException or SocketException)
+                catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException)
                 {
                     Observe(requestBody);
                     Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-failed", ex.Message);
@@ -151,6 +164,11 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 if (response is null)
                 {
                     Observe(requestBody);
+                    if (stream.IsAborted)
+                    {
+                        return; // the end of stream was the abort listener's doing
+                    }
+
                     if (reused && !stream.RequestHasBody && attempt == 0)
                     {
                         continue; // a keep-alive connection the backend closed while idle: one fresh try is safe
@@ -168,9 +186,9 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 {
                     try
                     {
-                        await ResponseBodyPump.SendAsync(stream, connection.Input, connection.Stream, response, aborted);
+                        await ResponseBodyPump.SendAsync(stream, connection.Input, connection.Stream, response, CancellationToken.None);
                     }
-                    catch (Exception ex) when (!aborted.IsCancellationRequested && ex is IOException or InvalidDataException or SocketException
+                    catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException
                                                && ex is not UplinkClosedException and not StreamResetException)
                     {
                         Observe(requestBody);
@@ -190,6 +208,11 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
             }
             finally
             {
+                if (stream.ClearAbortListener())
+                {
+                    closeCause ??= CloseCause.ExchangeFailed;
+                }
+
                 await _pool.ReturnOrCloseAsync(connection, closeCause, stream.Id);
             }
         }

@@ -18,10 +18,13 @@ public sealed class ConcurrencyGate : IDisposable
 
     public int Queued => Volatile.Read(ref _queued);
 
+    /// <summary>Takes a free slot if there is one, without queueing (release it when true).</summary>
+    public bool TryEnter() => _slots.Wait(0, CancellationToken.None);
+
     /// <summary>True once a slot is held (release it); false when the queue is full.</summary>
     public ValueTask<bool> EnterAsync(CancellationToken cancellationToken)
     {
-        if (_slots.Wait(0, CancellationToken.None))
+        if (TryEnter())
         {
             return new ValueTask<bool>(true);
         }

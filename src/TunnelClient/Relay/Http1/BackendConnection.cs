@@ -1,12 +1,13 @@
 using System.IO.Pipelines;
 using System.Net.Security;
 using System.Net.Sockets;
+using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Sockets;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
 /// <summary>One keep-alive HTTP/1.1 connection to the backend, read and written through pipes.</summary>
-internal sealed class BackendConnection : IAsyncDisposable
+internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
 {
     private readonly Socket _socket;
     private readonly Stream _stream;
@@ -121,6 +122,24 @@ internal sealed class BackendConnection : IAsyncDisposable
         ValueTask<ReadResult>? pending = _readAhead;
         _readAhead = null;
         return pending;
+    }
+
+    /// <summary>
+    /// The stream this connection serves was reset or lost its uplink: ends every read and write in progress at once
+    /// (a pipe read comes back cancelled, a socket read with end of stream, a write fails), so the exchange stops
+    /// without a cancellation token per request. The connection is closed, never reused, after that.
+    /// </summary>
+    public void OnStreamAborted()
+    {
+        try
+        {
+            Input.CancelPendingRead();
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
+        {
+            // Already closed: nothing left in progress to end.
+        }
     }
 
     public async ValueTask DisposeAsync()

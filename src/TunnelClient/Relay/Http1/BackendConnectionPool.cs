@@ -53,20 +53,33 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     }
 
     /// <summary>An idle connection that is still quiet (its response read already started), else a new one.</summary>
-    public async ValueTask<(BackendConnection Connection, bool Reused)> RentAsync(uint streamId, CancellationToken cancellationToken)
+    public async ValueTask<(BackendConnection Connection, bool Reused)> RentAsync(uint streamId, CancellationToken cancellationToken) =>
+        TryRentIdle(streamId, out BackendConnection? idle)
+            ? (idle, true)
+            : (await ConnectAsync(cancellationToken), false);
+
+    /// <summary>
+    /// An idle connection that is still quiet, its response read already started; false when none is left. Idle
+    /// connections the backend closed or wrote to meanwhile are closed on the way.
+    /// </summary>
+    public bool TryRentIdle(uint streamId, [NotNullWhen(true)] out BackendConnection? connection)
     {
-        while (TryPop(out BackendConnection? idle))
+        while (TryPop(out connection))
         {
-            if (idle.BeginReadAhead() is not { } cause)
+            if (connection.BeginReadAhead() is not { } cause)
             {
-                return (idle, true);
+                return true;
             }
 
-            await CloseAsync(idle, cause, streamId);
+            _ = CloseQuietlyAsync(connection, cause, streamId);
         }
 
-        return (await BackendConnection.ConnectAsync(Backend, _connectTimeout, _unsentBytesLimit, cancellationToken), false);
+        return false;
     }
+
+    /// <summary>A new connection to the backend, within the connect timeout.</summary>
+    public Task<BackendConnection> ConnectAsync(CancellationToken cancellationToken) =>
+        BackendConnection.ConnectAsync(Backend, _connectTimeout, _unsentBytesLimit, cancellationToken);
 
     /// <summary>
     /// The one place that decides whether a connection goes back to the pool once its exchange is over: only when the
@@ -153,7 +166,20 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     {
         foreach (IdleConnection entry in expired)
         {
-            await CloseAsync(entry.Connection, CloseCause.IdleTimeout, streamId: 0);
+            await CloseQuietlyAsync(entry.Connection, CloseCause.IdleTimeout, streamId: 0);
+        }
+    }
+
+    /// <summary>Closes a connection nobody waits on: a failure to close it has no one to tell.</summary>
+    private async Task CloseQuietlyAsync(BackendConnection connection, CloseCause cause, uint streamId)
+    {
+        try
+        {
+            await CloseAsync(connection, cause, streamId);
+        }
+        catch (Exception ex) when (ex is IOException or ObjectDisposedException or System.Net.Sockets.SocketException)
+        {
+            // The connection is gone either way.
         }
     }
 

@@ -44,6 +44,14 @@ internal static class ResponseHeadReader
                 ? await FinishReadAheadAsync(input, pending, cancellationToken)
                 : await input.ReadAsync(cancellationToken);
             readAhead = null;
+            if (result.IsCanceled)
+            {
+                // The exchange was aborted (a token, or the stream's abort listener cancelling the pending read).
+                input.AdvanceTo(result.Buffer.Start);
+                cancellationToken.ThrowIfCancellationRequested();
+                throw new OperationCanceledException("The exchange was aborted while waiting for the response head.");
+            }
+
             ReadOnlySequence<byte> buffer = result.Buffer;
             var reader = new SequenceReader<byte>(buffer);
             if (reader.TryReadTo(out ReadOnlySequence<byte> head, HeadEnd, advancePastDelimiter: true))
@@ -82,19 +90,15 @@ internal static class ResponseHeadReader
     /// <summary>Awaits a read started without a token, cancelling it (as a pipe read is cancelled) when the exchange is.</summary>
     private static async ValueTask<ReadResult> FinishReadAheadAsync(PipeReader input, ValueTask<ReadResult> pending, CancellationToken cancellationToken)
     {
-        ReadResult result;
+        if (!cancellationToken.CanBeCanceled)
+        {
+            return await pending;
+        }
+
         using (cancellationToken.UnsafeRegister(static state => ((PipeReader)state!).CancelPendingRead(), input))
         {
-            result = await pending;
+            return await pending;
         }
-
-        if (result.IsCanceled)
-        {
-            input.AdvanceTo(result.Buffer.Start);
-            cancellationToken.ThrowIfCancellationRequested();
-        }
-
-        return result;
     }
 
     private static BackendResponseHead Parse(string head, bool isHeadRequest)

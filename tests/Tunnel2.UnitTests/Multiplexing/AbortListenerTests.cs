@@ -1,0 +1,79 @@
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.UnitTests.Infrastructure;
+
+namespace Tunnel2.UnitTests.Multiplexing;
+
+/// <summary>The abort listener: told once when the stream is reset or its uplink dies, never after it was cleared.</summary>
+public sealed class AbortListenerTests
+{
+    private static readonly RequestHead Post = new("POST", "/x", []);
+
+    [Fact]
+    public async Task A_reset_from_the_peer_tells_the_listener_once_and_clearing_then_reports_the_abort()
+    {
+        await using var pair = UplinkPair.Start();
+        (UplinkStream server, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
+        var listener = new CountingListener();
+        client.SetAbortListener(listener);
+
+        server.Reset(ProtocolErrorCode.Cancelled);
+
+        await Eventually.AssertAsync(() => listener.Count == 1, "the listener is told of the reset");
+        Assert.True(client.IsAborted);
+        Assert.True(client.ClearAbortListener());
+        client.Reset(ProtocolErrorCode.InternalError);
+        Assert.Equal(1, listener.Count);
+    }
+
+    [Fact]
+    public async Task A_listener_set_after_the_reset_is_told_at_once()
+    {
+        await using var pair = UplinkPair.Start();
+        (_, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
+        client.Reset(ProtocolErrorCode.BackendUnreachable);
+        var listener = new CountingListener();
+
+        client.SetAbortListener(listener);
+
+        Assert.Equal(1, listener.Count);
+    }
+
+    [Fact]
+    public async Task A_cleared_listener_is_not_told_of_a_later_reset_or_of_the_uplink_closing()
+    {
+        await using var pair = UplinkPair.Start();
+        (_, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
+        var listener = new CountingListener();
+        client.SetAbortListener(listener);
+
+        Assert.False(client.ClearAbortListener());
+        pair.Client.Close("test");
+
+        await Eventually.AssertAsync(() => client.IsAborted, "the stream fails with its uplink");
+        Assert.Equal(0, listener.Count);
+    }
+
+    [Fact]
+    public async Task The_uplink_closing_tells_the_listener()
+    {
+        await using var pair = UplinkPair.Start();
+        (_, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
+        var listener = new CountingListener();
+        client.SetAbortListener(listener);
+
+        pair.Server.Close("test");
+
+        await Eventually.AssertAsync(() => listener.Count == 1, "the listener is told the uplink died");
+    }
+
+    private sealed class CountingListener : IStreamAbortListener
+    {
+        private int _count;
+
+        public int Count => Volatile.Read(ref _count);
+
+        public void OnStreamAborted() => Interlocked.Increment(ref _count);
+    }
+}
