@@ -11,8 +11,8 @@ public sealed class SessionRegistryTests
     private static readonly RequestHead Get = new("GET", "/", []);
 
     /// <summary>An uplink over in-memory pipes; it need not run for the registry.</summary>
-    private static Uplink NewUplink(string name) =>
-        new(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), new UplinkSettings(), UplinkRole.Server, NullLogger.Instance, name: name);
+    private static Uplink NewUplink(string name, UplinkSettings? settings = null) =>
+        new(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), settings ?? new UplinkSettings(), UplinkRole.Server, NullLogger.Instance, name: name);
 
     [Fact]
     public void A_registered_uplink_is_picked_for_its_session_only()
@@ -151,8 +151,8 @@ public sealed class SessionRegistryTests
     {
         var registry = new SessionRegistry();
         var oneStream = new UplinkSettings { MaxConcurrentStreams = 1 };
-        Uplink full = new(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), oneStream, UplinkRole.Server, NullLogger.Instance, name: "full");
-        Uplink roomy = new(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), oneStream, UplinkRole.Server, NullLogger.Instance, name: "roomy");
+        Uplink full = NewUplink("full", oneStream);
+        Uplink roomy = NewUplink("roomy", oneStream);
         registry.Register("s", full);
         registry.Register("s", roomy);
         Assert.Equal(StreamOpenStatus.Opened, full.TryOpenStream(Get, endStream: true, out _));
