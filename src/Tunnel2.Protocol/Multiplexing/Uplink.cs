@@ -146,11 +146,6 @@ public sealed partial class Uplink
         }
 
         stream = null;
-        if (!HasRoomForStream)
-        {
-            return AcceptsNewStreams ? StreamOpenStatus.AtStreamLimit : StreamOpenStatus.UplinkClosed;
-        }
-
         var writer = new PooledBufferWriter();
         HeadCodec.WriteRequestHead(writer, head);
         byte[] pooled = writer.Detach(out int length);
@@ -575,12 +570,14 @@ public sealed partial class Uplink
 
     private async Task KeepAliveLoopAsync()
     {
-        long headTimeoutMs = Role == UplinkRole.Server && Settings.ResponseHeadTimeout is { } headTimeout
-            ? (long)headTimeout.TotalMilliseconds
-            : long.MaxValue;
-        TimeSpan tick = TimeSpan.FromTicks(Math.Max(
-            TimeSpan.FromMilliseconds(50).Ticks,
-            Math.Min(Math.Min(Settings.KeepAliveInterval.Ticks, Settings.KeepAliveTimeout.Ticks), Settings.ResponseHeadTimeout?.Ticks ?? long.MaxValue) / 4));
+        TimeSpan? headTimeout = Role == UplinkRole.Server ? Settings.ResponseHeadTimeout : null;
+        TimeSpan shortest = Settings.KeepAliveInterval < Settings.KeepAliveTimeout ? Settings.KeepAliveInterval : Settings.KeepAliveTimeout;
+        if (headTimeout < shortest)
+        {
+            shortest = headTimeout.Value;
+        }
+
+        TimeSpan tick = TimeSpan.FromTicks(Math.Max(TimeSpan.FromMilliseconds(50).Ticks, shortest.Ticks / 4));
         using var timer = new PeriodicTimer(tick);
         ulong sequence = 0;
         try
@@ -595,9 +592,9 @@ public sealed partial class Uplink
                     return;
                 }
 
-                if (headTimeoutMs != long.MaxValue)
+                if (headTimeout is { } timeout)
                 {
-                    ResetOverdueStreams(now, headTimeoutMs);
+                    ResetOverdueStreams(now, (long)timeout.TotalMilliseconds);
                 }
 
                 if (now - Volatile.Read(ref _lastSentTicks) >= (long)Settings.KeepAliveInterval.TotalMilliseconds

@@ -107,14 +107,10 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         bool isHead = request.Method == "HEAD";
         for (int attempt = 0; ; attempt++)
         {
-            BackendConnection connection;
-            bool reused = _pool.TryRentIdle(stream.Id, out BackendConnection? idle);
-            if (reused)
+            bool reused = true;
+            if (!_pool.TryRentIdle(stream.Id, out BackendConnection? connection))
             {
-                connection = idle!;
-            }
-            else
-            {
+                reused = false;
                 try
                 {
                     connection = await _pool.ConnectAsync(stream.Aborted);

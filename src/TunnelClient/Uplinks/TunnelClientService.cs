@@ -40,11 +40,6 @@ public sealed class TunnelClientService : BackgroundService
 
     protected override Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        if (_options.Uplinks == 1)
-        {
-            return KeepUplinkAsync(0, stoppingToken);
-        }
-
         var uplinks = new Task[_options.Uplinks];
         for (int slot = 0; slot < uplinks.Length; slot++)
         {

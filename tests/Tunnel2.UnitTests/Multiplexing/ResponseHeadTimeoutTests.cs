@@ -30,6 +30,47 @@ public sealed class ResponseHeadTimeoutTests
     }
 
     [Fact]
+    public async Task In_a_crowd_of_1000_streams_exactly_the_silent_half_is_reset_and_the_answered_half_is_not()
+    {
+        await using var peer = RawPeer.ForServer(new UplinkSettings { ResponseHeadTimeout = TimeSpan.FromSeconds(2) });
+        var streams = new UplinkStream[1000];
+        for (int i = 0; i < streams.Length; i++)
+        {
+            streams[i] = peer.Uplink.OpenStream(Get, endStream: true);
+        }
+
+        byte[] ok = FrameBytes.Encode(new ResponseHead(200, []));
+        for (int i = 0; i < streams.Length; i += 2)
+        {
+            await peer.SendFrameAsync(FrameType.ResponseHead, FrameFlags.EndStream, streams[i].Id, ok);
+        }
+
+        var resetIds = new HashSet<uint>();
+        while (resetIds.Count < streams.Length / 2)
+        {
+            ReceivedFrame reset = (await peer.ReadUntilAsync(f => f.Header.Type == FrameType.Reset)).Match;
+            Assert.Equal(FrameBytes.U32((uint)ProtocolErrorCode.ResponseHeadTimeout), reset.Payload);
+            Assert.True(resetIds.Add(reset.Header.StreamId));
+        }
+
+        for (int i = 0; i < streams.Length; i++)
+        {
+            if (i % 2 == 0)
+            {
+                Assert.Equal(200, (await streams[i].ReadResponseHeadAsync().WithTimeout()).StatusCode);
+                Assert.DoesNotContain(streams[i].Id, resetIds);
+            }
+            else
+            {
+                var error = await Assert.ThrowsAsync<StreamResetException>(() => streams[i].ReadResponseHeadAsync().WithTimeout());
+                Assert.Equal(ProtocolErrorCode.ResponseHeadTimeout, error.ErrorCode);
+            }
+        }
+
+        Assert.True(peer.Uplink.IsOpen);
+    }
+
+    [Fact]
     public async Task A_head_that_arrives_after_the_timeout_reset_is_dropped_and_the_uplink_stays_open()
     {
         await using var peer = RawPeer.ForServer(ShortHeadTimeout);

@@ -16,6 +16,7 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
 
     // Oldest first: rents and returns work at the end (most recent first), the sweep trims the front.
     private readonly List<IdleConnection> _idle = [];
+    private readonly Uri _backend;
     private readonly TimeSpan _connectTimeout;
     private readonly int _unsentBytesLimit;
     private readonly Action<CloseCause, uint> _onClosed;
@@ -26,7 +27,7 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
 
     public BackendConnectionPool(Uri backend, TimeSpan connectTimeout, TimeSpan idleTimeout, int unsentBytesLimit, Action<CloseCause, uint> onClosed, TimeProvider? time = null)
     {
-        Backend = backend;
+        _backend = backend;
         _connectTimeout = connectTimeout;
         _unsentBytesLimit = unsentBytesLimit;
         _onClosed = onClosed;
@@ -37,8 +38,6 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
         TimeSpan period = idleTimeout / 4;
         _sweep = _time.CreateTimer(static state => ((BackendConnectionPool)state!).CloseExpired(), this, period, period);
     }
-
-    public Uri Backend { get; }
 
     /// <summary>Connections idle in the pool right now.</summary>
     public int IdleCount
@@ -51,12 +50,6 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
             }
         }
     }
-
-    /// <summary>An idle connection that is still quiet (its response read already started), else a new one.</summary>
-    public async ValueTask<(BackendConnection Connection, bool Reused)> RentAsync(uint streamId, CancellationToken cancellationToken) =>
-        TryRentIdle(streamId, out BackendConnection? idle)
-            ? (idle, true)
-            : (await ConnectAsync(cancellationToken), false);
 
     /// <summary>
     /// An idle connection that is still quiet, its response read already started; false when none is left. Idle
@@ -79,7 +72,7 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
 
     /// <summary>A new connection to the backend, within the connect timeout.</summary>
     public Task<BackendConnection> ConnectAsync(CancellationToken cancellationToken) =>
-        BackendConnection.ConnectAsync(Backend, _connectTimeout, _unsentBytesLimit, cancellationToken);
+        BackendConnection.ConnectAsync(_backend, _connectTimeout, _unsentBytesLimit, cancellationToken);
 
     /// <summary>
     /// The one place that decides whether a connection goes back to the pool once its exchange is over: only when the

@@ -59,8 +59,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
         await Eventually.AssertAsync(() => _pool.IdleCount == 1, "only the older connection leaves the pool");
         Assert.Equal(0, await olderAccepted.ReceiveAsync(new byte[1]).WithTimeout());
 
-        (BackendConnection rented, bool reused) = await _pool.RentAsync(streamId: 3, CancellationToken.None).AsTask().WithTimeout();
-        Assert.True(reused);
+        Assert.True(_pool.TryRentIdle(streamId: 3, out BackendConnection? rented));
         Assert.Same(newer, rented);
         await rented.DisposeAsync();
         olderAccepted.Dispose();
@@ -83,8 +82,8 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
     private async Task<(BackendConnection Connection, Socket Accepted)> ConnectAsync(uint streamId)
     {
         Task<Socket> accept = _backend.AcceptSocketAsync();
-        (BackendConnection connection, bool reused) = await _pool.RentAsync(streamId, CancellationToken.None).AsTask().WithTimeout();
-        Assert.False(reused);
+        Assert.False(_pool.TryRentIdle(streamId, out _));
+        BackendConnection connection = await _pool.ConnectAsync(CancellationToken.None).WithTimeout();
         return (connection, await accept.WithTimeout());
     }
 
