@@ -41,6 +41,9 @@ internal sealed class SendWindow
         }
     }
 
+    /// <summary>Whether an acquire would return at once (a hint: the peer's grants only add to it).</summary>
+    public bool HasCredit => Volatile.Read(ref _available) > 0;
+
     /// <summary>Gives back credit that was acquired but not used.</summary>
     public void Return(int unused) => Grant(unused);
 

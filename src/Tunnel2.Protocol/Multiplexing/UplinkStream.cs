@@ -141,6 +141,9 @@ public sealed partial class UplinkStream : IDisposable
     public ValueTask<int> AcquireSendCreditAsync(int max, CancellationToken cancellationToken) =>
         _sendWindow.AcquireAsync(max, cancellationToken);
 
+    /// <summary>Whether <see cref="AcquireSendCreditAsync"/> would return at once.</summary>
+    public bool HasSendCredit => _sendWindow.HasCredit;
+
     public void ReturnSendCredit(int unused)
     {
         if (unused > 0)

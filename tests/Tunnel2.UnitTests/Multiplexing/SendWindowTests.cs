@@ -29,6 +29,19 @@ public sealed class SendWindowTests
     }
 
     [Fact]
+    public async Task Has_credit_only_while_an_acquire_would_return_at_once()
+    {
+        var window = new SendWindow(10);
+        Assert.True(window.HasCredit);
+
+        await window.AcquireAsync(10, CancellationToken.None);
+        Assert.False(window.HasCredit);
+
+        window.Grant(1);
+        Assert.True(window.HasCredit);
+    }
+
+    [Fact]
     public async Task A_window_starting_at_zero_waits()
     {
         var window = new SendWindow(0);
