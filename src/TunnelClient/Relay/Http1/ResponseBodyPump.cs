@@ -64,8 +64,8 @@ internal static class ResponseBodyPump
         {
             // The socket's cached read arguments keep a reference to the buffer of its last read, long after that
             // buffer went back to the pool (and, under a crowd, out of it): a stream that now waits for its caller
-            // would keep a dead 16 KiB array alive, ~150 MiB at 10,000 slow streams. A zero-byte read points them at
-            // no buffer; it completes once the backend has bytes, which is at once while a body is under way.
+            // would keep a dead 16 KiB array alive (docs/benchmarks/2026-11-24-storm.md). A zero-byte read points them
+            // at no buffer; it completes once the backend has bytes, which is at once while a body is under way.
             _ = await source.ReadAsync(Memory<byte>.Empty, cancellationToken);
         }
 
