@@ -68,6 +68,34 @@ public sealed class AbortListenerTests
         await Eventually.AssertAsync(() => listener.Count == 1, "the listener is told the uplink died");
     }
 
+    [Fact]
+    public async Task In_a_crowd_of_1000_streams_a_reset_tells_only_its_own_listener_and_the_uplink_closing_tells_the_rest_once()
+    {
+        await using var pair = UplinkPair.Start();
+        var servers = new UplinkStream[1000];
+        var listeners = new CountingListener[servers.Length];
+        for (int i = 0; i < servers.Length; i++)
+        {
+            (servers[i], UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
+            listeners[i] = new CountingListener();
+            client.SetAbortListener(listeners[i]);
+        }
+
+        for (int i = 0; i < servers.Length; i += 2)
+        {
+            servers[i].Reset(ProtocolErrorCode.Cancelled);
+        }
+
+        await Eventually.AssertAsync(() => listeners.Where((_, i) => i % 2 == 0).All(l => l.Count == 1), "each reset stream's listener is told");
+        await pair.BarrierAsync();
+        Assert.All(listeners.Where((_, i) => i % 2 == 1), l => Assert.Equal(0, l.Count));
+
+        pair.Server.Close("test");
+
+        await Eventually.AssertAsync(() => listeners.All(l => l.Count >= 1), "every other listener is told the uplink died");
+        Assert.All(listeners, l => Assert.Equal(1, l.Count));
+    }
+
     private sealed class CountingListener : IStreamAbortListener
     {
         private int _count;
