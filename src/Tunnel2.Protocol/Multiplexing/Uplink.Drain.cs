@@ -36,7 +36,7 @@ public sealed partial class Uplink
             _localDraining = true;
         }
 
-        TryEnqueue(OutboundFrame.GoAway(Volatile.Read(ref _lastStreamId), ProtocolErrorCode.NoError));
+        TryEnqueue(OutboundFrame.GoAway(_streams.LastStreamId, ProtocolErrorCode.NoError));
         TryEnqueue(OutboundFrame.Ping(DrainPingPayload));
     }
 

@@ -1,0 +1,217 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.IO.Pipelines;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// The uplink's own job: the one reader loop, which parses frames off the transport and hands each to its stream (or
+/// handles it, for the connection-level frames) in the order they arrived.
+/// </summary>
+public sealed partial class Uplink
+{
+    private async Task ReadLoopAsync()
+    {
+        PipeReader input = _transport.Input;
+        try
+        {
+            while (true)
+            {
+                ReadResult result = await input.ReadAsync().ConfigureAwait(false);
+                if (result.IsCanceled)
+                {
+                    return;
+                }
+
+                _keepAlive.OnReceived();
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                try
+                {
+                    while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
+                    {
+                        Dispatch(header, payload);
+                    }
+                }
+                finally
+                {
+                    input.AdvanceTo(buffer.Start, buffer.End);
+                }
+
+                if (result.IsCompleted)
+                {
+                    if (!buffer.IsEmpty)
+                    {
+                        throw new ProtocolViolationException($"Connection ended inside a frame ({buffer.Length} bytes left).");
+                    }
+
+                    return;
+                }
+            }
+        }
+        catch (ProtocolViolationException ex)
+        {
+            Log.ProtocolViolation(_logger, Name, ex.Message);
+            TryEnqueue(OutboundFrame.GoAway(_streams.LastStreamId, ProtocolErrorCode.ProtocolError));
+            Close($"protocol error: {ex.Message}");
+        }
+        catch (Exception ex) when (IsTransportFailure(ex))
+        {
+            Close($"transport error: {ex.Message}");
+        }
+        catch (Exception ex)
+        {
+            Log.UnexpectedFailure(_logger, Name, ex);
+            Close($"internal error: {ex.Message}");
+        }
+        finally
+        {
+            await input.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        switch (header.Type)
+        {
+            case FrameType.RequestHead:
+                AcceptStream(header, payload);
+                break;
+            case FrameType.ResponseHead:
+                if (Role != UplinkRole.Server)
+                {
+                    throw new ProtocolViolationException("A client received a response head.");
+                }
+
+                FindStream(header)?.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream);
+                break;
+            case FrameType.Data:
+                FindStream(header)?.OnData(payload, header.EndStream);
+                break;
+            case FrameType.Reset:
+                FindStream(header)?.OnReset((ProtocolErrorCode)ReadFixed32(header, payload));
+                break;
+            case FrameType.WindowUpdate:
+                uint increment = ReadFixed32(header, payload);
+                if (increment is 0 or > int.MaxValue)
+                {
+                    throw new ProtocolViolationException($"Invalid window increment {increment}.");
+                }
+
+                if (header.StreamId != 0)
+                {
+                    FindStream(header)?.OnWindowUpdate((int)increment);
+                }
+
+                break;
+            case FrameType.Ping:
+                if (_scheduler.QueuedPongs >= MaxQueuedPongs)
+                {
+                    throw new ProtocolViolationException($"Ping flood: {MaxQueuedPongs} answers queued that the peer has not read.");
+                }
+
+                TryEnqueue(OutboundFrame.Pong(ReadFixed64(header, payload)));
+                break;
+            case FrameType.Pong:
+                OnPong(ReadFixed64(header, payload));
+                break;
+            case FrameType.GoAway:
+                ulong goAway = ReadFixed64(header, payload);
+                lock (_openLock)
+                {
+                    // Under the open lock: a stream is either queued before this point (so before any Pong answering
+                    // a Ping that follows the GoAway) or not opened at all. The drain handshake relies on that order.
+                    _peerDraining = true;
+                }
+
+                Log.PeerDraining(_logger, Name, (ProtocolErrorCode)(uint)goAway);
+                break;
+        }
+    }
+
+    private void AcceptStream(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (Role != UplinkRole.Client)
+        {
+            throw new ProtocolViolationException("The server received a request head.");
+        }
+
+        if (header.StreamId == 0 || header.StreamId <= _streams.LastStreamId)
+        {
+            throw new ProtocolViolationException($"Request head reuses or goes back to stream id {header.StreamId}.");
+        }
+
+        RequestHead head = HeadCodec.ReadRequestHead(payload);
+        var stream = new UplinkStream(this, header.StreamId, head, requestHasBody: !header.EndStream);
+        _streams.Add(stream);
+        if (header.EndStream)
+        {
+            stream.EndInbound();
+        }
+
+        if (_localDraining)
+        {
+            stream.Reset(ProtocolErrorCode.Draining);
+            stream.Dispose();
+            return;
+        }
+
+        // The server keeps to the limit; this end may still hold a stream the server already counts as finished
+        // (e.g. one it reset a moment ago), so one over the limit is refused, not treated as a protocol error.
+        if (ActiveStreamCount > Settings.MaxConcurrentStreams)
+        {
+            Log.StreamRefusedOverLimit(_logger, Name, header.StreamId, Settings.MaxConcurrentStreams);
+            stream.Reset(ProtocolErrorCode.Overloaded);
+            stream.Dispose();
+            return;
+        }
+
+        _streamHandler!.OnStreamOpened(stream);
+    }
+
+    /// <summary>The stream a frame is for; null when it already finished; a protocol error when it never existed.</summary>
+    private UplinkStream? FindStream(in FrameHeader header)
+    {
+        if (header.StreamId == 0)
+        {
+            throw new ProtocolViolationException($"{header.Type} frame on stream 0.");
+        }
+
+        if (_streams.TryGet(header.StreamId, out UplinkStream? stream))
+        {
+            return stream;
+        }
+
+        if (header.StreamId > _streams.LastStreamId)
+        {
+            throw new ProtocolViolationException($"{header.Type} frame for stream {header.StreamId}, which was never opened.");
+        }
+
+        return null;
+    }
+
+    private static uint ReadFixed32(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (payload.Length != 4)
+        {
+            throw new ProtocolViolationException($"{header.Type} frame must carry 4 bytes, not {payload.Length}.");
+        }
+
+        Span<byte> bytes = stackalloc byte[4];
+        payload.CopyTo(bytes);
+        return BinaryPrimitives.ReadUInt32BigEndian(bytes);
+    }
+
+    private static ulong ReadFixed64(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (payload.Length != 8 || header.StreamId != 0)
+        {
+            throw new ProtocolViolationException($"{header.Type} frame must carry 8 bytes on stream 0.");
+        }
+
+        Span<byte> bytes = stackalloc byte[8];
+        payload.CopyTo(bytes);
+        return BinaryPrimitives.ReadUInt64BigEndian(bytes);
+    }
+}

@@ -1,0 +1,132 @@
+using System.IO.Pipelines;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// The uplink's one writer: takes frames in the order the <see cref="FrameScheduler"/> picks, coalesces them into few
+/// transport writes, and on the way out gives the last buffered bytes one bounded flush.
+/// </summary>
+internal sealed class UplinkFrameWriter
+{
+    /// <summary>Flush the transport at least every this many bytes while frames keep coming.</summary>
+    private const int MaxUnflushedBytes = 64 * 1024;
+
+    /// <summary>How long the last flush may wait for a peer that does not read (e.g. frozen, buffers full).</summary>
+    private static readonly TimeSpan FinalFlushTimeout = TimeSpan.FromMilliseconds(500);
+
+    private readonly PipeWriter _output;
+    private readonly FrameScheduler _scheduler;
+    private readonly Uplink _uplink;
+    private long _lastSentTicks = Environment.TickCount64;
+
+    public UplinkFrameWriter(PipeWriter output, FrameScheduler scheduler, Uplink uplink)
+    {
+        _output = output;
+        _scheduler = scheduler;
+        _uplink = uplink;
+    }
+
+    /// <summary>When the writer last handed bytes to the transport (<see cref="Environment.TickCount64"/>).</summary>
+    public long LastSentTicks => Volatile.Read(ref _lastSentTicks);
+
+    /// <summary>Writes until the scheduler is completed and empty, or the transport fails (which closes the uplink).</summary>
+    public async Task RunAsync()
+    {
+        try
+        {
+            while (true)
+            {
+                // Read before taking frames: once completion is seen, every frame queued before it is visible too.
+                bool completed = _scheduler.IsCompleted;
+                int unflushed = 0;
+                bool yielded = false;
+                while (true)
+                {
+                    while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
+                    {
+                        unflushed += frame.TotalLength;
+                        frame.WriteTo(_output);
+                    }
+
+                    if (unflushed == 0 || unflushed >= MaxUnflushedBytes || yielded)
+                    {
+                        break;
+                    }
+
+                    // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue,
+                    // then goes out in one send. Measured at 5,000 req/s: 1.7 fewer syscalls and 8 µs less CPU per
+                    // request in the client, 4 µs less in the server, 0.27 ms less added p50 (2026-11-24-uplink-v2.md);
+                    // under Kestrel's upgrade its I/O queue had merged flushes this way.
+                    yielded = true;
+                    await Task.Yield();
+                }
+
+                if (unflushed == 0)
+                {
+                    if (completed)
+                    {
+                        return;
+                    }
+
+                    await _scheduler.WaitAsync().ConfigureAwait(false);
+                    continue;
+                }
+
+                FlushResult flush = await _output.FlushAsync().ConfigureAwait(false);
+                Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
+                if (flush.IsCanceled || flush.IsCompleted)
+                {
+                    _uplink.Close("transport stopped accepting writes");
+                    return;
+                }
+            }
+        }
+        catch (Exception ex) when (Uplink.IsTransportFailure(ex) || ex is InvalidOperationException)
+        {
+            _uplink.Close($"transport error while writing: {ex.Message}");
+        }
+        finally
+        {
+            _scheduler.DropQueued();
+            await CompleteOutputAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Wakes a flush that waits for a peer that does not read (the uplink is closing).</summary>
+    public void CancelPendingFlush() => _output.CancelPendingFlush();
+
+    /// <summary>
+    /// Completes the transport's output. What is still buffered (e.g. the GoAway of a protocol error) gets one bounded,
+    /// cancellable flush; if the peer does not take it in time it is dropped, and the output is completed with an error
+    /// so a stream-backed writer does not try again with a write nothing could stop.
+    /// </summary>
+    private async Task CompleteOutputAsync()
+    {
+        bool flushed = false;
+        using (var deadline = new CancellationTokenSource(FinalFlushTimeout))
+        {
+            // Two tries: the first may only report the CancelPendingFlush of the close itself.
+            for (int attempt = 0; attempt < 2 && !flushed; attempt++)
+            {
+                try
+                {
+                    FlushResult result = await _output.FlushAsync(deadline.Token).ConfigureAwait(false);
+                    flushed = !result.IsCanceled || result.IsCompleted;
+                }
+                catch (Exception ex) when (Uplink.IsTransportFailure(ex) || ex is InvalidOperationException)
+                {
+                    break;
+                }
+            }
+        }
+
+        try
+        {
+            await _output.CompleteAsync(flushed ? null : new UplinkClosedException(_uplink.CloseReason ?? "closed")).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (Uplink.IsTransportFailure(ex) || ex is InvalidOperationException)
+        {
+            // The connection is already gone; nothing left to flush.
+        }
+    }
+}
