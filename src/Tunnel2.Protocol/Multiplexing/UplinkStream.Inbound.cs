@@ -17,12 +17,9 @@ public sealed partial class UplinkStream
 
         if (!_responseHead.TrySetResult(head))
         {
-            lock (_sync)
+            if (Has(StreamState.Aborted))
             {
-                if (_resetCode is not null)
-                {
-                    return; // in flight when this side reset the stream (the head came too late, or the caller left)
-                }
+                return; // in flight when this side reset the stream (the head came too late, or the caller left)
             }
 
             throw new ProtocolViolationException($"Second response head on stream {Id}.");
@@ -39,9 +36,9 @@ public sealed partial class UplinkStream
     {
         lock (_sync)
         {
-            if (_remoteEnded)
+            if ((_state & StreamState.RemoteEnded) != 0)
             {
-                if (_resetCode is not null)
+                if ((_state & StreamState.Aborted) != 0)
                 {
                     return; // in flight when we reset it
                 }
@@ -61,7 +58,7 @@ public sealed partial class UplinkStream
             }
 
             _uplink.AddReceiveCredit(-payload.Length);
-            if (!_inputAbandoned && !payload.IsEmpty)
+            if ((_state & StreamState.Disposed) == 0 && !payload.IsEmpty)
             {
                 _unconsumed += payload.Length;
                 foreach (ReadOnlyMemory<byte> segment in payload)
@@ -84,21 +81,7 @@ public sealed partial class UplinkStream
         }
     }
 
-    internal void EndInbound()
-    {
-        lock (_sync)
-        {
-            if (_remoteEnded)
-            {
-                return;
-            }
-
-            _remoteEnded = true;
-            _inbound.Writer.Complete();
-        }
-
-        RemoveIfFinished();
-    }
+    internal void EndInbound() => Transition(StreamState.RemoteEnded);
 
     internal void OnWindowUpdate(int increment) => _sendWindow.Grant(increment);
 
@@ -111,63 +94,6 @@ public sealed partial class UplinkStream
         _responseHead is { Task.IsCompleted: false } && now - _openedAt >= timeoutMs;
 
     /// <param name="dropQueued">Whether frames this side still has queued are dropped: the peer will not read them.</param>
-    private void Fail(ProtocolErrorCode code, Exception reason, bool dropQueued)
-    {
-        CancellationTokenSource? aborted;
-        lock (_sync)
-        {
-            if (_resetCode is not null)
-            {
-                return;
-            }
-
-            _resetCode = code;
-            _localEnded = true;
-            if (!_remoteEnded)
-            {
-                _remoteEnded = true;
-                _inbound.Writer.Complete(reason);
-            }
-
-            aborted = _aborted;
-        }
-
-        if (dropQueued)
-        {
-            DropQueuedData();
-        }
-
-        _sendWindow.Fault(reason);
-        _responseHead?.TrySetException(reason);
-        Interlocked.Exchange(ref _abortListener, null)?.OnStreamAborted();
-        try
-        {
-            aborted?.Cancel();
-        }
-        catch (Exception ex) when (ex is ObjectDisposedException or AggregateException)
-        {
-            // Disposed concurrently by the stream's owner, or a listener was already torn down: nobody is left to tell.
-        }
-
-        RemoveIfFinished();
-    }
-
-    private void RemoveIfFinished()
-    {
-        lock (_sync)
-        {
-            if (_removed || !(_localEnded && _remoteEnded))
-            {
-                return;
-            }
-
-            _removed = true;
-
-            // Credit the peer never used goes back to the budget with the stream.
-            _uplink.AddReceiveCredit(-_receiveWindow);
-            _receiveWindow = 0;
-        }
-
-        _uplink.RemoveStream(this);
-    }
+    private void Fail(ProtocolErrorCode code, Exception reason, bool dropQueued) =>
+        TryTransition(StreamState.Aborted, StreamState.Aborted, out _, new StreamAbort(code, reason, dropQueued));
 }

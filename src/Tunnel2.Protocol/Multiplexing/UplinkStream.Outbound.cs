@@ -17,6 +17,20 @@ public sealed partial class UplinkStream
     /// <summary>Body bytes the writer has taken from this stream so far (it decides the stream's lane).</summary>
     internal long SentBytes => Volatile.Read(ref _sentBytes);
 
+    /// <summary>Heads go in the uplink's control lane; body, end-of-stream and Reset frames in this stream's own queue.</summary>
+    /// <exception cref="UplinkClosedException">The uplink no longer sends (the frame's buffer has been returned).</exception>
+    private void Queue(in OutboundFrame frame)
+    {
+        if (frame.Type is FrameType.RequestHead or FrameType.ResponseHead)
+        {
+            _uplink.Enqueue(frame);
+        }
+        else
+        {
+            QueueOutbound(frame);
+        }
+    }
+
     /// <summary>Queues a frame behind this stream's earlier ones and lines the stream up for the writer.</summary>
     /// <exception cref="UplinkClosedException">The uplink no longer sends (the frame's buffer has been returned).</exception>
     private void QueueOutbound(in OutboundFrame frame)

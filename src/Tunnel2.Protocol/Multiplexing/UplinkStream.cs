@@ -28,15 +28,10 @@ public sealed partial class UplinkStream : IDisposable
     private readonly long _openedAt;
     private long _receiveWindow;
     private long _unconsumed;
-    private bool _localEnded;
-    private bool _remoteEnded;
-    private bool _inputAbandoned;
-    private bool _removed;
-    private ProtocolErrorCode? _resetCode;
 
     internal UplinkStream(Uplink uplink, uint id, RequestHead? requestHead, bool requestHasBody = false, bool localEnded = false)
     {
-        _localEnded = localEnded;
+        _state = localEnded ? StreamState.LocalEnded : StreamState.Open;
         _uplink = uplink;
         Id = id;
         RequestHead = requestHead;
@@ -84,7 +79,7 @@ public sealed partial class UplinkStream : IDisposable
             lock (_sync)
             {
                 _aborted ??= new CancellationTokenSource();
-                if (_resetCode is not null)
+                if ((_state & StreamState.Aborted) != 0)
                 {
                     _aborted.Cancel();
                 }
@@ -164,42 +159,21 @@ public sealed partial class UplinkStream : IDisposable
             throw new ArgumentOutOfRangeException(nameof(length), length, $"A Data frame carries at most {_uplink.Settings.MaxFramePayload} bytes.");
         }
 
-        lock (_sync)
+        OutboundFrame frame = OutboundFrame.WithPooledPayload(FrameType.Data, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length);
+        if (!TryTransition(endStream ? StreamState.LocalEnded : StreamState.Open, StreamState.LocalEnded, out _, send: frame))
         {
-            if (_localEnded)
-            {
-                ArrayPool<byte>.Shared.Return(pooled);
-                throw NotWritable();
-            }
-
-            if (endStream)
-            {
-                _localEnded = true;
-            }
-        }
-
-        QueueOutbound(OutboundFrame.WithPooledPayload(FrameType.Data, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length));
-        if (endStream)
-        {
-            RemoveIfFinished();
+            frame.ReturnBuffer();
+            throw NotWritable();
         }
     }
 
     /// <summary>Ends the body this side sends.</summary>
     public void SendEnd()
     {
-        lock (_sync)
+        if (!TryTransition(StreamState.LocalEnded, StreamState.LocalEnded, out _, send: OutboundFrame.WithPooledPayload(FrameType.Data, FrameFlags.EndStream, Id, null, 0)))
         {
-            if (_localEnded)
-            {
-                throw NotWritable();
-            }
-
-            _localEnded = true;
+            throw NotWritable();
         }
-
-        QueueOutbound(OutboundFrame.WithPooledPayload(FrameType.Data, FrameFlags.EndStream, Id, null, 0));
-        RemoveIfFinished();
     }
 
     /// <summary>
@@ -219,7 +193,7 @@ public sealed partial class UplinkStream : IDisposable
         lock (_sync)
         {
             _unconsumed = Math.Max(0, _unconsumed - bytes);
-            if (_remoteEnded)
+            if ((_state & StreamState.RemoteEnded) != 0)
             {
                 return;
             }
@@ -251,12 +225,12 @@ public sealed partial class UplinkStream : IDisposable
         bool localEnded;
         lock (_sync)
         {
-            if (_resetCode is not null || (_localEnded && _remoteEnded))
+            if ((_state & (StreamState.Aborted | StreamState.Removed)) != 0)
             {
                 return;
             }
 
-            localEnded = _localEnded;
+            localEnded = (_state & StreamState.LocalEnded) != 0;
         }
 
         if (localEnded)
@@ -285,11 +259,7 @@ public sealed partial class UplinkStream : IDisposable
     public void Dispose()
     {
         Reset(ProtocolErrorCode.Cancelled);
-        lock (_sync)
-        {
-            _inputAbandoned = true;
-        }
-
+        Transition(StreamState.Disposed);
         _inbound.Reader.Complete();
         lock (_sync)
         {
@@ -307,27 +277,14 @@ public sealed partial class UplinkStream : IDisposable
             throw new HeadTooLargeException(length, _uplink.Settings.MaxFramePayload);
         }
 
-        lock (_sync)
+        OutboundFrame frame = OutboundFrame.WithPooledPayload(type, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length);
+        if (!TryTransition(endStream ? StreamState.LocalEnded : StreamState.Open, StreamState.LocalEnded, out _, send: frame))
         {
-            if (_localEnded)
-            {
-                ArrayPool<byte>.Shared.Return(pooled);
-                throw NotWritable();
-            }
-
-            if (endStream)
-            {
-                _localEnded = true;
-            }
-        }
-
-        _uplink.Enqueue(OutboundFrame.WithPooledPayload(type, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length));
-        if (endStream)
-        {
-            RemoveIfFinished();
+            frame.ReturnBuffer();
+            throw NotWritable();
         }
     }
 
     private Exception NotWritable() =>
-        _resetCode is { } code ? new StreamResetException(code) : new InvalidOperationException("The stream's sending side has ended.");
+        ResetCode is { } code ? new StreamResetException(code) : new InvalidOperationException("The stream's sending side has ended.");
 }

@@ -15,7 +15,7 @@ public sealed class AbortListenerTests
     {
         await using var pair = UplinkPair.Start();
         (UplinkStream server, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
-        var listener = new CountingListener();
+        var listener = new CountingAbortListener();
         client.SetAbortListener(listener);
 
         server.Reset(ProtocolErrorCode.Cancelled);
@@ -33,7 +33,7 @@ public sealed class AbortListenerTests
         await using var pair = UplinkPair.Start();
         (_, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
         client.Reset(ProtocolErrorCode.BackendUnreachable);
-        var listener = new CountingListener();
+        var listener = new CountingAbortListener();
 
         client.SetAbortListener(listener);
 
@@ -45,7 +45,7 @@ public sealed class AbortListenerTests
     {
         await using var pair = UplinkPair.Start();
         (_, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
-        var listener = new CountingListener();
+        var listener = new CountingAbortListener();
         client.SetAbortListener(listener);
 
         Assert.False(client.ClearAbortListener());
@@ -60,7 +60,7 @@ public sealed class AbortListenerTests
     {
         await using var pair = UplinkPair.Start();
         (_, UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
-        var listener = new CountingListener();
+        var listener = new CountingAbortListener();
         client.SetAbortListener(listener);
 
         pair.Server.Close("test");
@@ -73,11 +73,11 @@ public sealed class AbortListenerTests
     {
         await using var pair = UplinkPair.Start();
         var servers = new UplinkStream[1000];
-        var listeners = new CountingListener[servers.Length];
+        var listeners = new CountingAbortListener[servers.Length];
         for (int i = 0; i < servers.Length; i++)
         {
             (servers[i], UplinkStream client) = await pair.OpenAsync(Post, endStream: false);
-            listeners[i] = new CountingListener();
+            listeners[i] = new CountingAbortListener();
             client.SetAbortListener(listeners[i]);
         }
 
@@ -94,14 +94,5 @@ public sealed class AbortListenerTests
 
         await Eventually.AssertAsync(() => listeners.All(l => l.Count >= 1), "every other listener is told the uplink died");
         Assert.All(listeners, l => Assert.Equal(1, l.Count));
-    }
-
-    private sealed class CountingListener : IStreamAbortListener
-    {
-        private int _count;
-
-        public int Count => Volatile.Read(ref _count);
-
-        public void OnStreamAborted() => Interlocked.Increment(ref _count);
     }
 }
