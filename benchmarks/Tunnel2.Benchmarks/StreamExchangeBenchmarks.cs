@@ -1,0 +1,86 @@
+using System.IO.Pipelines;
+using BenchmarkDotNet.Attributes;
+using Microsoft.Extensions.Logging.Abstractions;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.Benchmarks;
+
+/// <summary>
+/// One small exchange through a running uplink pair joined by in-memory pipes (both roles, all their loops), and what
+/// the two stream objects of an exchange cost to create: the share of the exchange's allocations that pooling
+/// <see cref="UplinkStream"/> objects could save (issue 14, item 2).
+/// </summary>
+[MemoryDiagnoser]
+public class StreamExchangeBenchmarks
+{
+    private static readonly RequestHead Get = new("GET", "/loadtest/ping", []);
+    private static readonly ResponseHead Ok = new(200, [new("Content-Type", "text/plain")]);
+
+    private Uplink _server = null!;
+    private Uplink _client = null!;
+    private Task _runs = null!;
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        var settings = new UplinkSettings();
+        var toClient = new Pipe();
+        var toServer = new Pipe();
+        _server = new Uplink(new DuplexPipe(toServer.Reader, toClient.Writer), settings, UplinkRole.Server, NullLogger.Instance);
+        _client = new Uplink(new DuplexPipe(toClient.Reader, toServer.Writer), settings, UplinkRole.Client, NullLogger.Instance, new PongHandler());
+        _runs = Task.WhenAll(_server.RunAsync(), _client.RunAsync());
+    }
+
+    [GlobalCleanup]
+    public void Cleanup()
+    {
+        _server.Close("benchmark finished");
+        _client.Close("benchmark finished");
+        _runs.GetAwaiter().GetResult();
+    }
+
+    /// <summary>A GET answered with a head and four body bytes, read to the end, both streams disposed.</summary>
+    [Benchmark]
+    public async Task<long> Exchange()
+    {
+        using UplinkStream stream = _server.OpenStream(Get, endStream: true);
+        await stream.ReadResponseHeadAsync().ConfigureAwait(false);
+        long bytes = 0;
+        while (true)
+        {
+            ReadResult result = await stream.Input.ReadAsync().ConfigureAwait(false);
+            bytes += result.Buffer.Length;
+            stream.Input.AdvanceTo(result.Buffer.End);
+            stream.OnInputConsumed(result.Buffer.Length);
+            if (result.IsCompleted)
+            {
+                return bytes;
+            }
+        }
+    }
+
+    /// <summary>Creating the stream objects of one exchange, one per side, and nothing else.</summary>
+    [Benchmark]
+    public int CreateStreamPair()
+    {
+        var server = new UplinkStream(_server, uint.MaxValue, requestHead: null, localEnded: true);
+        var client = new UplinkStream(_client, uint.MaxValue, Get);
+        return (int)(server.Id ^ client.Id);
+    }
+
+    /// <summary>Answers every request at once, on the reader loop: a head, four bytes, the end.</summary>
+    private sealed class PongHandler : IUplinkStreamHandler
+    {
+        private static readonly byte[] Body = "pong"u8.ToArray();
+
+        public void OnStreamOpened(UplinkStream stream)
+        {
+            stream.SendResponseHead(Ok, endStream: false);
+            byte[] pooled = System.Buffers.ArrayPool<byte>.Shared.Rent(Body.Length);
+            Body.CopyTo(pooled, 0);
+            stream.SendPooledData(pooled, Body.Length, endStream: true);
+            stream.Dispose();
+        }
+    }
+}
