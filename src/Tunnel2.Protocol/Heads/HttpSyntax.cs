@@ -13,11 +13,18 @@ public static class HttpSyntax
     private static readonly SearchValues<char> TokenChars =
         SearchValues.Create("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
 
+    /// <summary>The same tchar set, as bytes off the wire.</summary>
+    private static readonly SearchValues<byte> TokenBytes =
+        SearchValues.Create("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"u8);
+
     /// <summary>Bytes that end or split a header line on the wire, and so never belong in a field value.</summary>
     private static readonly SearchValues<char> LineBreakers = SearchValues.Create("\r\n\0");
 
     /// <summary>A field name is a non-empty token: no controls, no white space, no separators, nothing above 0x7E.</summary>
     public static bool IsToken(ReadOnlySpan<char> name) => !name.IsEmpty && !name.ContainsAnyExcept(TokenChars);
+
+    /// <inheritdoc cref="IsToken(ReadOnlySpan{char})"/>
+    public static bool IsToken(ReadOnlySpan<byte> name) => !name.IsEmpty && !name.ContainsAnyExcept(TokenBytes);
 
     /// <summary>False when the value holds CR, LF or NUL, which would start a new line or end the head early.</summary>
     public static bool IsSafeFieldValue(ReadOnlySpan<char> value) => !value.ContainsAny(LineBreakers);

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Text;
-using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Http1;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 

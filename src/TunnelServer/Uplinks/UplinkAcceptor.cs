@@ -5,6 +5,7 @@ using System.Net.Sockets;
 using System.Net.WebSockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Http1;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;

@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
 using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Http1;
 
 namespace Tunnel2.TunnelServer.Uplinks;
 

@@ -1,6 +1,7 @@
 using System.IO.Pipelines;
 using System.Text;
 using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Http1;
 using Tunnel2.TunnelServer.Uplinks;
 
 namespace Tunnel2.UnitTests.Handshake;

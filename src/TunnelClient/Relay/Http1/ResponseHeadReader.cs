@@ -1,8 +1,8 @@
 using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
-using System.Text;
 using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Http1;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
@@ -22,11 +22,13 @@ internal sealed record BackendResponseHead(int StatusCode, List<HeaderField> Hea
     public bool KeepAlive => CloseCause is null;
 }
 
-/// <summary>Reads the backend's response head (skipping 1xx interim answers) off the connection.</summary>
+/// <summary>
+/// Reads the backend's response head (skipping 1xx interim answers) off the connection with the tunnel's one HTTP/1
+/// head parser, <see cref="Http1Head"/>, and decides how its body is framed.
+/// </summary>
 internal static class ResponseHeadReader
 {
     private const int MaxHeadBytes = 64 * 1024;
-    private static ReadOnlySpan<byte> HeadEnd => "\r\n\r\n"u8;
 
     /// <summary>The head, or null when the backend closed the connection before sending a byte.</summary>
     /// <exception cref="InvalidDataException">The answer is not HTTP/1.x or its head is too large.</exception>
@@ -53,23 +55,32 @@ internal static class ResponseHeadReader
             }
 
             ReadOnlySequence<byte> buffer = result.Buffer;
-            var reader = new SequenceReader<byte>(buffer);
-            if (reader.TryReadTo(out ReadOnlySequence<byte> head, HeadEnd, advancePastDelimiter: true))
+            Http1Head? head;
+            try
             {
-                string text = Encoding.Latin1.GetString(head);
-                input.AdvanceTo(reader.Position);
-                BackendResponseHead parsed = Parse(text, isHeadRequest);
+                Http1Head.TryRead(ref buffer, MaxHeadBytes, out head);
+            }
+            catch (Exception ex) when (ex is InvalidDataException or Http1HeadTooLargeException)
+            {
+                input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+                if (ex is InvalidDataException)
+                {
+                    throw;
+                }
+
+                throw new InvalidDataException($"The backend's response head exceeds {MaxHeadBytes} bytes.", ex);
+            }
+
+            if (head is not null)
+            {
+                input.AdvanceTo(buffer.Start);
+                BackendResponseHead parsed = Parse(head, isHeadRequest);
                 if (parsed.StatusCode is >= 100 and < 200)
                 {
                     continue; // 100 Continue and friends: the final answer follows
                 }
 
                 return parsed;
-            }
-
-            if (buffer.Length > MaxHeadBytes)
-            {
-                throw new InvalidDataException($"The backend's response head exceeds {MaxHeadBytes} bytes.");
             }
 
             if (result.IsCompleted)
@@ -101,32 +112,24 @@ internal static class ResponseHeadReader
         }
     }
 
-    private static BackendResponseHead Parse(string head, bool isHeadRequest)
+    private static BackendResponseHead Parse(Http1Head head, bool isHeadRequest)
     {
-        string[] lines = head.Split("\r\n");
-        string statusLine = lines[0];
-        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal)
+        string statusLine = head.StartLine;
+        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || statusLine[8] != ' '
             || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status))
         {
             throw new InvalidDataException($"The backend did not answer with HTTP/1.x: '{statusLine}'.");
         }
 
         bool http10 = statusLine[7] == '0';
-        var headers = new List<HeaderField>(lines.Length);
+        List<HeaderField> fields = head.Fields;
+        var headers = new List<HeaderField>(fields.Count);
         string? connection = null;
         string? transferEncoding = null;
         long contentLength = -1;
-        for (int i = 1; i < lines.Length; i++)
+        foreach (HeaderField field in fields)
         {
-            string line = lines[i];
-            int colon = line.IndexOf(':', StringComparison.Ordinal);
-            if (colon <= 0)
-            {
-                throw new InvalidDataException($"Malformed response header line '{line}'.");
-            }
-
-            string name = line[..colon].Trim();
-            string value = line[(colon + 1)..].Trim();
+            (string name, string value) = field;
             if (name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
             {
                 if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out long length))
@@ -162,7 +165,7 @@ internal static class ResponseHeadReader
                 continue;
             }
 
-            headers.Add(new HeaderField(name, value));
+            headers.Add(field);
         }
 
         if (connection is not null)

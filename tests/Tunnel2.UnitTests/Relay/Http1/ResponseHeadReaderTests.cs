@@ -249,6 +249,12 @@ public sealed class ResponseHeadReaderTests
     [InlineData("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n")]
     [InlineData("HTTP/1.1 200 OK\r\nContent-Length: 1.5\r\n\r\n")]
     [InlineData("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n")]
+    [InlineData("HTTP/1.1 200 OK\r\nX-A: 1\nContent-Length: 0\r\n\r\n")] // a bare LF: a second line to some parsers, none to others
+    [InlineData("HTTP/1.1 200 OK\r\nX-A: 1\rContent-Length: 0\r\n\r\n")] // a bare CR
+    [InlineData("HTTP/1.1 200 OK\r\nX-A: \u0000\r\n\r\n")] // a control character in a value
+    [InlineData("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n")] // a field name that is not a token
+    [InlineData("HTTP/1.1 200 OK\r\n folded: x\r\n\r\n")] // obs-fold
+    [InlineData("HTTP/1.1200 OK\r\n\r\n")] // no space after the version
     public async Task A_malformed_head_is_InvalidDataException(string raw)
     {
         PipeReader reader = await Http1Backend.WithAsync(raw, complete: true);

@@ -1,10 +1,10 @@
 using System.IO.Pipelines;
 using System.Text;
-using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Http1;
 
-namespace Tunnel2.UnitTests.Handshake;
+namespace Tunnel2.UnitTests.Http1;
 
-/// <summary>The one HTTP/1 head reader both ends of the uplink handshake use.</summary>
+/// <summary>The one HTTP/1 head parser: both ends of the uplink handshake and the client reading its backend's answers use it.</summary>
 public sealed class Http1HeadTests
 {
     [Fact]
@@ -18,9 +18,20 @@ public sealed class Http1HeadTests
         Assert.Equal("tunnel2", head["upgrade"]);
         Assert.Equal("1, 2", head["X-A"]);
         Assert.Null(head["Missing"]);
-        Assert.Equal(3, head.FieldCount);
+        Assert.Equal(["Host", "Upgrade", "X-A", "x-a"], head.Fields.Select(field => field.Name));
         ReadResult rest = await reader.ReadAsync();
         Assert.Equal("FRAMES", Encoding.ASCII.GetString(rest.Buffer));
+    }
+
+    [Fact]
+    public async Task Obs_text_is_allowed_in_the_start_line_and_in_values_as_RFC_9112_allows()
+    {
+        PipeReader reader = PipeReader.Create(new MemoryStream(Encoding.Latin1.GetBytes("HTTP/1.1 200 Trés bien\r\nX-Name: José\r\n\r\n")));
+
+        Http1Head head = (await Http1Head.ReadAsync(reader, 1024, CancellationToken.None))!;
+
+        Assert.Equal("HTTP/1.1 200 Trés bien", head.StartLine);
+        Assert.Equal("José", head["x-name"]);
     }
 
     [Fact]
