@@ -210,7 +210,7 @@ public sealed class TunnelForwarder
         ResponseHeadWriter.Apply(head, context.Response);
         try
         {
-            await stream.CopyInputToAsync(context.Response.BodyWriter, context.RequestAborted);
+            await stream.CopyInputToAsync(context.Response.BodyWriter, chunked: false, context.RequestAborted);
         }
         catch (Exception ex) when (ex is IOException or OperationCanceledException)
         {

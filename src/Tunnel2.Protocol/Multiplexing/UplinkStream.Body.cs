@@ -1,73 +1,109 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using Tunnel2.Protocol.Http1;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
-/// <summary>Body pumps between the stream and the HTTP side, under the flow-control windows.</summary>
+/// <summary>
+/// The one body layer both ends use, under the flow-control windows. Going out: <see cref="SendAsync"/> cuts bytes in
+/// hand into Data frames, <see cref="SendFrameAsync{TState}"/> fills one frame from a source only once there is credit
+/// for it, and <see cref="SendBodyAsync"/> sends a whole pipe; the end of the body rides on the last Data frame where it
+/// is known by then. Coming in: <see cref="CopyInputToAsync"/> is the one copy loop, plain or in HTTP/1.1 chunks.
+/// </summary>
 public sealed partial class UplinkStream
 {
+    /// <summary>
+    /// Sends <paramref name="data"/> as Data frames, each as large as credit and <see cref="UplinkSettings.DataChunkSize"/>
+    /// allow. With <paramref name="endStream"/>, the last frame carries END_STREAM (an empty one when there is no data).
+    /// </summary>
+    public async ValueTask SendAsync(ReadOnlySequence<byte> data, bool endStream, CancellationToken cancellationToken)
+    {
+        int chunkSize = _uplink.Settings.DataChunkSize;
+        while (!data.IsEmpty)
+        {
+            int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
+            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+            data.Slice(0, credit).CopyTo(pooled);
+            data = data.Slice(credit);
+            SendPooledData(pooled, credit, endStream && data.IsEmpty);
+            if (endStream && data.IsEmpty)
+            {
+                return;
+            }
+        }
+
+        if (endStream)
+        {
+            SendEnd();
+        }
+    }
+
+    /// <summary>
+    /// Waits for credit, then has <paramref name="fill"/> read at most that many bytes (and at most
+    /// <paramref name="limit"/>) straight into the frame's buffer, and sends them: a source is read only as fast as the
+    /// peer takes the body, so a caller who does not read leaves the rest where it came from. Credit not filled goes back.
+    /// </summary>
+    /// <param name="fill">Reads into the buffer it is given; 0 means the source has ended.</param>
+    /// <param name="endAtLimit">When the frame reaches <paramref name="limit"/>, it carries END_STREAM.</param>
+    /// <returns>How many bytes went out; 0 when the source had ended (nothing was sent).</returns>
+    public async ValueTask<int> SendFrameAsync<TState>(
+        Func<Memory<byte>, TState, CancellationToken, ValueTask<int>> fill,
+        TState state,
+        long limit,
+        bool endAtLimit,
+        CancellationToken cancellationToken)
+    {
+        int credit = await AcquireSendCreditAsync((int)Math.Min(limit, _uplink.Settings.DataChunkSize), cancellationToken).ConfigureAwait(false);
+        byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+        int length;
+        try
+        {
+            length = await fill(pooled.AsMemory(0, credit), state, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+            ReturnSendCredit(credit);
+            throw;
+        }
+
+        ReturnSendCredit(credit - length);
+        if (length == 0)
+        {
+            ArrayPool<byte>.Shared.Return(pooled);
+            return 0;
+        }
+
+        SendPooledData(pooled, length, endStream: endAtLimit && length == limit);
+        return length;
+    }
+
     /// <summary>Sends everything <paramref name="source"/> yields as body, then ends the stream's sending side.</summary>
     public async Task SendBodyAsync(PipeReader source, CancellationToken cancellationToken)
     {
-        int chunkSize = _uplink.Settings.DataChunkSize;
         while (true)
         {
             ReadResult result = await source.ReadAsync(cancellationToken).ConfigureAwait(false);
-            ReadOnlySequence<byte> buffer = result.Buffer;
-            while (!buffer.IsEmpty)
-            {
-                int credit = await AcquireSendCreditAsync((int)Math.Min(buffer.Length, chunkSize), cancellationToken).ConfigureAwait(false);
-                byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
-                buffer.Slice(0, credit).CopyTo(pooled);
-                SendPooledData(pooled, credit, endStream: false);
-                buffer = buffer.Slice(credit);
-            }
-
-            source.AdvanceTo(buffer.End);
             if (result.IsCanceled)
             {
+                source.AdvanceTo(result.Buffer.Start);
                 throw new OperationCanceledException("Reading the body to send was cancelled.");
+            }
+
+            try
+            {
+                await SendAsync(result.Buffer, endStream: result.IsCompleted, cancellationToken).ConfigureAwait(false);
+            }
+            finally
+            {
+                source.AdvanceTo(result.Buffer.End);
             }
 
             if (result.IsCompleted)
             {
-                break;
+                return;
             }
         }
-
-        SendEnd();
-    }
-
-    /// <summary>Sends everything <paramref name="source"/> yields as body, then ends the stream's sending side.</summary>
-    public async Task SendBodyAsync(Stream source, CancellationToken cancellationToken)
-    {
-        int chunkSize = _uplink.Settings.DataChunkSize;
-        while (true)
-        {
-            int credit = await AcquireSendCreditAsync(chunkSize, cancellationToken).ConfigureAwait(false);
-            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
-            int read;
-            try
-            {
-                read = await source.ReadAsync(pooled.AsMemory(0, credit), cancellationToken).ConfigureAwait(false);
-            }
-            catch
-            {
-                ArrayPool<byte>.Shared.Return(pooled);
-                throw;
-            }
-
-            ReturnSendCredit(credit - read);
-            if (read == 0)
-            {
-                ArrayPool<byte>.Shared.Return(pooled);
-                break;
-            }
-
-            SendPooledData(pooled, read, endStream: false);
-        }
-
-        SendEnd();
     }
 
     /// <summary>
@@ -86,59 +122,59 @@ public sealed partial class UplinkStream
         input.AdvanceTo(result.Buffer.Start);
     }
 
-    /// <summary>Copies the peer's body into <paramref name="destination"/>, granting window as it goes.</summary>
+    /// <summary>
+    /// Copies the peer's body into <paramref name="destination"/>, as it is or (with <paramref name="chunked"/>) in
+    /// HTTP/1.1 chunked framing, one chunk per read. Credit goes back only once the destination has taken the bytes (its
+    /// flush returns when its buffer drains), so a reader who is slow holds the window here instead of in ever more
+    /// socket buffer. The destination is flushed at the end, not completed.
+    /// </summary>
     /// <exception cref="StreamResetException">The peer reset the stream mid-body.</exception>
     /// <exception cref="UplinkClosedException">The uplink died mid-body.</exception>
-    public async Task CopyInputToAsync(PipeWriter destination, CancellationToken cancellationToken)
+    /// <exception cref="IOException">The destination stopped taking the body.</exception>
+    public async Task CopyInputToAsync(PipeWriter destination, bool chunked, CancellationToken cancellationToken)
     {
         PipeReader input = _inbound.Reader;
         while (true)
         {
             ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
             ReadOnlySequence<byte> buffer = result.Buffer;
-            foreach (ReadOnlyMemory<byte> segment in buffer)
-            {
-                destination.Write(segment.Span);
-            }
-
             long consumed = buffer.Length;
-            input.AdvanceTo(buffer.End);
             if (consumed > 0)
             {
-                // Credit goes back only once the destination has taken the bytes (its flush returns when its buffer
-                // drains), so a caller who reads slowly holds the window here instead of in ever more socket buffer.
+                if (chunked)
+                {
+                    ChunkedEncoding.WriteChunkStart(destination, consumed);
+                }
+
+                foreach (ReadOnlyMemory<byte> segment in buffer)
+                {
+                    destination.Write(segment.Span);
+                }
+
+                if (chunked)
+                {
+                    ChunkedEncoding.WriteChunkEnd(destination);
+                }
+            }
+
+            input.AdvanceTo(buffer.End);
+            bool lastChunk = result.IsCompleted && chunked;
+            if (lastChunk)
+            {
+                ChunkedEncoding.WriteLastChunk(destination);
+            }
+
+            if (consumed > 0 || lastChunk)
+            {
                 FlushResult flush = await destination.FlushAsync(cancellationToken).ConfigureAwait(false);
                 if (flush.IsCanceled || flush.IsCompleted)
                 {
-                    throw new OperationCanceledException("The destination stopped accepting the body.");
+                    throw new IOException("The destination stopped taking the body.");
                 }
 
                 OnInputConsumed(consumed);
             }
 
-            if (result.IsCompleted)
-            {
-                return;
-            }
-        }
-    }
-
-    /// <summary>Copies the peer's body into <paramref name="destination"/>, granting window as it goes.</summary>
-    public async Task CopyInputToAsync(Stream destination, CancellationToken cancellationToken)
-    {
-        PipeReader input = _inbound.Reader;
-        while (true)
-        {
-            ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            ReadOnlySequence<byte> buffer = result.Buffer;
-            foreach (ReadOnlyMemory<byte> segment in buffer)
-            {
-                await destination.WriteAsync(segment, cancellationToken).ConfigureAwait(false);
-            }
-
-            long consumed = buffer.Length;
-            input.AdvanceTo(buffer.End);
-            OnInputConsumed(consumed);
             if (result.IsCompleted)
             {
                 return;

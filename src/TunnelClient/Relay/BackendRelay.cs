@@ -142,7 +142,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 }
 
                 Task requestBody = stream.RequestHasBody
-                    ? RequestWriter.WriteBodyAsync(stream, connection.Output, chunked, CancellationToken.None)
+                    ? stream.CopyInputToAsync(connection.Output, chunked, CancellationToken.None)
                     : connection.Output.FlushAsync(CancellationToken.None).AsTask();
 
                 BackendResponseHead? response;

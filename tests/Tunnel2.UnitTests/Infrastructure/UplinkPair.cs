@@ -77,7 +77,7 @@ internal static class UplinkStreamReading
     {
         using var body = new MemoryStream();
         using var timeout = new CancellationTokenSource(TestTimeouts.Default);
-        await stream.CopyInputToAsync(body, timeout.Token);
+        await stream.CopyInputToAsync(PipeWriter.Create(body), chunked: false, timeout.Token);
         return body.ToArray();
     }
 }

@@ -54,7 +54,7 @@ public sealed class FlowControlTests
         byte[] body = StreamExchangeTests.Pattern(1_000_000, seed: 9);
 
         UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/big", []), endStream: false);
-        Task send = server.SendBodyAsync(new MemoryStream(body), CancellationToken.None);
+        Task send = server.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream client = await pair.Handler.NextAsync();
 
         Assert.Equal(body, await client.ReadAllAsync());
@@ -66,12 +66,12 @@ public sealed class FlowControlTests
     {
         await using var pair = UplinkPair.Start(FixedWindow);
         UplinkStream stalled = pair.Server.OpenStream(new RequestHead("POST", "/slow", []), endStream: false);
-        Task stalledSend = stalled.SendBodyAsync(new MemoryStream(new byte[Window * 4]), CancellationToken.None);
+        Task stalledSend = stalled.SendBodyAsync(PipeReader.Create(new MemoryStream(new byte[Window * 4])), CancellationToken.None);
         await pair.Handler.NextAsync(); // never read
 
         byte[] body = StreamExchangeTests.Pattern(Window * 4, seed: 5);
         UplinkStream flowing = pair.Server.OpenStream(new RequestHead("POST", "/fast", []), endStream: false);
-        Task flowingSend = flowing.SendBodyAsync(new MemoryStream(body), CancellationToken.None);
+        Task flowingSend = flowing.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream flowingClient = await pair.Handler.NextAsync();
 
         Assert.Equal(body, await flowingClient.ReadAllAsync());

@@ -27,7 +27,7 @@ public sealed class GracefulDrainTests
         Assert.True(pair.Client.IsOpen);
 
         client.SendResponseHead(new ResponseHead(200, []), endStream: false);
-        await client.SendBodyAsync(new MemoryStream("last bytes"u8.ToArray()), CancellationToken.None).WithTimeout();
+        await client.SendBodyAsync(PipeReader.Create(new MemoryStream("last bytes"u8.ToArray())), CancellationToken.None).WithTimeout();
         client.Dispose();
 
         Assert.True(await drain.WithTimeout());

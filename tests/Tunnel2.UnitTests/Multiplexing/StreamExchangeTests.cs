@@ -35,7 +35,7 @@ public sealed class StreamExchangeTests
 
         var responseHead = new ResponseHead(201, [new("Content-Type", "text/plain; charset=utf-8"), new("X-Empty", "")]);
         client.SendResponseHead(responseHead, endStream: false);
-        Task sendResponse = client.SendBodyAsync(new MemoryStream(responseBody), CancellationToken.None);
+        Task sendResponse = client.SendBodyAsync(PipeReader.Create(new MemoryStream(responseBody)), CancellationToken.None);
 
         ResponseHead received = await server.ReadResponseHeadAsync().WithTimeout();
         Assert.Equal(201, received.StatusCode);
@@ -55,7 +55,7 @@ public sealed class StreamExchangeTests
         byte[] body = Pattern(150_000, seed: 3);
 
         UplinkStream server = pair.Server.OpenStream(new RequestHead("PUT", "/upload", []), endStream: false);
-        Task send = server.SendBodyAsync(new MemoryStream(body), CancellationToken.None);
+        Task send = server.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream client = await pair.Handler.NextAsync();
 
         Assert.Equal(body, await client.ReadAllAsync());
@@ -101,7 +101,7 @@ public sealed class StreamExchangeTests
 
         static async Task ExchangeAsync(UplinkStream stream, byte[] body, int index)
         {
-            Task send = stream.SendBodyAsync(new MemoryStream(body), CancellationToken.None);
+            Task send = stream.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
             ResponseHead head = await stream.ReadResponseHeadAsync().WithTimeout();
             Assert.Equal([new HeaderField("X-Echo", $"/echo/{index}")], head.Headers);
             Assert.Equal(body, await stream.ReadAllAsync());
@@ -113,7 +113,7 @@ public sealed class StreamExchangeTests
             await Task.Yield();
             stream.SendResponseHead(new ResponseHead(200, [new("X-Echo", stream.RequestHead!.Target)]), endStream: false);
             var loop = new Pipe();
-            Task copyIn = stream.CopyInputToAsync(loop.Writer, CancellationToken.None)
+            Task copyIn = stream.CopyInputToAsync(loop.Writer, chunked: false, CancellationToken.None)
                 .ContinueWith(t => loop.Writer.Complete(t.Exception), TaskScheduler.Default);
             await stream.SendBodyAsync(loop.Reader, CancellationToken.None);
             await copyIn;

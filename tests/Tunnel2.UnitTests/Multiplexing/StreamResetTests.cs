@@ -1,3 +1,4 @@
+using System.IO.Pipelines;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
@@ -59,7 +60,7 @@ public sealed class StreamResetTests
 
         Assert.Equal(200, (await server.ReadResponseHeadAsync().WithTimeout()).StatusCode);
         using var received = new MemoryStream();
-        var error = await Assert.ThrowsAsync<StreamResetException>(() => server.CopyInputToAsync(received, CancellationToken.None).WithTimeout());
+        var error = await Assert.ThrowsAsync<StreamResetException>(() => server.CopyInputToAsync(PipeWriter.Create(received), chunked: false, CancellationToken.None).WithTimeout());
         Assert.Equal(ProtocolErrorCode.BackendAborted, error.ErrorCode);
         // Bytes still buffered when the reset lands are dropped with it: only a prefix of what was sent may have been read.
         Assert.True("part!"u8.StartsWith(received.ToArray()));

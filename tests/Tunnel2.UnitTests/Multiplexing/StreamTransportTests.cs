@@ -1,3 +1,4 @@
+using System.IO.Pipelines;
 using Microsoft.Extensions.Logging.Abstractions;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
@@ -25,11 +26,11 @@ public sealed class StreamTransportTests
         byte[] responseBody = StreamExchangeTests.Pattern(900_000, seed: 22);
 
         UplinkStream request = server.OpenStream(new RequestHead("POST", "/echo", [new("X-A", "1")]), endStream: false);
-        Task send = request.SendBodyAsync(new MemoryStream(requestBody), CancellationToken.None);
+        Task send = request.SendBodyAsync(PipeReader.Create(new MemoryStream(requestBody)), CancellationToken.None);
         UplinkStream answer = await handler.NextAsync();
         Assert.Equal(requestBody, await answer.ReadAllAsync());
         answer.SendResponseHead(new ResponseHead(200, [new("X-B", "2")]), endStream: false);
-        Task respond = answer.SendBodyAsync(new MemoryStream(responseBody), CancellationToken.None); // larger than the window
+        Task respond = answer.SendBodyAsync(PipeReader.Create(new MemoryStream(responseBody)), CancellationToken.None); // larger than the window
 
         Assert.Equal([new HeaderField("X-B", "2")], (await request.ReadResponseHeadAsync().WithTimeout()).Headers);
         Assert.Equal(responseBody, await request.ReadAllAsync());

@@ -6,7 +6,7 @@ using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
-/// <summary>Writes a request head and streams its body to the backend in HTTP/1.1 framing.</summary>
+/// <summary>Writes a request head to the backend in HTTP/1.1 framing (its body goes with <see cref="UplinkStream.CopyInputToAsync"/>).</summary>
 internal static class RequestWriter
 {
     private static readonly SearchValues<char> TargetBreakers = SearchValues.Create(" \t\r\n\0");
@@ -52,55 +52,6 @@ internal static class RequestWriter
 
         output.Write(CrLf);
         return chunked;
-    }
-
-    /// <summary>Copies the body arriving on the stream to the backend, granting the stream's window as it goes.</summary>
-    public static async Task WriteBodyAsync(UplinkStream stream, PipeWriter output, bool chunked, CancellationToken cancellationToken)
-    {
-        PipeReader input = stream.Input;
-        while (true)
-        {
-            ReadResult result = await input.ReadAsync(cancellationToken);
-            System.Buffers.ReadOnlySequence<byte> buffer = result.Buffer;
-            long length = buffer.Length;
-            if (length > 0)
-            {
-                if (chunked)
-                {
-                    WriteText(output, length.ToString("X", System.Globalization.CultureInfo.InvariantCulture));
-                    output.Write(CrLf);
-                }
-
-                foreach (ReadOnlyMemory<byte> segment in buffer)
-                {
-                    output.Write(segment.Span);
-                }
-
-                if (chunked)
-                {
-                    output.Write(CrLf);
-                }
-            }
-
-            input.AdvanceTo(buffer.End);
-            stream.OnInputConsumed(length);
-            if (result.IsCompleted)
-            {
-                if (chunked)
-                {
-                    output.Write("0\r\n\r\n"u8);
-                }
-
-                await output.FlushAsync(cancellationToken);
-                return;
-            }
-
-            FlushResult flush = await output.FlushAsync(cancellationToken);
-            if (flush.IsCompleted || flush.IsCanceled)
-            {
-                throw new IOException("The backend stopped reading the request body.");
-            }
-        }
     }
 
     private static void Validate(RequestHead head)

@@ -54,8 +54,8 @@ internal static class ResponseBodyPump
     }
 
     /// <summary>
-    /// Waits for credit, then fills one Data frame with at most that many bytes (and at most <paramref name="limit"/>);
-    /// returns how many it sent, 0 at the end of the connection.
+    /// One Data frame of at most <paramref name="limit"/> bytes, read from the backend only once there is credit for it
+    /// (<see cref="UplinkStream.SendFrameAsync{TState}"/>); returns how many it sent, 0 at the end of the connection.
     /// </summary>
     /// <param name="lastFrameOfBody">When the frame reaches <paramref name="limit"/>, it ends the stream (END_STREAM on the data, no extra frame).</param>
     private static async ValueTask<int> SendFrameAsync(UplinkStream stream, PipeReader input, Stream source, long limit, bool lastFrameOfBody, CancellationToken cancellationToken)
@@ -69,29 +69,12 @@ internal static class ResponseBodyPump
             _ = await source.ReadAsync(Memory<byte>.Empty, cancellationToken);
         }
 
-        int credit = await stream.AcquireSendCreditAsync((int)Math.Min(limit, stream.Uplink.Settings.DataChunkSize), cancellationToken);
-        byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
-        int length;
-        try
-        {
-            length = await ReadAsync(input, source, pooled.AsMemory(0, credit), cancellationToken);
-        }
-        catch
-        {
-            ArrayPool<byte>.Shared.Return(pooled);
-            stream.ReturnSendCredit(credit);
-            throw;
-        }
-
-        stream.ReturnSendCredit(credit - length);
-        if (length == 0)
-        {
-            ArrayPool<byte>.Shared.Return(pooled);
-            return 0;
-        }
-
-        stream.SendPooledData(pooled, length, endStream: lastFrameOfBody && length == limit);
-        return length;
+        return await stream.SendFrameAsync(
+            static (destination, state, token) => ReadAsync(state.Input, state.Source, destination, token),
+            (Input: input, Source: source),
+            limit,
+            endAtLimit: lastFrameOfBody,
+            cancellationToken);
     }
 
     /// <summary>Whether the pipe holds bytes (or the end) that the next read takes without touching the socket.</summary>
@@ -143,7 +126,7 @@ internal static class ResponseBodyPump
                     }
 
                     ReadOnlySequence<byte> data = buffer.Slice(0, Math.Min(buffer.Length, chunkRemaining));
-                    await SendSequenceAsync(stream, data, cancellationToken);
+                    await stream.SendAsync(data, endStream: false, cancellationToken);
                     chunkRemaining -= data.Length;
                     buffer = buffer.Slice(data.End);
                     expectChunkEnd = chunkRemaining == 0;
@@ -200,19 +183,6 @@ internal static class ResponseBodyPump
             {
                 throw new IOException("The backend closed the connection inside a chunked body.");
             }
-        }
-    }
-
-    private static async ValueTask SendSequenceAsync(UplinkStream stream, ReadOnlySequence<byte> data, CancellationToken cancellationToken)
-    {
-        int chunkSize = stream.Uplink.Settings.DataChunkSize;
-        while (!data.IsEmpty)
-        {
-            int credit = await stream.AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken);
-            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
-            data.Slice(0, credit).CopyTo(pooled);
-            stream.SendPooledData(pooled, credit, endStream: false);
-            data = data.Slice(credit);
         }
     }
 }

@@ -70,11 +70,11 @@ public sealed class RequestWriterTests
         await using var pair = UplinkPair.Start(new UplinkSettings { InitialStreamWindow = 16 * 1024, MaxFramePayload = 16 * 1024 });
         byte[] body = StreamExchangeTests.Pattern(100_000, seed: 31);
         UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/", []), endStream: false);
-        Task send = server.SendBodyAsync(new MemoryStream(body), CancellationToken.None);
+        Task send = server.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream client = await pair.Handler.NextAsync();
         var backend = new Pipe(new PipeOptions(pauseWriterThreshold: 0));
 
-        await RequestWriter.WriteBodyAsync(client, backend.Writer, chunked, CancellationToken.None).WithTimeout();
+        await client.CopyInputToAsync(backend.Writer, chunked, CancellationToken.None).WithTimeout();
         await send.WithTimeout();
         await backend.Writer.CompleteAsync();
 
