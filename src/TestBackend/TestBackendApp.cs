@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Serilog;
+using Tunnel2.Hosting;
 using Tunnel2.TestBackend.Configuration;
 using Tunnel2.TestBackend.Diagnostics;
 using Tunnel2.TestBackend.Endpoints;

@@ -1,8 +1,5 @@
-using System.Runtime.CompilerServices;
 using Microsoft.Extensions.Options;
-using Serilog;
-using Serilog.Formatting.Compact;
-using Serilog.Settings.Configuration;
+using Tunnel2.Hosting;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay;
@@ -23,10 +20,7 @@ public static class TunnelClientApp
         });
         builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
 
-        // Each host keeps its own logger: with the static Log.Logger, loggers created late (one per uplink) would
-        // write to whichever host in the process set it last.
-        builder.Services.AddSerilog((services, logger) => ReadLoggingSettings(logger, builder.Configuration)
-            .Enrich.FromLogContext(), preserveStaticLogger: true);
+        builder.Services.AddHostSerilog(builder.Configuration);
         builder.Services.AddOptions<TunnelClientOptions>()
             .Bind(builder.Configuration.GetSection(TunnelClientOptions.SectionName))
             .ValidateOnStart();
@@ -35,6 +29,7 @@ public static class TunnelClientApp
         builder.Services.AddMetrics();
         builder.Services.AddSingleton<TunnelClientMetrics>();
         builder.Services.AddSingleton<TunnelClientStatus>();
+        builder.Services.AddSingleton<IExitCodeSource>(services => services.GetRequiredService<TunnelClientStatus>());
         builder.Services.AddSingleton<BackendRelay>();
         builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<UplinkDialer>();
@@ -43,14 +38,6 @@ public static class TunnelClientApp
             host.ShutdownTimeout = ShutdownTimeout(client.Value.DrainTimeout));
         return builder.Build();
     }
-
-    // A JIT build finds the sinks that appsettings names (Serilog:Using) among the assemblies on disk. A Native AOT
-    // build has none on disk: it looks them up in the sink and formatter assemblies compiled into it.
-    private static LoggerConfiguration ReadLoggingSettings(LoggerConfiguration logger, IConfiguration configuration) =>
-        RuntimeFeature.IsDynamicCodeSupported
-            ? logger.ReadFrom.Configuration(configuration)
-            : logger.ReadFrom.Configuration(configuration,
-                new ConfigurationReaderOptions(typeof(ConsoleLoggerConfigurationExtensions).Assembly, typeof(CompactJsonFormatter).Assembly));
 
     /// <summary>The host's stop budget: never shorter than the drain, plus time to close the uplink.</summary>
     public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) =>

@@ -1,13 +1,10 @@
 using System.Net.Sockets;
-using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Options;
-using Serilog;
-using Serilog.Formatting.Compact;
-using Serilog.Settings.Configuration;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
@@ -34,10 +31,7 @@ public static class TunnelServerApp
 
         TunnelServerOptions options = BindAndValidate(builder.Configuration);
 
-        // Each host keeps its own logger: with the static Log.Logger, loggers created late (one per uplink) would
-        // write to whichever host in the process set it last.
-        builder.Services.AddSerilog((services, logger) => ReadLoggingSettings(logger, builder.Configuration)
-            .Enrich.FromLogContext(), preserveStaticLogger: true);
+        builder.Services.AddHostSerilog(builder.Configuration);
         builder.Services.AddOptions<TunnelServerOptions>()
             .Bind(builder.Configuration.GetSection(TunnelServerOptions.SectionName))
             .ValidateOnStart();
@@ -84,14 +78,6 @@ public static class TunnelServerApp
             TunnelServerLog.Listening(app.Services.GetRequiredService<ILogger<ServerEndpoints>>(), endpoints.PublicUrl, endpoints.TunnelUrl));
         return app;
     }
-
-    // A JIT build finds the sinks that appsettings names (Serilog:Using) among the assemblies on disk. A Native AOT
-    // build has none on disk: it looks them up in the sink and formatter assemblies compiled into it.
-    private static LoggerConfiguration ReadLoggingSettings(LoggerConfiguration logger, IConfiguration configuration) =>
-        RuntimeFeature.IsDynamicCodeSupported
-            ? logger.ReadFrom.Configuration(configuration)
-            : logger.ReadFrom.Configuration(configuration,
-                new ConfigurationReaderOptions(typeof(ConsoleLoggerConfigurationExtensions).Assembly, typeof(CompactJsonFormatter).Assembly));
 
     /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
     public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);

@@ -4,6 +4,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 using Tunnel2.TestBackend.Configuration;
 using Tunnel2.TestBackend.Tests.Infrastructure;
 

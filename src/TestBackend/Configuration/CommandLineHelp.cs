@@ -5,19 +5,6 @@ namespace Tunnel2.TestBackend.Configuration;
 
 internal static class CommandLineHelp
 {
-    public static bool IsRequested(IReadOnlyList<string> args)
-    {
-        foreach (var arg in args)
-        {
-            if (arg is "--help" or "-h" or "-?" or "/?")
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
-
     public static string Text { get; } = Build();
 
     private static string Build()

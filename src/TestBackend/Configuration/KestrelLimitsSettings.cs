@@ -1,5 +1,6 @@
 using System.Globalization;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Tunnel2.Hosting;
 
 namespace Tunnel2.TestBackend.Configuration;
 

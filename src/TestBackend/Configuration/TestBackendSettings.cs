@@ -1,3 +1,4 @@
+using Tunnel2.Hosting;
 namespace Tunnel2.TestBackend.Configuration;
 
 /// <summary>Backend-specific switches, read from the <c>TestBackend</c> and <c>Serilog</c> sections.</summary>

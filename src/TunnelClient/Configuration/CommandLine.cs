@@ -18,8 +18,6 @@ public static class CommandLine
         ["--transport"] = "TunnelClient:Transport",
     };
 
-    public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
-
     public const string HelpText = """
         TunnelClient: keeps an uplink to a Tunnel2 server and relays the requests of a session to a backend.
 

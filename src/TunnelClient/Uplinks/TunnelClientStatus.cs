@@ -1,7 +1,9 @@
+using Tunnel2.Hosting;
+
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>What the client is doing, for logs, tests and the exit code.</summary>
-public sealed class TunnelClientStatus
+public sealed class TunnelClientStatus : IExitCodeSource
 {
     private int _connectedUplinks;
     private int _connects;

@@ -13,8 +13,6 @@ public static class CommandLine
         ["--max-request-headers"] = "ProxyEntry:MaxRequestHeadersBytes",
     };
 
-    public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
-
     public const string HelpText = """
         TunnelServer: accepts Tunnel2 clients' uplinks and forwards public HTTP requests to them.
 
