@@ -122,11 +122,7 @@ public sealed partial class UplinkStream
         return true;
     }
 
-    private StreamState Transition(StreamState add)
-    {
-        TryTransition(add, StreamState.Open, out StreamState added);
-        return added;
-    }
+    private void Transition(StreamState add) => TryTransition(add, StreamState.Open, out _);
 
     private void TellAborted(in StreamAbort abort)
     {
