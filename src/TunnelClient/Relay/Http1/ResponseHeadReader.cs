@@ -122,13 +122,16 @@ internal static class ResponseHeadReader
         }
 
         bool http10 = statusLine[7] == '0';
-        List<HeaderField> fields = head.Fields;
-        var headers = new List<HeaderField>(fields.Count);
+
+        // The head's own list becomes the response's: the fields that pass are moved down over the ones dropped.
+        List<HeaderField> headers = head.Fields;
+        int kept = 0;
         string? connection = null;
         string? transferEncoding = null;
         long contentLength = -1;
-        foreach (HeaderField field in fields)
+        for (int i = 0; i < headers.Count; i++)
         {
+            HeaderField field = headers[i];
             (string name, string value) = field;
             if (name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
             {
@@ -165,9 +168,10 @@ internal static class ResponseHeadReader
                 continue;
             }
 
-            headers.Add(field);
+            headers[kept++] = field;
         }
 
+        headers.RemoveRange(kept, headers.Count - kept);
         if (connection is not null)
         {
             headers.RemoveAll(field => ListsToken(connection, field.Name));
