@@ -83,8 +83,6 @@ internal sealed record IdleOptions
         return options;
     }
 
-    public static bool WantsHelp(string[] args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
-
     private static int ParseInt(string name, string text, int min, int max) =>
         int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int value) && value >= min && value <= max
             ? value

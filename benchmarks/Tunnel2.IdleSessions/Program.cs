@@ -4,6 +4,7 @@ using System.Runtime.InteropServices;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 using Tunnel2.IdleSessions;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -11,7 +12,7 @@ using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Uplinks;
 
 // dotnet benchmarks/Tunnel2.IdleSessions/bin/Release/net10.0/Tunnel2.IdleSessions.dll --help
-if (IdleOptions.WantsHelp(args))
+if (ProgramHost.WantsHelp(args))
 {
     Console.WriteLine(IdleOptions.HelpText);
     return 0;
