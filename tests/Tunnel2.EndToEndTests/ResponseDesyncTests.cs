@@ -83,6 +83,28 @@ public sealed class ResponseDesyncTests(TunnelStackFixture fixture) : IAsyncLife
         Assert.Equal(1 + 3, Backend.Requests.Count);
     }
 
+    [Theory]
+    [InlineData("bare-lf-in-head")]
+    [InlineData("control-in-head")]
+    [InlineData("folded-head")]
+    public async Task A_malformed_response_head_is_a_502_its_connection_is_closed_and_innocent_callers_get_their_own(string kind)
+    {
+        string target = "/bad/" + kind;
+        using HttpResponseMessage first = await _http.GetAsync(Url(target));
+
+        Assert.Equal(HttpStatusCode.BadGateway, first.StatusCode);
+        Assert.Equal("application/problem+json", first.Content.Headers.ContentType?.MediaType);
+        Assert.DoesNotContain("INJECTED", await first.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        for (int i = 0; i < 3; i++)
+        {
+            Assert.Equal($"innocent-{kind}-{i}", await _http.GetStringAsync(Url($"/innocent/{kind}-{i}")));
+        }
+
+        await Eventually.WaitUntilAsync(() => Backend.ConnectionOfClosedByPeer(target), $"the client closed the connection that carried {target}");
+        Assert.Equal(1, _closed!["exchange-failed"]);
+        Assert.Equal(1 + 3, Backend.Requests.Count);
+    }
+
     [Fact]
     public async Task A_well_framed_backend_keeps_its_connection_for_every_request()
     {

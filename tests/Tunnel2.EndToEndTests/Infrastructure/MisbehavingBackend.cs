@@ -37,7 +37,7 @@ public sealed class MisbehavingBackend : IAsyncDisposable
     public static readonly string[] Misbehaviours =
     [
         "two-responses", "long-body", "junk-after-body", "head-with-body", "no-content-with-body", "not-modified-with-body",
-        "data-after-last-chunk", "length-and-chunked", "late-response",
+        "data-after-last-chunk", "length-and-chunked", "late-response", "bare-lf-in-head", "control-in-head", "folded-head",
     ];
 
     public Uri Url { get; }
@@ -136,6 +136,9 @@ public sealed class MisbehavingBackend : IAsyncDisposable
             "/bad/data-after-last-chunk" => "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n0\r\n\r\n" + Injected,
             "/bad/length-and-chunked" => "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n0\r\n\r\n",
             "/bad/late-response" => Ok("first"),
+            "/bad/bare-lf-in-head" => $"HTTP/1.1 200 OK\r\nX-A: 1\nContent-Length: {Injected.Length}\r\n\r\n{Injected}",
+            "/bad/control-in-head" => $"HTTP/1.1 200 OK\r\nX-A: \u0001\r\nContent-Length: {Injected.Length}\r\n\r\n{Injected}",
+            "/bad/folded-head" => $"HTTP/1.1 200 OK\r\nX-A: 1\r\n Content-Length: {Injected.Length}\r\n\r\n{Injected}",
             _ => Ok(request.Target),
         };
 
