@@ -52,6 +52,42 @@ public sealed class StreamStateTests
     }
 
     [Fact]
+    public async Task In_a_crowd_of_1000_streams_ended_at_once_the_table_empties_only_after_every_waiter_was_told()
+    {
+        await using var pair = UplinkPair.Start();
+        var heads = new Task<ResponseHead>[1000];
+        var listeners = new CountingAbortListener[heads.Length];
+        var clients = new UplinkStream[heads.Length];
+        for (int i = 0; i < heads.Length; i++)
+        {
+            (UplinkStream server, clients[i]) = await pair.OpenAsync(Post, endStream: false);
+            heads[i] = server.ReadResponseHeadAsync();
+            listeners[i] = new CountingAbortListener();
+            server.SetAbortListener(listeners[i]);
+        }
+
+        // Half are reset by the client, the other half end with the uplink: both paths end in the same transition.
+        for (int i = 0; i < clients.Length; i += 2)
+        {
+            clients[i].Reset(ProtocolErrorCode.BackendUnreachable);
+        }
+
+        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == heads.Length / 2, "the resets reach the server");
+        for (int i = 0; i < clients.Length; i += 2)
+        {
+            // Out of the table, so already told: the table is emptied last.
+            Assert.True(heads[i].IsFaulted);
+            Assert.Equal(1, listeners[i].Count);
+        }
+
+        pair.Server.Close("test");
+        Assert.Equal(0, pair.Server.ActiveStreamCount);
+
+        Assert.All(heads, head => Assert.True(head.IsFaulted));
+        Assert.All(listeners, listener => Assert.Equal(1, listener.Count));
+    }
+
+    [Fact]
     public async Task Sending_after_the_end_is_refused_and_leaves_the_state_as_it_was()
     {
         await using var pair = UplinkPair.Start();
