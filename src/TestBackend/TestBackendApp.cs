@@ -64,6 +64,7 @@ public static class TestBackendApp
         }
 
         app.Use(ProblemStatusMiddleware.Create);
+        app.UseWebSockets();
         app.MapLoadTestEndpoints();
         LogWhenStarted(app, limits, settings);
         return app;

@@ -16,7 +16,7 @@ public sealed class InfoEndpointTests(BackendFixture fixture)
     [
         "GET /loadtest/ping", "GET /loadtest/get", "GET /loadtest/fast", "GET /loadtest/delay/{ms}",
         "POST /loadtest/echo", "GET /loadtest/info", "GET /loadtest/bytes/{n}", "GET /loadtest/status/{code}",
-        "GET /loadtest/stats", "GET /healthz",
+        "GET /loadtest/stats", "GET /loadtest/ws", "GET /loadtest/sse", "GET /healthz",
     ];
 
     [Fact]
@@ -29,16 +29,19 @@ public sealed class InfoEndpointTests(BackendFixture fixture)
     }
 
     [Fact]
-    public async Task Info_matches_the_routes_actually_mapped()
+    public async Task Info_matches_the_routes_actually_mapped_and_every_GET_route_answers_HEAD_too()
     {
         var listed = await GetListedAsync();
         var mapped = fixture.Backend.Services.GetRequiredService<EndpointDataSource>().Endpoints
             .OfType<RouteEndpoint>()
             .SelectMany(endpoint => endpoint.Metadata.GetMetadata<HttpMethodMetadata>()!.HttpMethods
                 .Select(method => $"{method} {endpoint.RoutePattern.RawText}"))
-            .Order(StringComparer.Ordinal);
+            .ToList();
 
-        Assert.Equal(mapped, listed.Keys.Order(StringComparer.Ordinal));
+        Assert.Equal(mapped.Where(route => !route.StartsWith("HEAD ", StringComparison.Ordinal)).Order(StringComparer.Ordinal),
+            listed.Keys.Order(StringComparer.Ordinal));
+        Assert.Equal(listed.Keys.Where(route => route.StartsWith("GET ", StringComparison.Ordinal)).Select(route => "HEAD " + route[4..]).Order(StringComparer.Ordinal),
+            mapped.Where(route => route.StartsWith("HEAD ", StringComparison.Ordinal)).Order(StringComparer.Ordinal));
     }
 
     private async Task<Dictionary<string, string?>> GetListedAsync()

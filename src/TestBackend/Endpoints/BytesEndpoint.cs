@@ -27,6 +27,10 @@ internal sealed class BytesEndpoint(ILogger<BytesEndpoint> logger)
         var response = context.Response;
         response.ContentType = ContentTypes.OctetStream;
         response.ContentLength = count;
+        if (HttpMethods.IsHead(context.Request.Method))
+        {
+            return; // the head says how much a GET would get; Kestrel would only discard the bytes
+        }
 
         var writer = response.BodyWriter;
         var aborted = context.RequestAborted;

@@ -2,7 +2,7 @@ namespace Tunnel2.TestBackend.Endpoints;
 
 /// <summary>
 /// The single list of routes: <see cref="LoadTestEndpoints"/> maps exactly these, and /loadtest/info
-/// and --help print them.
+/// and --help print them. Every GET route answers HEAD too, as nginx and httpbin do.
 /// </summary>
 public static class EndpointCatalog
 {
@@ -33,9 +33,15 @@ public static class EndpointCatalog
     public static readonly EndpointDescription Stats = new(
         "GET", "/loadtest/stats", "JSON counters of /loadtest/delay waits: activeWaits, peakActiveWaits, completedWaits, cancelledWaits.");
 
+    public static readonly EndpointDescription WebSocket = new(
+        "GET", "/loadtest/ws", "WebSocket echo: every message comes back with its type, fragment by fragment; a close is answered with the same status. A plain GET gets 426.");
+
+    public static readonly EndpointDescription Sse = new(
+        "GET", "/loadtest/sse", "text/event-stream of n events (?n=, default 10; 0 = until the caller leaves), the first at once, then one every intervalMs (?intervalMs=, default 1000, 0 to 60000).");
+
     public static readonly EndpointDescription Health = new(
         "GET", "/healthz", "200 text/plain \"ok\".");
 
     public static IReadOnlyList<EndpointDescription> All { get; } =
-        [Ping, Get, Fast, Delay, Echo, Info, Bytes, Status, Stats, Health];
+        [Ping, Get, Fast, Delay, Echo, Info, Bytes, Status, Stats, WebSocket, Sse, Health];
 }

@@ -23,10 +23,13 @@ internal static class LoadTestEndpoints
         Map(app, EndpointCatalog.Bytes, bytes.HandleAsync);
         Map(app, EndpointCatalog.Status, StatusEndpoint.HandleAsync);
         Map(app, EndpointCatalog.Stats, stats.HandleAsync);
+        Map(app, EndpointCatalog.WebSocket, ActivatorUtilities.CreateInstance<WebSocketEchoEndpoint>(services).HandleAsync);
+        Map(app, EndpointCatalog.Sse, ActivatorUtilities.CreateInstance<SseEndpoint>(services).HandleAsync);
         Map(app, EndpointCatalog.Health, HealthEndpoint.HandleAsync);
     }
 
+    // A GET route answers HEAD too: Kestrel keeps the head (Content-Length included) and drops the body written.
     private static void Map(IEndpointRouteBuilder routes, EndpointDescription endpoint, RequestDelegate handler) =>
-        routes.MapMethods(endpoint.Path, [endpoint.Method], handler)
+        routes.MapMethods(endpoint.Path, endpoint.Method == HttpMethods.Get ? [HttpMethods.Get, HttpMethods.Head] : [endpoint.Method], handler)
             .WithDisplayName($"{endpoint.Method} {endpoint.Path}");
 }
