@@ -40,7 +40,8 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
 
     [Theory]
     [InlineData("1")]
-    [InlineData("3")]
+    [InlineData("2")]
+    [InlineData("4")]
     public async Task A_peer_offering_only_another_protocol_version_gets_400_naming_the_version_spoken(string offered)
     {
         string session = "old-peer-" + offered;
@@ -49,7 +50,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session, offered);
 
         Assert.StartsWith("HTTP/1.1 400", answer, StringComparison.Ordinal);
-        Assert.Contains("Tunnel2-Version: 2\r\n", answer, StringComparison.OrdinalIgnoreCase);
+        Assert.Contains("Tunnel2-Version: 3\r\n", answer, StringComparison.OrdinalIgnoreCase);
         Assert.Contains("urn:tunnel2:problem:bad-version", answer, StringComparison.Ordinal);
         Assert.Empty(Stack.Registry.GetUplinks(session));
     }
@@ -144,7 +145,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         }
 
         /// <summary>Sends the upgrade request and returns the answer's head (and any body read with it).</summary>
-        public async Task<string> HandshakeAsync(string authorizationLine, string session, string version = "2")
+        public async Task<string> HandshakeAsync(string authorizationLine, string session, string version = "3")
         {
             string request = $"GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n{authorizationLine}Tunnel2-Session: {session}\r\nTunnel2-Version: {version}\r\n\r\n";
             await Stream.WriteAsync(Encoding.ASCII.GetBytes(request));

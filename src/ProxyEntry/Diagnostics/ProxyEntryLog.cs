@@ -18,4 +18,10 @@ internal static partial class ProxyEntryLog
 
     [LoggerMessage(EventId = 204, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: refused by a draining client; retrying on another uplink")]
     public static partial void RetryingRefusedStream(ILogger logger, string session, uint streamId);
+
+    [LoggerMessage(EventId = 205, Level = LogLevel.Debug, Message = "Session {Session} stream {StreamId}: switched to {Protocol}; relaying bytes both ways")]
+    public static partial void Upgraded(ILogger logger, string session, uint streamId, string protocol);
+
+    [LoggerMessage(EventId = 206, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: upgraded connection ended after {BytesIn} bytes in, {BytesOut} out ({Reason})")]
+    public static partial void UpgradeEnded(ILogger logger, string session, uint streamId, long bytesIn, long bytesOut, string reason);
 }

@@ -11,6 +11,7 @@ public sealed class ProxyEntryMetrics : IDisposable
     private readonly Counter<long> _requests;
     private readonly Counter<long> _failures;
     private readonly UpDownCounter<long> _active;
+    private readonly UpDownCounter<long> _upgraded;
 
     public ProxyEntryMetrics(IMeterFactory meterFactory)
     {
@@ -18,6 +19,7 @@ public sealed class ProxyEntryMetrics : IDisposable
         _requests = _meter.CreateCounter<long>("tunnel2.proxy.requests", "{request}", "Requests forwarded through a tunnel");
         _failures = _meter.CreateCounter<long>("tunnel2.proxy.failures", "{request}", "Requests the tunnel answered with an error or aborted, by reason");
         _active = _meter.CreateUpDownCounter<long>("tunnel2.proxy.active_requests", "{request}", "Requests in flight through a tunnel");
+        _upgraded = _meter.CreateUpDownCounter<long>("tunnel2.proxy.upgraded_connections", "{connection}", "Connections switched to another protocol (WebSocket, …) and relayed as bytes");
     }
 
     public void RequestStarted()
@@ -27,6 +29,10 @@ public sealed class ProxyEntryMetrics : IDisposable
     }
 
     public void RequestEnded() => _active.Add(-1);
+
+    public void UpgradeStarted() => _upgraded.Add(1);
+
+    public void UpgradeEnded() => _upgraded.Add(-1);
 
     public void RequestFailed(string reason) => _failures.Add(1, new KeyValuePair<string, object?>("reason", reason));
 

@@ -1,4 +1,5 @@
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Heads;
@@ -8,7 +9,8 @@ namespace Tunnel2.ProxyEntry.Forwarding;
 /// <summary>
 /// Turns the caller's request into the head sent to the client: end-to-end headers as they came (repeats kept),
 /// hop-by-hop ones dropped, and the <c>X-Forwarded-*</c> set replaced, as YARP does by default. The backend sees its
-/// own Host; the caller's Host travels in <c>X-Forwarded-Host</c>. In the same pass it judges whether the head may
+/// own Host; the caller's Host travels in <c>X-Forwarded-Host</c>. An upgrade request keeps its <c>Upgrade</c> field
+/// (the client writes <c>Connection: Upgrade</c> beside it, docs/protocol.md §3). In the same pass it judges whether the head may
 /// cross at all (<see cref="RequestHeadProblem"/>): a request the next hop could frame differently never does.
 /// </summary>
 public static class RequestHeadBuilder
@@ -24,6 +26,13 @@ public static class RequestHeadBuilder
     public static RequestHead Build(HttpContext context, string backendTarget, string prefix) =>
         Build(context, backendTarget, prefix, out _, out _);
 
+    /// <summary>
+    /// Whether the caller asks to switch protocols (RFC 9110 §7.8: <c>Connection: Upgrade</c> and an <c>Upgrade</c>
+    /// field) on a connection that can switch, which only HTTP/1.1 can. Kestrel refuses such a request with a body.
+    /// </summary>
+    public static bool IsUpgrade(HttpContext context) =>
+        context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } && context.Request.Headers.Upgrade.Count > 0;
+
     /// <param name="receivedHeaderBytes">
     /// The size of the caller's header block as it came in (<c>name: value\r\n</c> per value, every header counted),
     /// measured in the same pass, for the MaxRequestHeadersBytes check.
@@ -36,6 +45,7 @@ public static class RequestHeadBuilder
         var headers = new List<HeaderField>(source.Count + 4);
         StringValues connectionTokens = source.Connection;
         long received = 0;
+        bool upgrade = IsUpgrade(context);
         problem = RequestHeadProblem.None;
         bool lengthGiven = false;
         foreach (KeyValuePair<string, StringValues> header in source)
@@ -54,10 +64,13 @@ public static class RequestHeadBuilder
             lengthGiven |= string.Equals(name, HeaderNames.ContentLength, StringComparison.OrdinalIgnoreCase)
                            || string.Equals(name, MovedContentLength, StringComparison.OrdinalIgnoreCase);
 
-            if (HopByHopHeaders.Contains(name)
-                || string.Equals(name, HeaderNames.Host, StringComparison.OrdinalIgnoreCase)
-                || IsForwardedHeader(name)
-                || NamedByConnection(connectionTokens, name))
+            // Upgrade is hop-by-hop, but the one field the backend must see to switch; Connection: Upgrade is the client's to write.
+            bool upgradeField = upgrade && string.Equals(name, HeaderNames.Upgrade, StringComparison.OrdinalIgnoreCase);
+            if (!upgradeField
+                && (HopByHopHeaders.Contains(name)
+                    || string.Equals(name, HeaderNames.Host, StringComparison.OrdinalIgnoreCase)
+                    || IsForwardedHeader(name)
+                    || NamedByConnection(connectionTokens, name)))
             {
                 continue;
             }

@@ -18,7 +18,7 @@ namespace Tunnel2.ProxyEntry.Forwarding;
 /// answer back. Failures before the response head become problem details; after it, the response is aborted so a
 /// truncated body never looks complete.
 /// </summary>
-public sealed class TunnelForwarder
+public sealed partial class TunnelForwarder
 {
     /// <summary>How many uplinks to try when the one picked closes under us, is full, or refuses as it drains.</summary>
     private const int OpenAttempts = 3;
@@ -92,10 +92,12 @@ public sealed class TunnelForwarder
 
     private async Task ForwardToSessionAsync(HttpContext context, string session, string backendTarget, RequestHead head)
     {
-        bool hasBody = RequestHasBody(context);
+        // An upgrade request has no body (Kestrel refuses one), but its stream stays open for the bytes after a 101.
+        bool upgrade = RequestHeadBuilder.IsUpgrade(context);
+        bool hasBody = !upgrade && RequestHasBody(context);
         for (int attempt = 0; ; attempt++)
         {
-            StreamOpenStatus status = OpenStream(session, head, hasBody, out UplinkStream? stream);
+            StreamOpenStatus status = OpenStream(session, head, endStream: !hasBody && !upgrade, out UplinkStream? stream);
             if (stream is null)
             {
                 ForwardingFailure? failure = status switch
@@ -117,7 +119,7 @@ public sealed class TunnelForwarder
             {
                 using (stream)
                 {
-                    refused = await ExchangeAsync(context, stream, session, hasBody, mayRetry);
+                    refused = await ExchangeAsync(context, stream, session, hasBody, upgrade, mayRetry);
                 }
             }
             finally
@@ -145,7 +147,7 @@ public sealed class TunnelForwarder
     /// Opens the stream on one of the session's uplinks. Without a stream, the status says why: no uplink left
     /// (<see cref="StreamOpenStatus.UplinkClosed"/>), every one passed over at its stream limit, or a head too large.
     /// </summary>
-    private StreamOpenStatus OpenStream(string session, RequestHead head, bool hasBody, out UplinkStream? stream)
+    private StreamOpenStatus OpenStream(string session, RequestHead head, bool endStream, out UplinkStream? stream)
     {
         StreamOpenStatus status = StreamOpenStatus.UplinkClosed;
         bool atLimit = false;
@@ -158,7 +160,7 @@ public sealed class TunnelForwarder
             }
 
             // Closed between the pick and the open (the registry drops it shortly), or full since the pick: try another.
-            status = uplink.TryOpenStream(head, endStream: !hasBody, out stream);
+            status = uplink.TryOpenStream(head, endStream, out stream);
             if (status is StreamOpenStatus.Opened or StreamOpenStatus.HeadTooLarge)
             {
                 return status;
@@ -172,7 +174,7 @@ public sealed class TunnelForwarder
     }
 
     /// <returns>True when a draining client refused the stream before it reached the backend and it may be retried.</returns>
-    private async Task<bool> ExchangeAsync(HttpContext context, UplinkStream stream, string session, bool hasBody, bool mayRetry)
+    private async Task<bool> ExchangeAsync(HttpContext context, UplinkStream stream, string session, bool hasBody, bool upgrade, bool mayRetry)
     {
         Task<ForwardingFailure?> requestBody = hasBody ? SendRequestBodyAsync(context, stream) : NoBodyFailure;
         ResponseHead head;
@@ -204,6 +206,26 @@ public sealed class TunnelForwarder
             _metrics.RequestFailed("caller-gone");
             stream.Reset(ProtocolErrorCode.Cancelled);
             await StopRequestBodyAsync(context, requestBody);
+            return false;
+        }
+
+        if (upgrade && head.StatusCode == StatusCodes.Status101SwitchingProtocols)
+        {
+            await RelayUpgradedAsync(context, stream, session, head);
+            return false;
+        }
+
+        if (upgrade)
+        {
+            // The backend answered without switching: the request had no body, so this side's half of the stream ends.
+            stream.TrySendEnd();
+        }
+
+        if (head.StatusCode < StatusCodes.Status200OK)
+        {
+            // The client passes on no interim answer and a 101 only to an upgrade request; anything else is its fault.
+            stream.Reset(ProtocolErrorCode.ProtocolError);
+            await FailAsync(context, stream.Id, session, ForwardingFailure.FromResetCode(ProtocolErrorCode.ProtocolError));
             return false;
         }
 

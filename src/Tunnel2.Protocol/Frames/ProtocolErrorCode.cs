@@ -15,4 +15,7 @@ public enum ProtocolErrorCode : uint
     InternalError = 9,
     Draining = 10,
     RequestBodyTooLarge = 11,
+
+    /// <summary>Version 3: an upgraded stream moved no byte either way for the client's idle timeout.</summary>
+    IdleTimeout = 12,
 }

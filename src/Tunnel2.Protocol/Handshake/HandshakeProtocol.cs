@@ -41,10 +41,12 @@ public static class HandshakeProtocol
     /// <summary>
     /// The versions this build speaks, newest last. Version 2 added the connection window (docs/protocol.md §4); a
     /// version-1 peer would grant every stream a fixed window however many streams are open, so it is refused.
+    /// Version 3 added upgrades (docs/protocol.md §3, "Upgrades"): a version-2 client would send an upgrade request
+    /// to its backend as a plain request with a chunked body and wait for a body that never comes, so it is refused too.
     /// </summary>
-    public static ReadOnlySpan<int> SupportedVersions => [2];
+    public static ReadOnlySpan<int> SupportedVersions => [3];
 
-    public const int CurrentVersion = 2;
+    public const int CurrentVersion = 3;
 
     /// <summary>Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-].</summary>
     public static bool IsValidSessionId(ReadOnlySpan<char> session)

@@ -16,4 +16,24 @@ public sealed class RequestHead
     public string Target { get; }
 
     public List<HeaderField> Headers { get; }
+
+    /// <summary>
+    /// Whether this is an upgrade request (protocol version 3): the one hop-by-hop field a head may carry is
+    /// <c>Upgrade</c>, and only on a request that asks to switch protocols (docs/protocol.md §3).
+    /// </summary>
+    public bool IsUpgrade
+    {
+        get
+        {
+            foreach (HeaderField header in Headers)
+            {
+                if (header.Name.Equals("Upgrade", StringComparison.OrdinalIgnoreCase))
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+    }
 }

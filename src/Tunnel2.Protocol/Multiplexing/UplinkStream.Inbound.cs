@@ -58,6 +58,7 @@ public sealed partial class UplinkStream
             }
 
             _uplink.AddReceiveCredit(-payload.Length);
+            Volatile.Write(ref _receivedBytes, _receivedBytes + payload.Length);
             if ((_state & StreamState.Disposed) == 0 && !payload.IsEmpty)
             {
                 _unconsumed += payload.Length;

@@ -15,7 +15,7 @@ public sealed partial class UplinkStream
     private long _sentBytes;
 
     /// <summary>Body bytes the writer has taken from this stream so far (it decides the stream's lane).</summary>
-    internal long SentBytes => Volatile.Read(ref _sentBytes);
+    public long SentBytes => Volatile.Read(ref _sentBytes);
 
     /// <summary>Heads go in the uplink's control lane; body, end-of-stream and Reset frames in this stream's own queue.</summary>
     /// <exception cref="UplinkClosedException">The uplink no longer sends (the frame's buffer has been returned).</exception>

@@ -28,6 +28,7 @@ public sealed partial class UplinkStream : IDisposable
     private readonly long _openedAt;
     private long _receiveWindow;
     private long _unconsumed;
+    private long _receivedBytes;
 
     internal UplinkStream(Uplink uplink, uint id, RequestHead? requestHead, bool requestHasBody = false, bool localEnded = false)
     {
@@ -58,6 +59,9 @@ public sealed partial class UplinkStream : IDisposable
 
     /// <summary>The body the peer sends. Report what you consume with <see cref="OnInputConsumed"/>.</summary>
     public PipeReader Input => _inbound.Reader;
+
+    /// <summary>Body bytes the peer has sent on this stream so far (read as a whole, so an idle check can sample it).</summary>
+    public long ReceivedBytes => Volatile.Read(ref _receivedBytes);
 
     /// <summary>Why the stream was reset, if it was.</summary>
     public ProtocolErrorCode? ResetCode
@@ -170,11 +174,15 @@ public sealed partial class UplinkStream : IDisposable
     /// <summary>Ends the body this side sends.</summary>
     public void SendEnd()
     {
-        if (!TryTransition(StreamState.LocalEnded, StreamState.LocalEnded, out _, send: OutboundFrame.WithPooledPayload(FrameType.Data, FrameFlags.EndStream, Id, null, 0)))
+        if (!TrySendEnd())
         {
             throw NotWritable();
         }
     }
+
+    /// <summary>Ends the body this side sends, unless it has ended already or the stream was reset; true when it ended it now.</summary>
+    public bool TrySendEnd() =>
+        TryTransition(StreamState.LocalEnded, StreamState.LocalEnded, out _, send: OutboundFrame.WithPooledPayload(FrameType.Data, FrameFlags.EndStream, Id, null, 0));
 
     /// <summary>
     /// Reports body bytes the application has taken from <see cref="Input"/>. The stream then tops the peer's credit up

@@ -12,6 +12,8 @@ public static class CommandLine
         ["--uplinks"] = "TunnelClient:Uplinks",
         ["--max-concurrency"] = "TunnelClient:MaxConcurrency",
         ["--max-queue"] = "TunnelClient:MaxQueue",
+        ["--max-upgraded-streams"] = "TunnelClient:MaxUpgradedStreams",
+        ["--upgraded-idle-timeout"] = "TunnelClient:UpgradedIdleTimeout",
         ["--request-buffering"] = "TunnelClient:RequestBuffering",
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
         ["--pooled-connection-idle-timeout"] = "TunnelClient:PooledConnectionIdleTimeout",
@@ -29,8 +31,13 @@ public static class CommandLine
           --token <token>            Token the server expects
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
           --uplinks <n>              Uplink connections, all serving the session (1-16) [default 1]
-          --max-concurrency <n>      Backend requests at once, across the uplinks [default 1000]
+          --max-concurrency <n>      Backend requests waiting for their response head at once, across
+                                     the uplinks; a slot is free again once the head is out, so long
+                                     downloads, SSE and WebSockets hold none      [default 1000]
           --max-queue <n>            Requests waiting beyond that; more get 503 at once [default 10000]
+          --max-upgraded-streams <n> WebSockets and other upgraded streams at once; more get 503 [default 5000]
+          --upgraded-idle-timeout <t>
+                                     Close an upgraded stream that moved no byte this long [default 00:05:00]
           --request-buffering <b>    true: a request takes a backend slot once its body (or the first 16 KiB)
                                      is here, so slow uploads hold none; false: at once, for apps
                                      that stream the body in step with the response [default true]
@@ -47,6 +54,7 @@ public static class CommandLine
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__Uplinks, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
+          TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout,
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport,

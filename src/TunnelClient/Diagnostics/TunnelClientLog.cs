@@ -34,12 +34,21 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 10, Level = LogLevel.Information, Message = "Drained: every request in flight finished; uplink closed")]
     public static partial void Drained(ILogger logger);
 
-    [LoggerMessage(EventId = 11, Level = LogLevel.Warning, Message = "Drain deadline passed; the requests still in flight were cut")]
-    public static partial void DrainTimedOut(ILogger logger);
+    [LoggerMessage(EventId = 11, Level = LogLevel.Warning, Message = "Drain deadline passed; the requests still in flight were cut, {Upgraded} upgraded streams (WebSockets, …) among them")]
+    public static partial void DrainTimedOut(ILogger logger, int upgraded);
 
     [LoggerMessage(EventId = 12, Level = LogLevel.Warning, Message = "Stream {StreamId}: backend connection closed, not reused: the backend broke HTTP/1.1 framing ({Cause})")]
     public static partial void BackendBrokeFraming(ILogger logger, uint streamId, string cause);
 
     [LoggerMessage(EventId = 13, Level = LogLevel.Debug, Message = "Stream {StreamId}: backend connection closed, not reused ({Cause})")]
     public static partial void BackendConnectionClosed(ILogger logger, uint streamId, string cause);
+
+    [LoggerMessage(EventId = 14, Level = LogLevel.Warning, Message = "Stream {StreamId}: upgrade refused with 503: {Upgraded} upgraded streams are open, the most allowed (TunnelClient:MaxUpgradedStreams)")]
+    public static partial void UpgradeRefused(ILogger logger, uint streamId, int upgraded);
+
+    [LoggerMessage(EventId = 15, Level = LogLevel.Debug, Message = "Stream {StreamId}: upgraded stream ended ({Reason})")]
+    public static partial void UpgradedStreamEnded(ILogger logger, uint streamId, string reason);
+
+    [LoggerMessage(EventId = 16, Level = LogLevel.Information, Message = "Stream {StreamId}: upgraded stream moved no byte for {IdleTimeoutMs} ms; closing it (TunnelClient:UpgradedIdleTimeout)")]
+    public static partial void UpgradedStreamIdle(ILogger logger, uint streamId, long idleTimeoutMs);
 }

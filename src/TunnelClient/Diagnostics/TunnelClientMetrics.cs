@@ -12,6 +12,7 @@ public sealed class TunnelClientMetrics : IDisposable
     private readonly Counter<long> _failures;
     private readonly Counter<long> _connects;
     private readonly Counter<long> _backendClosed;
+    private readonly UpDownCounter<long> _upgraded;
 
     public TunnelClientMetrics(IMeterFactory meterFactory)
     {
@@ -21,6 +22,7 @@ public sealed class TunnelClientMetrics : IDisposable
         _connects = _meter.CreateCounter<long>("tunnel2.client.connects", "{connect}", "Uplinks established");
         _backendClosed = _meter.CreateCounter<long>("tunnel2.client.backend_connections.closed", "{connection}",
             "Backend connections closed instead of going back to the pool, by cause");
+        _upgraded = _meter.CreateUpDownCounter<long>("tunnel2.client.upgraded_streams", "{stream}", "Streams switched to another protocol (WebSocket, …), relaying bytes");
     }
 
     public void RequestRelayed() => _relayed.Add(1);
@@ -30,6 +32,10 @@ public sealed class TunnelClientMetrics : IDisposable
     public void Connected() => _connects.Add(1);
 
     public void BackendConnectionClosed(string cause) => _backendClosed.Add(1, new KeyValuePair<string, object?>("cause", cause));
+
+    public void UpgradeStarted() => _upgraded.Add(1);
+
+    public void UpgradeEnded() => _upgraded.Add(-1);
 
     public void Dispose() => _meter.Dispose();
 }

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Relay;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
@@ -18,10 +19,12 @@ public sealed class TunnelClientService : BackgroundService
     private readonly ILogger<TunnelClientService> _logger;
     private readonly ReconnectBackoff _backoff;
     private readonly ClientInstance _instance;
+    private readonly BackendRelay _relay;
 
     public TunnelClientService(
         UplinkDialer dialer,
         ClientInstance instance,
+        BackendRelay relay,
         IOptions<TunnelClientOptions> options,
         TunnelClientStatus status,
         TunnelClientMetrics metrics,
@@ -30,6 +33,7 @@ public sealed class TunnelClientService : BackgroundService
     {
         _dialer = dialer;
         _instance = instance;
+        _relay = relay;
         _options = options.Value;
         _status = status;
         _metrics = metrics;
@@ -131,7 +135,7 @@ public sealed class TunnelClientService : BackgroundService
             }
             else
             {
-                TunnelClientLog.DrainTimedOut(_logger);
+                TunnelClientLog.DrainTimedOut(_logger, _relay.UpgradedStreams);
             }
         }
 

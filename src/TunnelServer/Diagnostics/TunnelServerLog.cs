@@ -29,8 +29,8 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 8, Level = LogLevel.Information, Message = "Drained: every public request finished")]
     public static partial void Drained(ILogger logger);
 
-    [LoggerMessage(EventId = 9, Level = LogLevel.Warning, Message = "Drain deadline passed with {InFlight} public requests still in flight; cutting them")]
-    public static partial void DrainTimedOut(ILogger logger, long inFlight);
+    [LoggerMessage(EventId = 9, Level = LogLevel.Warning, Message = "Drain deadline passed with {InFlight} public requests still in flight ({Upgraded} of them upgraded connections such as WebSockets); cutting them")]
+    public static partial void DrainTimedOut(ILogger logger, long inFlight, long upgraded);
 
     [LoggerMessage(EventId = 10, Level = LogLevel.Debug, Message = "Uplink handshake from {Remote} abandoned: {Reason}")]
     public static partial void HandshakeAbandoned(ILogger logger, IPAddress? remote, string reason);

@@ -44,7 +44,7 @@ public sealed class GracefulShutdown(
         }
         else
         {
-            TunnelServerLog.DrainTimedOut(logger, drain.InFlight);
+            TunnelServerLog.DrainTimedOut(logger, drain.InFlight, drain.Upgraded);
         }
 
         // Every stream is done (or out of time): each uplink flushes its last frames and closes.

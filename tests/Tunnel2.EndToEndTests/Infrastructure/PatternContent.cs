@@ -10,6 +10,15 @@ public sealed class PatternContent(long length, byte seed = 0, bool chunked = fa
 {
     public static byte At(long offset, byte seed) => (byte)((offset * 7) + seed);
 
+    /// <summary>Fills <paramref name="buffer"/> with the pattern's bytes from <paramref name="offset"/> on.</summary>
+    public static void Fill(Span<byte> buffer, long offset, byte seed)
+    {
+        for (int i = 0; i < buffer.Length; i++)
+        {
+            buffer[i] = At(offset + i, seed);
+        }
+    }
+
     protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
     {
         byte[] buffer = new byte[64 * 1024];
@@ -17,11 +26,7 @@ public sealed class PatternContent(long length, byte seed = 0, bool chunked = fa
         while (written < length)
         {
             int count = (int)Math.Min(buffer.Length, length - written);
-            for (int i = 0; i < count; i++)
-            {
-                buffer[i] = At(written + i, seed);
-            }
-
+            Fill(buffer.AsSpan(0, count), written, seed);
             await stream.WriteAsync(buffer.AsMemory(0, count));
             written += count;
         }

@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Forwarding;
 
@@ -167,4 +168,44 @@ public sealed class RequestHeadBuilderTests
 
     private static string Single(RequestHead head, string name) =>
         Assert.Single(head.Headers, h => string.Equals(h.Name, name, StringComparison.OrdinalIgnoreCase)).Value;
+
+    [Fact]
+    public void An_upgrade_request_keeps_its_Upgrade_field_and_still_drops_Connection_and_what_it_names()
+    {
+        DefaultHttpContext context = Context(r =>
+        {
+            r.Method = "GET";
+            r.Headers.Connection = "Upgrade, X-Private";
+            r.Headers.Upgrade = "websocket";
+            r.Headers["X-Private"] = "secret";
+            r.Headers.SecWebSocketKey = "dGhlIHNhbXBsZSBub25jZQ==";
+        });
+        context.Features.Set<IHttpUpgradeFeature>(new UpgradableRequest());
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/ws", "/session/abc");
+
+        Assert.True(RequestHeadBuilder.IsUpgrade(context));
+        Assert.True(head.IsUpgrade);
+        Assert.Contains(new HeaderField("Upgrade", "websocket"), head.Headers);
+        Assert.Contains(new HeaderField("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), head.Headers);
+        Assert.DoesNotContain(head.Headers, h => h.Name is "Connection" or "X-Private");
+    }
+
+    [Fact]
+    public void An_Upgrade_field_on_a_request_that_cannot_switch_is_dropped_as_hop_by_hop()
+    {
+        DefaultHttpContext context = Context(r => r.Headers.Upgrade = "websocket");
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/ws", "/session/abc");
+
+        Assert.False(RequestHeadBuilder.IsUpgrade(context));
+        Assert.False(head.IsUpgrade);
+    }
+
+    private sealed class UpgradableRequest : IHttpUpgradeFeature
+    {
+        public bool IsUpgradableRequest => true;
+
+        public Task<Stream> UpgradeAsync() => throw new NotSupportedException();
+    }
 }

@@ -29,4 +29,18 @@ public sealed class ResponseHeadWriterTests
         Assert.False(context.Response.Headers.ContainsKey("Transfer-Encoding"));
         Assert.False(context.Response.Headers.ContainsKey("Keep-Alive"));
     }
+
+    [Fact]
+    public void A_101_keeps_the_Upgrade_field_that_names_the_protocol_and_other_answers_drop_it()
+    {
+        var switching = new DefaultHttpContext();
+        var declined = new DefaultHttpContext();
+
+        ResponseHeadWriter.Apply(new ResponseHead(101, [new("Upgrade", "websocket"), new("Sec-WebSocket-Accept", "abc=")]), switching.Response);
+        ResponseHeadWriter.Apply(new ResponseHead(426, [new("Upgrade", "websocket")]), declined.Response);
+
+        Assert.Equal("websocket", switching.Response.Headers.Upgrade);
+        Assert.Equal("abc=", switching.Response.Headers.SecWebSocketAccept);
+        Assert.False(declined.Response.Headers.ContainsKey("Upgrade"));
+    }
 }

@@ -16,10 +16,10 @@ public sealed class UplinkHandshakeTests
     [Fact]
     public async Task A_complete_plain_upgrade_is_accepted_with_the_highest_common_version()
     {
-        (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(Request(version: "1, 2")), draining: false);
+        (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(Request(version: "2, 3")), draining: false);
 
         Assert.Null(refused);
-        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 2, null), accepted);
+        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 3, null), accepted);
     }
 
     [Fact]
@@ -138,7 +138,7 @@ public sealed class UplinkHandshakeTests
         string? authorization = "Bearer " + Token,
         string session = "s-1",
         string instance = "i-1",
-        string version = "2",
+        string version = "3",
         string extra = "") =>
         $"{method} {path} {httpVersion}\r\nHost: t\r\nConnection: {connection}\r\nUpgrade: {upgrade}\r\n"
         + (authorization is null ? string.Empty : $"Authorization: {authorization}\r\n")

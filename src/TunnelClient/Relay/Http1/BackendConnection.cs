@@ -142,6 +142,19 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
         }
     }
 
+    /// <summary>The caller ended its side of an upgraded stream: the backend reads end of stream, and may still send.</summary>
+    public void ShutdownSend()
+    {
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Send);
+        }
+        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
+        {
+            // Already closed or reset: the other direction finds out on its own.
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         if (TakeReadAhead() is { } pending)

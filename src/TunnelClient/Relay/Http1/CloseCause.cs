@@ -19,6 +19,9 @@ internal readonly record struct CloseCause(string Name, bool Suspicious)
     /// <summary>The exchange failed (backend cut off, bad framing, caller gone): the connection's state is unknown.</summary>
     public static readonly CloseCause ExchangeFailed = new("exchange-failed", false);
 
+    /// <summary>The backend switched protocols (101): the connection carried an upgraded stream and ends with it.</summary>
+    public static readonly CloseCause Upgraded = new("upgraded", false);
+
     /// <summary>The backend closed the connection right after the response.</summary>
     public static readonly CloseCause ClosedAfterResponse = new("closed-after-response", false);
 

@@ -13,13 +13,16 @@ internal static class RequestWriter
 
     private static ReadOnlySpan<byte> CrLf => "\r\n"u8;
 
-    /// <summary>Writes the request line and headers; returns true when the body must go chunked (no Content-Length).</summary>
+    /// <summary>
+    /// Writes the request line and headers; returns true when the body must go chunked (no Content-Length). An upgrade
+    /// request (<paramref name="upgrade"/>) gets <c>Connection: Upgrade</c> beside its <c>Upgrade</c> field and no body framing.
+    /// </summary>
     /// <exception cref="InvalidDataException">
     /// A method, target or header that would change how the backend frames the request (a name outside RFC 9110's
     /// token characters, CR/LF/NUL in a value, white space in the target): nothing is written then. The public edge
     /// refuses such requests already; this keeps a non-conforming server from smuggling one through.
     /// </exception>
-    public static bool WriteHead(PipeWriter output, RequestHead head, string host, bool hasBody)
+    public static bool WriteHead(PipeWriter output, RequestHead head, string host, bool hasBody, bool upgrade = false)
     {
         Validate(head);
         WriteText(output, head.Method);
@@ -44,7 +47,12 @@ internal static class RequestWriter
             output.Write(CrLf);
         }
 
-        bool chunked = hasBody && !hasLength;
+        if (upgrade)
+        {
+            output.Write("Connection: Upgrade\r\n"u8);
+        }
+
+        bool chunked = hasBody && !upgrade && !hasLength;
         if (chunked)
         {
             output.Write("Transfer-Encoding: chunked\r\n"u8);

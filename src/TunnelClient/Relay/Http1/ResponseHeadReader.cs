@@ -29,16 +29,21 @@ internal sealed record BackendResponseHead(int StatusCode, List<HeaderField> Hea
 internal static class ResponseHeadReader
 {
     private const int MaxHeadBytes = 64 * 1024;
+    private const int SwitchingProtocols = 101;
 
     /// <summary>The head, or null when the backend closed the connection before sending a byte.</summary>
     /// <exception cref="InvalidDataException">The answer is not HTTP/1.x or its head is too large.</exception>
     public static ValueTask<BackendResponseHead?> ReadAsync(PipeReader input, bool isHeadRequest, CancellationToken cancellationToken) =>
-        ReadAsync(input, readAhead: null, isHeadRequest, cancellationToken);
+        ReadAsync(input, readAhead: null, isHeadRequest, upgradeRequested: false, cancellationToken);
 
     /// <summary>The head, or null when the backend closed the connection before sending a byte.</summary>
     /// <param name="readAhead">A read of <paramref name="input"/> already started (a pooled connection's), taken as the first read.</param>
-    /// <exception cref="InvalidDataException">The answer is not HTTP/1.x or its head is too large.</exception>
-    public static async ValueTask<BackendResponseHead?> ReadAsync(PipeReader input, ValueTask<ReadResult>? readAhead, bool isHeadRequest, CancellationToken cancellationToken)
+    /// <param name="upgradeRequested">The request asked to switch protocols: a 101 is then its final answer, not an interim one.</param>
+    /// <exception cref="InvalidDataException">
+    /// The answer is not HTTP/1.x, its head is too large, or it is a 101 to a request that asked for no upgrade.
+    /// </exception>
+    public static async ValueTask<BackendResponseHead?> ReadAsync(
+        PipeReader input, ValueTask<ReadResult>? readAhead, bool isHeadRequest, bool upgradeRequested, CancellationToken cancellationToken)
     {
         while (true)
         {
@@ -74,8 +79,8 @@ internal static class ResponseHeadReader
             if (head is not null)
             {
                 input.AdvanceTo(buffer.Start);
-                BackendResponseHead parsed = Parse(head, isHeadRequest);
-                if (parsed.StatusCode is >= 100 and < 200)
+                BackendResponseHead parsed = Parse(head, isHeadRequest, upgradeRequested);
+                if (parsed.StatusCode is >= 100 and < 200 and not SwitchingProtocols)
                 {
                     continue; // 100 Continue and friends: the final answer follows
                 }
@@ -112,7 +117,7 @@ internal static class ResponseHeadReader
         }
     }
 
-    private static BackendResponseHead Parse(Http1Head head, bool isHeadRequest)
+    private static BackendResponseHead Parse(Http1Head head, bool isHeadRequest, bool upgradeRequested)
     {
         string statusLine = head.StartLine;
         if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || statusLine[8] != ' '
@@ -122,6 +127,12 @@ internal static class ResponseHeadReader
         }
 
         bool http10 = statusLine[7] == '0';
+        bool switching = status == SwitchingProtocols;
+        if (switching && !upgradeRequested)
+        {
+            // RFC 9110 §15.2.2: a server switches only when asked; bytes after such a head belong to no protocol we speak.
+            throw new InvalidDataException("The backend answered 101 Switching Protocols to a request that asked for no upgrade.");
+        }
 
         // The head's own list becomes the response's: the fields that pass are moved down over the ones dropped.
         List<HeaderField> headers = head.Fields;
@@ -163,7 +174,7 @@ internal static class ResponseHeadReader
                 connection = connection is null ? value : connection + "," + value;
                 continue;
             }
-            else if (HopByHopHeaders.Contains(name))
+            else if (HopByHopHeaders.Contains(name) && !IsSwitchedProtocol(name, switching))
             {
                 continue;
             }
@@ -174,7 +185,14 @@ internal static class ResponseHeadReader
         headers.RemoveRange(kept, headers.Count - kept);
         if (connection is not null)
         {
-            headers.RemoveAll(field => ListsToken(connection, field.Name));
+            headers.RemoveAll(field => ListsToken(connection, field.Name) && !IsSwitchedProtocol(field.Name, switching));
+        }
+
+        if (switching)
+        {
+            // What follows the head is the new protocol's, not a body: no framing field passes, and the connection is its.
+            headers.RemoveAll(field => field.Name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase));
+            return new BackendResponseHead(status, headers, BodyFraming.None, 0, Http1.CloseCause.Upgraded);
         }
 
         // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length, whose field is not passed on; chunked as the final
@@ -197,6 +215,10 @@ internal static class ResponseHeadReader
             : null;
         return new BackendResponseHead(status, headers, framing, Math.Max(0, contentLength), closeCause);
     }
+
+    /// <summary>A 101's <c>Upgrade</c> field names the protocol switched to: the caller's side needs it in its own 101.</summary>
+    private static bool IsSwitchedProtocol(string name, bool switching) =>
+        switching && name.Equals("Upgrade", StringComparison.OrdinalIgnoreCase);
 
     private static bool FinalCodingIsChunked(string transferEncoding)
     {

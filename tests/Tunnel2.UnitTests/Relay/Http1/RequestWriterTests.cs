@@ -152,4 +152,16 @@ public sealed class RequestWriterTests
         Assert.Throws<InvalidDataException>(() => RequestWriter.WriteHead(pipe.Writer, new RequestHead(method, target, []), "b", hasBody: false));
         Assert.Equal(0, pipe.Writer.UnflushedBytes);
     }
+
+    [Fact]
+    public async Task An_upgrade_request_gets_Connection_Upgrade_beside_its_Upgrade_field_and_no_body_framing()
+    {
+        var pipe = new Pipe();
+        var head = new RequestHead("GET", "/ws", [new("Upgrade", "websocket"), new("Sec-WebSocket-Key", "k==")]);
+
+        bool chunked = RequestWriter.WriteHead(pipe.Writer, head, "b", hasBody: false, upgrade: true);
+
+        Assert.False(chunked);
+        Assert.Equal("GET /ws HTTP/1.1\r\nHost: b\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k==\r\nConnection: Upgrade\r\n\r\n", await WrittenAsync(pipe));
+    }
 }

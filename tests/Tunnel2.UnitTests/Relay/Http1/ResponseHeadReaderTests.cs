@@ -295,7 +295,7 @@ public sealed class ResponseHeadReaderTests
     {
         var pipe = new Pipe();
 #pragma warning disable CA2012 // the pending read is handed over whole (as a nullable), and consumed once, by the reader
-        Task<BackendResponseHead?> reading = ResponseHeadReader.ReadAsync(pipe.Reader, pipe.Reader.ReadAsync(), false, CancellationToken.None).AsTask();
+        Task<BackendResponseHead?> reading = ResponseHeadReader.ReadAsync(pipe.Reader, pipe.Reader.ReadAsync(), false, false, CancellationToken.None).AsTask();
 #pragma warning restore CA2012
         Assert.False(reading.IsCompleted);
 
@@ -311,7 +311,7 @@ public sealed class ResponseHeadReaderTests
         var pipe = new Pipe();
         using var cancel = new CancellationTokenSource();
 #pragma warning disable CA2012 // the pending read is handed over whole (as a nullable), and consumed once, by the reader
-        Task<BackendResponseHead?> reading = ResponseHeadReader.ReadAsync(pipe.Reader, pipe.Reader.ReadAsync(), false, cancel.Token).AsTask();
+        Task<BackendResponseHead?> reading = ResponseHeadReader.ReadAsync(pipe.Reader, pipe.Reader.ReadAsync(), false, false, cancel.Token).AsTask();
 #pragma warning restore CA2012
 
         await cancel.CancelAsync();
@@ -399,5 +399,45 @@ public sealed class ResponseHeadReaderTests
 
         Assert.Equal(BodyFraming.None, head.Framing);
         Assert.Equal("42", Header(head, "Content-Length"));
+    }
+
+    [Fact]
+    public async Task A_101_to_an_upgrade_request_is_the_final_answer_keeping_Upgrade_and_leaving_the_new_protocols_bytes_in_the_pipe()
+    {
+        PipeReader reader = await Http1Backend.WithAsync(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: abc=\r\nContent-Length: 3\r\n\r\n\x81\x01x", complete: true);
+
+        BackendResponseHead? head = await ResponseHeadReader.ReadAsync(reader, null, isHeadRequest: false, upgradeRequested: true, CancellationToken.None);
+
+        Assert.NotNull(head);
+        Assert.Equal(101, head.StatusCode);
+        Assert.Equal(BodyFraming.None, head.Framing);
+        Assert.Equal(CloseCause.Upgraded, head.CloseCause);
+        Assert.Equal("websocket", Header(head, "Upgrade"));
+        Assert.Equal("abc=", Header(head, "Sec-WebSocket-Accept"));
+        Assert.Null(Header(head, "Connection"));
+        Assert.Null(Header(head, "Content-Length"));
+        Assert.Equal("\x81\x01x", Http1Backend.Rest(reader));
+    }
+
+    [Fact]
+    public async Task A_101_to_a_request_that_asked_for_no_upgrade_is_a_framing_error()
+    {
+        PipeReader reader = await Http1Backend.WithAsync("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n");
+
+        await Assert.ThrowsAsync<InvalidDataException>(async () =>
+            await ResponseHeadReader.ReadAsync(reader, null, isHeadRequest: false, upgradeRequested: false, CancellationToken.None));
+    }
+
+    [Fact]
+    public async Task An_upgrade_request_the_backend_declines_gets_a_plain_answer_without_Upgrade()
+    {
+        PipeReader reader = await Http1Backend.WithAsync("HTTP/1.1 426 Upgrade Required\r\nUpgrade: websocket\r\nContent-Length: 0\r\n\r\n");
+
+        BackendResponseHead? head = await ResponseHeadReader.ReadAsync(reader, null, isHeadRequest: false, upgradeRequested: true, CancellationToken.None);
+
+        Assert.Equal(426, head!.StatusCode);
+        Assert.Null(Header(head, "Upgrade"));
+        Assert.Null(head.CloseCause);
     }
 }

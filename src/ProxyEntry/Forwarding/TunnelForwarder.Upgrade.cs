@@ -1,0 +1,99 @@
+using System.IO.Pipelines;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Diagnostics;
+
+namespace Tunnel2.ProxyEntry.Forwarding;
+
+/// <summary>
+/// The backend answered an upgrade request with 101: from then on the caller's connection and the stream carry raw
+/// bytes both ways (a WebSocket, or any other protocol named in <c>Upgrade</c>), each way under its flow-control
+/// window. The caller closing its sending side ends the stream's request half, and the backend may still answer;
+/// the backend ending its side ends the exchange and closes the caller's connection, since Kestrel cannot half-close
+/// an upgraded connection (YARP ends it the same way). A reset or a lost uplink aborts the caller's connection.
+/// </summary>
+public sealed partial class TunnelForwarder
+{
+    private const int UpgradedReadBufferSize = 16 * 1024;
+
+    private async Task RelayUpgradedAsync(HttpContext context, UplinkStream stream, string session, ResponseHead head)
+    {
+        ResponseHeadWriter.Apply(head, context.Response);
+        Stream connection;
+        try
+        {
+            connection = await context.Features.GetRequiredFeature<IHttpUpgradeFeature>().UpgradeAsync();
+        }
+        catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException)
+        {
+            stream.Reset(ProtocolErrorCode.Cancelled);
+            ProxyEntryLog.CallerGone(_logger, session, stream.Id, $"while switching protocols: {ex.Message}");
+            _metrics.RequestFailed("caller-gone");
+            return;
+        }
+
+        ProxyEntryLog.Upgraded(_logger, session, stream.Id, context.Response.Headers.Upgrade.ToString());
+        _metrics.UpgradeStarted();
+        _drain.UpgradeStarted();
+        PipeReader callerInput = PipeReader.Create(connection, new StreamPipeReaderOptions(bufferSize: UpgradedReadBufferSize, leaveOpen: true));
+        PipeWriter callerOutput = PipeWriter.Create(connection, new StreamPipeWriterOptions(leaveOpen: true));
+        using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+        string reason = "closed";
+        try
+        {
+            Task callerToBackend = stream.SendBodyAsync(callerInput, ended.Token);
+            Task backendToCaller = stream.CopyInputToAsync(callerOutput, chunked: false, ended.Token);
+            if (await Task.WhenAny(callerToBackend, backendToCaller) == callerToBackend && callerToBackend.IsCompletedSuccessfully)
+            {
+                // The caller half-closed: its end went up as END_STREAM, and the backend's answer may still be coming.
+                await Observe(backendToCaller);
+            }
+
+            if (!backendToCaller.IsCompletedSuccessfully || !callerToBackend.IsCompleted)
+            {
+                reason = backendToCaller.IsCompletedSuccessfully ? "backend closed"
+                    : context.RequestAborted.IsCancellationRequested ? "caller gone"
+                    : stream.IsAborted ? $"stream reset ({stream.ResetCode})"
+                    : "relay failed";
+            }
+
+            ended.Cancel();
+            await Observe(callerToBackend);
+            await Observe(backendToCaller);
+            if (!backendToCaller.IsCompletedSuccessfully || !callerToBackend.IsCompletedSuccessfully)
+            {
+                // Something broke (not a clean close each way): the caller sees its connection cut, not a clean end.
+                stream.Reset(ProtocolErrorCode.Cancelled);
+                if (reason != "backend closed")
+                {
+                    context.Abort();
+                }
+            }
+        }
+        finally
+        {
+            await callerInput.CompleteAsync();
+            await callerOutput.CompleteAsync();
+            await connection.DisposeAsync();
+            _drain.UpgradeEnded();
+            _metrics.UpgradeEnded();
+            ProxyEntryLog.UpgradeEnded(_logger, session, stream.Id, stream.SentBytes, stream.ReceivedBytes, reason);
+        }
+    }
+
+    /// <summary>Waits for a relay direction to end, whichever way it ends; the caller looks at the task afterwards.</summary>
+    private static async Task Observe(Task direction)
+    {
+        try
+        {
+            await direction;
+        }
+        catch (Exception ex) when (ex is IOException or OperationCanceledException or StreamResetException or UplinkClosedException or InvalidOperationException)
+        {
+            // judged by the caller through the task's state
+        }
+    }
+}

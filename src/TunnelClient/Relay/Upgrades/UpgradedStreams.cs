@@ -1,0 +1,174 @@
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Relay.Http1;
+
+namespace Tunnel2.TunnelClient.Relay.Upgrades;
+
+/// <summary>
+/// The streams whose backend switched protocols (101: a WebSocket, or any other <c>Upgrade</c>). They hold no request
+/// slot: they have a cap of their own (<c>TunnelClient:MaxUpgradedStreams</c>), checked before the upgrade request is
+/// sent, and an idle timeout (<c>TunnelClient:UpgradedIdleTimeout</c>): a stream that moved no byte either way for
+/// that long is reset, which closes its backend connection and the caller's. One timer checks them all.
+/// </summary>
+internal sealed class UpgradedStreams : IDisposable
+{
+    private readonly int _max;
+    private readonly long _idleTimeoutMs;
+    private readonly ILogger _logger;
+    private readonly TunnelClientMetrics _metrics;
+    private readonly Lock _sync = new();
+    private readonly HashSet<IdleWatch> _relaying = [];
+    private readonly Timer _sweep;
+    private int _reserved;
+
+    public UpgradedStreams(int max, TimeSpan idleTimeout, TunnelClientMetrics metrics, ILogger logger)
+    {
+        _max = max;
+        _idleTimeoutMs = (long)idleTimeout.TotalMilliseconds;
+        _metrics = metrics;
+        _logger = logger;
+
+        // A quarter of the timeout between checks: a stream is reset between 1 and 1.25 timeouts after its last byte.
+        TimeSpan period = TimeSpan.FromMilliseconds(Math.Clamp(_idleTimeoutMs / 4, 100, 30_000));
+        _sweep = new Timer(static state => ((UpgradedStreams)state!).ResetIdle(), this, period, period);
+    }
+
+    /// <summary>Upgrade requests sent and upgraded streams relaying now.</summary>
+    public int Count => Volatile.Read(ref _reserved);
+
+    /// <summary>Takes a place for an upgrade request before it goes to the backend; false at the cap.</summary>
+    public bool TryReserve()
+    {
+        while (true)
+        {
+            int reserved = Volatile.Read(ref _reserved);
+            if (reserved >= _max)
+            {
+                return false;
+            }
+
+            if (Interlocked.CompareExchange(ref _reserved, reserved + 1, reserved) == reserved)
+            {
+                return true;
+            }
+        }
+    }
+
+    /// <summary>Gives back the place of an upgrade request that ended (switched or not).</summary>
+    public void Release() => Interlocked.Decrement(ref _reserved);
+
+    /// <summary>
+    /// Relays bytes both ways between the stream and the backend connection the 101 came on, until both directions
+    /// end: the caller's END_STREAM shuts the backend connection's sending side (a half-close), the backend's end of
+    /// stream goes up as END_STREAM, and a reset (the server's, or the idle timeout's) ends both through the stream's
+    /// abort listener, which shuts the connection down.
+    /// </summary>
+    public async Task RelayAsync(UplinkStream stream, BackendConnection connection)
+    {
+        var watch = new IdleWatch(stream);
+        lock (_sync)
+        {
+            _relaying.Add(watch);
+        }
+
+        _metrics.UpgradeStarted();
+        try
+        {
+            Task backendToCaller = stream.SendBodyAsync(connection.Input, CancellationToken.None);
+            Task callerToBackend = CopyCallerToBackendAsync(stream, connection);
+            Task first = await Task.WhenAny(backendToCaller, callerToBackend).ConfigureAwait(false);
+            if (!first.IsCompletedSuccessfully)
+            {
+                // One way broke (the backend reset its connection, the caller's side was reset): the exchange is over,
+                // and the reset ends the other way too, through the connection's abort listener.
+                TunnelClientLog.UpgradedStreamEnded(_logger, stream.Id, first.Exception?.InnerException?.Message ?? "cancelled");
+                stream.Reset(ProtocolErrorCode.Cancelled);
+            }
+
+            // A clean end one way (a half-close) leaves the other way running until it ends too.
+            await Observe(backendToCaller).ConfigureAwait(false);
+            await Observe(callerToBackend).ConfigureAwait(false);
+        }
+        finally
+        {
+            lock (_sync)
+            {
+                _relaying.Remove(watch);
+            }
+
+            _metrics.UpgradeEnded();
+        }
+    }
+
+    public void Dispose() => _sweep.Dispose();
+
+    private static async Task Observe(Task direction)
+    {
+        try
+        {
+            await direction.ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException
+                                   or StreamResetException or UplinkClosedException or System.Net.Sockets.SocketException)
+        {
+            // Expected once the stream was reset or the connection shut down; the first failure was logged above.
+        }
+    }
+
+    private static async Task CopyCallerToBackendAsync(UplinkStream stream, BackendConnection connection)
+    {
+        await stream.CopyInputToAsync(connection.Output, chunked: false, CancellationToken.None).ConfigureAwait(false);
+        connection.ShutdownSend();
+    }
+
+    private void ResetIdle()
+    {
+        long now = Environment.TickCount64;
+        List<UplinkStream>? idle = null;
+        lock (_sync)
+        {
+            foreach (IdleWatch watch in _relaying)
+            {
+                if (watch.IsIdle(now, _idleTimeoutMs))
+                {
+                    (idle ??= []).Add(watch.Stream);
+                }
+            }
+        }
+
+        if (idle is null)
+        {
+            return;
+        }
+
+        foreach (UplinkStream stream in idle)
+        {
+            TunnelClientLog.UpgradedStreamIdle(_logger, stream.Id, _idleTimeoutMs);
+            _metrics.RequestFailed("upgraded-idle-timeout");
+            stream.Reset(ProtocolErrorCode.IdleTimeout);
+        }
+    }
+
+    /// <summary>When a stream last moved a byte, sampled by the sweep (its byte counts are read, never written, here).</summary>
+    private sealed class IdleWatch(UplinkStream stream)
+    {
+        private long _bytes = -1;
+        private long _since;
+
+        public UplinkStream Stream => stream;
+
+        public bool IsIdle(long now, long timeoutMs)
+        {
+            long bytes = stream.SentBytes + stream.ReceivedBytes;
+            if (bytes != _bytes)
+            {
+                _bytes = bytes;
+                _since = now;
+                return false;
+            }
+
+            return now - _since >= timeoutMs;
+        }
+    }
+}
