@@ -42,8 +42,56 @@ public sealed class HttpSemanticsTests(TunnelStackFixture fixture) : IAsyncLifet
     [Fact]
     public async Task Session_root_and_bare_query_map_to_the_backend_root()
     {
-        Assert.Equal("/", (await EchoAsync(string.Empty))[0]);
-        Assert.Equal("/?a=1", (await EchoAsync("?a=1"))[0]);
+        Assert.Equal("/", (await EchoAsync("/"))[0]);
+        Assert.Equal("/?a=1", (await EchoAsync("/?a=1"))[0]);
+    }
+
+    [Theory]
+    [InlineData("GET", "", 301, "")]
+    [InlineData("GET", "?a=1&b=%20", 301, "?a=1&b=%20")]
+    [InlineData("HEAD", "", 301, "")]
+    [InlineData("POST", "?x", 308, "?x")]
+    public async Task The_session_root_without_its_slash_redirects_to_it_with_the_query_kept(string method, string query, int status, string keptQuery)
+    {
+        using var request = new HttpRequestMessage(new HttpMethod(method), new Uri($"{fixture.Stack.PublicUrl.ToString().TrimEnd('/')}/session/{Session}{query}"));
+        using HttpResponseMessage response = await fixture.Http.SendAsync(request);
+
+        Assert.Equal(status, (int)response.StatusCode);
+        Assert.Equal($"/session/{Session}/{keptQuery}", response.Headers.Location?.OriginalString);
+    }
+
+    [Fact]
+    public async Task A_redirect_to_the_backends_own_origin_becomes_the_public_URL_under_the_session()
+    {
+        using HttpResponseMessage response = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(Session, "/redirect/absolute"));
+
+        Assert.Equal(HttpStatusCode.MovedPermanently, response.StatusCode);
+        Assert.Equal(fixture.Stack.SessionUrl(Session, "/index.html?from=absolute"), response.Headers.Location);
+    }
+
+    [Fact]
+    public async Task A_root_relative_redirect_refresh_and_cookie_path_move_under_the_session()
+    {
+        using HttpResponseMessage response = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(Session, "/redirect/root"));
+
+        Assert.Equal(HttpStatusCode.Found, response.StatusCode);
+        Assert.Equal($"/session/{Session}/login?next=%2Fx", response.Headers.Location?.OriginalString);
+        Assert.Equal($"0; url=/session/{Session}/login", response.Headers.GetValues("Refresh").Single());
+        Assert.Equal($"session=s1; Path=/session/{Session}/; HttpOnly", response.Headers.GetValues("Set-Cookie").Single());
+    }
+
+    [Fact]
+    public async Task A_client_with_path_rewriting_off_passes_redirects_and_cookies_as_the_backend_sent_them()
+    {
+        string session = Session + "-verbatim";
+        await using TunnelClientHandle client = await fixture.Stack.StartClientAsync(session, _backend!.Url, extraArgs: ["--rewrite-paths", "false"]);
+
+        using HttpResponseMessage root = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(session, "/redirect/root"));
+        using HttpResponseMessage absolute = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(session, "/redirect/absolute"));
+
+        Assert.Equal("/login?next=%2Fx", root.Headers.Location?.OriginalString);
+        Assert.Equal("session=s1; Path=/; HttpOnly", root.Headers.GetValues("Set-Cookie").Single());
+        Assert.Equal(new Uri(_backend.Url, "/index.html?from=absolute"), absolute.Headers.Location);
     }
 
     [Fact]
@@ -87,7 +135,7 @@ public sealed class HttpSemanticsTests(TunnelStackFixture fixture) : IAsyncLifet
         using HttpResponseMessage response = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(Session, "/cookies"));
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        Assert.Equal(["a=1; Path=/", "b=2; Path=/; HttpOnly"], response.Headers.GetValues("Set-Cookie").ToArray());
+        Assert.Equal([$"a=1; Path=/session/{Session}/", $"b=2; Path=/session/{Session}/; HttpOnly"], response.Headers.GetValues("Set-Cookie").ToArray());
     }
 
     [Fact]

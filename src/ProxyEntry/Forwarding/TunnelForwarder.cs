@@ -56,6 +56,9 @@ public sealed partial class TunnelForwarder
             case SessionTargetStatus.ClimbsAboveSession:
                 await FailAsync(context, streamId: 0, "(none)", ForwardingFailure.PathOutsideSession);
                 return;
+            case SessionTargetStatus.SessionRootWithoutSlash:
+                RedirectToSessionRoot(context, prefix + backendTarget);
+                return;
         }
 
         if (_drain.IsDraining)
@@ -262,6 +265,18 @@ public sealed partial class TunnelForwarder
 
         await StopRequestBodyAsync(context, requestBody);
         return false;
+    }
+
+    /// <summary>
+    /// <c>/session/{id}</c> → <c>/session/{id}/</c>, query kept: 301 as nginx answers for a prefix location, 308 for
+    /// methods other than GET and HEAD so that a form post is not turned into a GET.
+    /// </summary>
+    private static void RedirectToSessionRoot(HttpContext context, string location)
+    {
+        bool safe = HttpMethods.IsGet(context.Request.Method) || HttpMethods.IsHead(context.Request.Method);
+        context.Response.StatusCode = safe ? StatusCodes.Status301MovedPermanently : StatusCodes.Status308PermanentRedirect;
+        context.Response.Headers.Location = location;
+        context.Response.ContentLength = 0;
     }
 
     private static bool RequestHasBody(HttpContext context) =>

@@ -5,6 +5,12 @@ public enum SessionTargetStatus
 {
     Ok,
 
+    /// <summary>
+    /// <c>/session/{id}</c> with no slash after the id: the caller is sent to <c>/session/{id}/</c> (query kept), as
+    /// nginx does for a prefix location, so that relative links on the backend's <c>/</c> resolve inside the session.
+    /// </summary>
+    SessionRootWithoutSlash,
+
     /// <summary>The canonical path is not <c>/session/{id}</c> or below it: no session is named.</summary>
     NoSession,
 
@@ -54,16 +60,16 @@ public static class SessionTarget
         if (end == target.Length)
         {
             backendTarget = "/";
-        }
-        else if (target[end] == '?')
-        {
-            backendTarget = string.Concat("/", target.AsSpan(end));
-        }
-        else
-        {
-            backendTarget = target[end..];
+            return SessionTargetStatus.SessionRootWithoutSlash;
         }
 
+        if (target[end] == '?')
+        {
+            backendTarget = string.Concat("/", target.AsSpan(end));
+            return SessionTargetStatus.SessionRootWithoutSlash;
+        }
+
+        backendTarget = target[end..];
         return SessionTargetStatus.Ok;
     }
 }

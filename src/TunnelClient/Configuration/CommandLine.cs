@@ -15,6 +15,7 @@ public static class CommandLine
         ["--max-upgraded-streams"] = "TunnelClient:MaxUpgradedStreams",
         ["--upgraded-idle-timeout"] = "TunnelClient:UpgradedIdleTimeout",
         ["--request-buffering"] = "TunnelClient:RequestBuffering",
+        ["--rewrite-paths"] = "TunnelClient:RewritePaths",
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
         ["--pooled-connection-idle-timeout"] = "TunnelClient:PooledConnectionIdleTimeout",
         ["--transport"] = "TunnelClient:Transport",
@@ -41,6 +42,9 @@ public static class CommandLine
           --request-buffering <b>    true: a request takes a backend slot once its body (or the first 16 KiB)
                                      is here, so slow uploads hold none; false: at once, for apps
                                      that stream the body in step with the response [default true]
+          --rewrite-paths <b>        true: redirects (Location, Content-Location, Refresh) to the backend's own
+                                     origin or root, and Set-Cookie paths, are moved under /session/{id}
+                                     as nginx's proxy_redirect does; false: passed as sent [default true]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: send GoAway, let requests in flight finish for up to
                                      this long, then exit 0                 [default 00:00:30]
           --pooled-connection-idle-timeout <t>
@@ -54,7 +58,7 @@ public static class CommandLine
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__Uplinks, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
-          TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout,
+          TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout, TunnelClient__RewritePaths,
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport,

@@ -60,6 +60,14 @@ public sealed class TunnelClientOptions
     /// </summary>
     public bool RequestBuffering { get; set; } = true;
 
+    /// <summary>
+    /// Path mode (<c>/session/{id}/…</c>): rewrite the backend's <c>Location</c>, <c>Content-Location</c> and
+    /// <c>Refresh</c> URLs that point at its own origin or are root-relative, and <c>Set-Cookie</c> paths, to live under
+    /// the session's prefix, as nginx's <c>proxy_redirect default</c> and <c>proxy_cookie_path</c> do. Off for an app
+    /// that builds its public URLs from <c>X-Forwarded-Prefix</c> itself (those are left alone either way).
+    /// </summary>
+    public bool RewritePaths { get; set; } = true;
+
     [TimeSpanRange("00:00:00.010", "00:10:00")]
     public TimeSpan ReconnectMinDelay { get; set; } = TimeSpan.FromMilliseconds(250);
 

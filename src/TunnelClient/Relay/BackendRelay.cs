@@ -7,6 +7,7 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay.Http1;
+using Tunnel2.TunnelClient.Relay.Rewriting;
 using Tunnel2.TunnelClient.Relay.Upgrades;
 using Tunnel2.TunnelClient.Uplinks;
 
@@ -26,6 +27,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     private readonly UpgradedStreams _upgrades;
     private readonly string _host;
     private readonly bool _requestBuffering;
+    private readonly PublicPathRewriter? _pathRewriter;
     private readonly TunnelClientStatus _status;
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendRelay> _logger;
@@ -36,6 +38,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         var backend = new Uri(settings.Backend);
         _host = backend.Authority;
         _requestBuffering = settings.RequestBuffering;
+        _pathRewriter = settings.RewritePaths ? new PublicPathRewriter(backend) : null;
         _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout, settings.UnsentBytesLimit, OnConnectionClosed);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _upgrades = new UpgradedStreams(settings.MaxUpgradedStreams, settings.UpgradedIdleTimeout, metrics, logger);
@@ -202,6 +205,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     _status.OnRequestRelayed();
                     _metrics.RequestRelayed();
                     bool noBody = response.Framing == BodyFraming.None && response.CloseCause != CloseCause.Upgraded;
+                    _pathRewriter?.Rewrite(response.Headers, request);
                     stream.SendResponseHead(new ResponseHead(response.StatusCode, response.Headers), endStream: noBody);
                     slotHeld = false;
                     _gate.Release();

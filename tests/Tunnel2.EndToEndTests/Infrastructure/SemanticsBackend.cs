@@ -11,7 +11,8 @@ namespace Tunnel2.EndToEndTests.Infrastructure;
 
 /// <summary>
 /// A second real Kestrel backend for HTTP details TestBackend has no endpoint for: the raw target it received,
-/// several Set-Cookie headers, conditional 304, a chunked answer, and a response cut off mid-body.
+/// several Set-Cookie headers, conditional 304, a chunked answer, a response cut off mid-body, and redirects to its
+/// own origin and root.
 /// </summary>
 public sealed class SemanticsBackend : IAsyncDisposable
 {
@@ -63,6 +64,19 @@ public sealed class SemanticsBackend : IAsyncDisposable
             await context.Response.Body.WriteAsync(new byte[100_000]);
             await context.Response.Body.FlushAsync();
             context.Abort(); // the backend drops the connection mid-response
+        });
+        app.MapGet("/redirect/absolute", (HttpContext context) =>
+        {
+            // As a backend that builds absolute URLs from its own Host does (the tunnel client sends the backend's).
+            context.Response.StatusCode = StatusCodes.Status301MovedPermanently;
+            context.Response.Headers.Location = $"{context.Request.Scheme}://{context.Request.Host}/index.html?from=absolute";
+        });
+        app.MapGet("/redirect/root", (HttpContext context) =>
+        {
+            context.Response.StatusCode = StatusCodes.Status302Found;
+            context.Response.Headers.Location = "/login?next=%2Fx";
+            context.Response.Headers["Refresh"] = "0; url=/login";
+            context.Response.Headers.Append("Set-Cookie", "session=s1; Path=/; HttpOnly");
         });
         app.MapMethods("/head", ["GET", "HEAD"], (HttpContext context) =>
         {

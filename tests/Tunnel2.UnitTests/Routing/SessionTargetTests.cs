@@ -6,10 +6,8 @@ public sealed class SessionTargetTests
 {
     [Theory]
     [InlineData("/session/abc/x/y?q=1", "abc", "/session/abc", "/x/y?q=1")]
-    [InlineData("/session/abc", "abc", "/session/abc", "/")]
     [InlineData("/session/abc/", "abc", "/session/abc", "/")]
-    [InlineData("/session/abc?x=1", "abc", "/session/abc", "/?x=1")]
-    [InlineData("/session/abc?", "abc", "/session/abc", "/?")]
+    [InlineData("/session/abc/?x=1", "abc", "/session/abc", "/?x=1")]
     [InlineData("/session/a.b-c_d~e/loadtest/get", "a.b-c_d~e", "/session/a.b-c_d~e", "/loadtest/get")]
     [InlineData("/session/abc//double", "abc", "/session/abc", "//double")]
     [InlineData("/session/abc/a%20b/%2F/c?q=%3D&r=%E2%9C%93", "abc", "/session/abc", "/a%20b/%2F/c?q=%3D&r=%E2%9C%93")]
@@ -22,6 +20,19 @@ public sealed class SessionTargetTests
 
         Assert.Equal(session, parsedSession);
         Assert.Equal(prefix, parsedPrefix);
+        Assert.Equal(target, backendTarget);
+    }
+
+    [Theory]
+    [InlineData("/session/abc", "abc", "/")]
+    [InlineData("/session/abc?x=1&y=%20", "abc", "/?x=1&y=%20")]
+    [InlineData("/session/abc?", "abc", "/?")]
+    public void The_session_root_without_its_slash_is_told_apart_with_the_target_the_redirect_adds_to_the_prefix(string raw, string session, string target)
+    {
+        Assert.Equal(SessionTargetStatus.SessionRootWithoutSlash, SessionTarget.TryParse(raw, out string parsedSession, out string prefix, out string backendTarget));
+
+        Assert.Equal(session, parsedSession);
+        Assert.Equal("/session/" + session, prefix);
         Assert.Equal(target, backendTarget);
     }
 
@@ -94,7 +105,7 @@ public sealed class SessionTargetTests
 
         foreach (string raw in samples)
         {
-            Assert.Equal(SessionTargetStatus.Ok, SessionTarget.TryParse(raw, out _, out _, out string target));
+            Assert.True(SessionTarget.TryParse(raw, out _, out _, out string target) is SessionTargetStatus.Ok or SessionTargetStatus.SessionRootWithoutSlash);
             Assert.StartsWith("/", target, StringComparison.Ordinal);
         }
     }
