@@ -120,6 +120,25 @@ public sealed class UpgradeTests
         await busy.CloseAsync(WebSocketCloseStatus.NormalClosure, null, Token);
     }
 
+    [Fact]
+    public async Task A_server_drain_cuts_an_open_WebSocket_at_its_deadline_and_counts_it_in_its_log_line()
+    {
+        const string session = "upgrade-drain";
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:DrainTimeout=00:00:01");
+        await stack.StartClientAsync(session);
+        using ClientWebSocket socket = await WebSocketTests.ConnectAsync(stack.PublicUrl, session);
+        await socket.SendAsync("before"u8.ToArray(), WebSocketMessageType.Text, endOfMessage: true, Token);
+        (_, byte[] echoed) = await WebSocketTests.ReceiveMessageAsync(socket);
+        Assert.Equal("before", Encoding.UTF8.GetString(echoed));
+
+        Task stopping = stack.StopServerAsync();
+
+        await AssertClosedAbnormallyAsync(socket);
+        await stopping.WaitAsync(TimeSpan.FromSeconds(30), Token);
+        Assert.Contains(CapturedLogs.MessagesWhere("SourceContext", "Tunnel2.TunnelServer.Hosting.GracefulShutdown"),
+            message => message.Contains("(1 of them upgraded connections", StringComparison.Ordinal));
+    }
+
     /// <summary>The caller's next receive ends with a broken connection within seconds: no close frame, and no hang.</summary>
     private static async Task AssertClosedAbnormallyAsync(ClientWebSocket socket)
     {

@@ -12,6 +12,12 @@ source "$SCRIPT_DIR/lib/common.sh"
 # shellcheck source=lib/loadgen.sh
 source "$SCRIPT_DIR/lib/loadgen.sh"
 
+# The WebSocket scenario has an engine of its own (h2load speaks no WebSocket): ws-echo.sh.
+if [[ "${1:-}" == websocket ]]; then
+  shift
+  exec "$SCRIPT_DIR/ws-echo.sh" "$@"
+fi
+
 usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/run-ramp-up.sh PROFILE [options]
@@ -30,6 +36,8 @@ Profiles (RATE:SECONDS per stage, each stage offered to each target):
               or p99 > ${STRESS_MAX_P99_MS} ms; the last stage within them is the knee;
               up to ${STRESS_MAX_CLIENTS} connections (LOADTEST_STRESS_MAX_CLIENTS)
   soak        $(profile_stages soak)   (LOADTEST_SOAK_SECONDS, at most 7200)
+  websocket   WebSockets echoing at a fixed message rate, direct / nginx / tunnel: runs ws-echo.sh
+              (its own options: run-ramp-up.sh websocket --help)
 
 Options:
   --endpoint NAME   ping (default), get, fast, echo (POST ${ECHO_BODY_BYTES} B JSON), delay (/delay/${DELAY_MS})

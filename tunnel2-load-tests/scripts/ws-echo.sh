@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# WebSocket echo at a fixed message rate, side by side: straight at TestBackend's /loadtest/ws, through one nginx
+# hop, and through the tunnel. Round trips p50/p90/p99 and CPU per message of the processes on each path.
+set -euo pipefail
+
+LT_NAME=ws-echo
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
+# shellcheck source=lib/side-by-side.sh
+source "$SCRIPT_DIR/lib/side-by-side.sh"
+WS_PY="$SCRIPT_DIR/lib/ws_echo.py"
+
+SOCKETS=100
+RATE=10
+DURATION=20
+SIZE=64
+TARGETS_ARG="direct nginx tunnel"
+HOP_PORT="${WS_NGINX_PORT:-12140}"
+SETTLE="${WS_SETTLE_SECONDS:-3}"
+
+usage() {
+  cat <<EOF
+Usage: tunnel2-load-tests/scripts/ws-echo.sh [--sockets N] [--rate MSGS/S] [--seconds S] [--size BYTES]
+         [--targets "direct nginx tunnel"] [--help]
+       (also: tunnel2-load-tests/scripts/run-ramp-up.sh websocket [the same options])
+
+N WebSockets connect to TestBackend's echo (/loadtest/ws), then each sends one binary message of --size bytes every
+1/RATE s for S seconds (on schedule, whether or not the last echo came back) and reads the echoes; each message
+carries its send time, so each echo is one round trip. The client is aiohttp (Debian's python3-aiohttp, installed
+with apt-get when missing and run as root). Per target, one after another:
+  direct   ws://127.0.0.1:$BACKEND_PORT/loadtest/ws
+  nginx    one nginx hop on :$HOP_PORT (proxy_http_version 1.1, Upgrade and Connection passed, as its docs say)
+  tunnel   ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws
+
+Options (defaults in brackets): --sockets [$SOCKETS] --rate [$RATE] --seconds [$DURATION] --size [$SIZE]
+  --targets [$TARGETS_ARG]
+Uses the running stack if it answers, otherwise starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
+Environment: WS_NGINX_PORT, WS_SETTLE_SECONDS ($SETTLE, pause between targets), the stack's TUNNEL2_* ports.
+Reports: tunnel2-load-tests/reports/<UTC timestamp>-ws-echo/: summary.md, <target>.json.
+Exit: 0 every target ran (read the numbers); 1 a run or the set-up failed; 2 bad usage; 127 a missing tool.
+EOF
+}
+
+while (($#)); do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --sockets|--rate|--seconds|--size|--targets) (($# >= 2)) || die "$1 needs a value (see --help)" 2 ;;
+    *) die "unknown argument '$1' (see --help)" 2 ;;
+  esac
+  case "$1" in
+    --sockets) SOCKETS="$2" ;;
+    --rate) RATE="$2" ;;
+    --seconds) DURATION="$2" ;;
+    --size) SIZE="$2" ;;
+    --targets) TARGETS_ARG="$2" ;;
+  esac
+  shift 2
+done
+
+[[ "$SOCKETS" =~ ^[1-9][0-9]{0,4}$ ]] && ((SOCKETS <= 10000)) || die "--sockets takes 1 to 10000, got '$SOCKETS'" 2
+[[ "$RATE" =~ ^[1-9][0-9]{0,3}$ ]] || die "--rate takes whole messages per second from 1 to 9999, got '$RATE'" 2
+[[ "$DURATION" =~ ^[1-9][0-9]{0,2}$ ]] && ((DURATION <= 600)) || die "--seconds takes 1 to 600, got '$DURATION'" 2
+[[ "$SIZE" =~ ^[0-9]{1,8}$ ]] && ((SIZE >= 8)) || die "--size takes 8 bytes or more, got '$SIZE'" 2
+TARGETS=()
+for t in $TARGETS_ARG; do
+  [[ "$t" == direct || "$t" == nginx || "$t" == tunnel ]] || die "--targets takes direct, nginx and tunnel, got '$t'" 2
+  TARGETS+=("$t")
+done
+((${#TARGETS[@]})) || die "--targets is empty" 2
+has_target() { [[ " ${TARGETS[*]} " == *" $1 "* ]]; }
+
+if ! /usr/bin/python3 -c 'import aiohttp' 2>/dev/null; then
+  [[ "$(id -u)" == 0 ]] || die "Debian's python3-aiohttp is missing (sudo apt-get install python3-aiohttp)" 127
+  log "installing Debian's python3-aiohttp"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-aiohttp >&2 || die "apt-get install python3-aiohttp failed" 127
+fi
+has_target nginx && ensure_tool nginx nginx
+
+STAMP="$(utc_stamp)"
+REPORT_DIR="$LT_DIR/reports/$STAMP-ws-echo"
+NGINX_DIR="$REPORT_DIR/nginx"
+mkdir -p "$REPORT_DIR"
+cleanup() {
+  stop_child
+  stop_all_nginx
+  stack_stop
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+stack_ensure 1 "$(has_target tunnel && echo 1 || echo 0)" "$REPORT_DIR/run-local.log"
+BACKEND_PID="$(stack_pid TestBackend)"
+SERVER_PID="$(stack_pid TunnelServer)"
+CLIENT_PID="$(stack_pid TunnelClient)"
+NGINX_WORKERS=""
+if has_target nginx; then
+  port_in_use "$HOP_PORT" && die "port $HOP_PORT (nginx hop, WS_NGINX_PORT) is already in use"
+  nginx_conf hop 2 "  upstream ws_backend { server 127.0.0.1:$BACKEND_PORT; keepalive 64; }
+  map \$http_upgrade \$connection_upgrade { default upgrade; '' ''; }
+  server { listen 127.0.0.1:$HOP_PORT backlog=4096;
+    location / { proxy_pass http://ws_backend; proxy_http_version 1.1;
+      proxy_set_header Upgrade \$http_upgrade; proxy_set_header Connection \$connection_upgrade;
+      proxy_read_timeout 300s; proxy_send_timeout 300s; } }"
+  start_nginx hop "http://127.0.0.1:$HOP_PORT/loadtest/ping"
+  NGINX_WORKERS="$(pgrep -P "${NGINX_PIDS[-1]}" | tr '\n' ' ' || true)"
+fi
+
+# cpu_ticks PID...: user+system clock ticks of the processes, summed.
+cpu_ticks() {
+  local pid total=0
+  for pid in "$@"; do total=$((total + $(stat_ticks "/proc/$pid/stat"))); done
+  echo "$total"
+}
+
+HZ="$(getconf CLK_TCK)"
+status=0
+i=0
+{
+  echo "# WebSocket echo, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, commit $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo
+  echo "$SOCKETS sockets x $RATE msg/s x $DURATION s, $SIZE-byte binary messages (aiohttp client, TestBackend echo)."
+  echo
+  echo "| target | connected | sent | echoed | p50 ms | p90 ms | p99 ms | max ms | CPU µs/msg: backend | proxy |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+} >"$REPORT_DIR/summary.md"
+for t in "${TARGETS[@]}"; do
+  case "$t" in
+    direct) url="ws://127.0.0.1:$BACKEND_PORT/loadtest/ws"; proxy_pids="" ;;
+    nginx)  url="ws://127.0.0.1:$HOP_PORT/loadtest/ws"; proxy_pids="$NGINX_WORKERS" ;;
+    tunnel) url="ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws"; proxy_pids="$SERVER_PID $CLIENT_PID" ;;
+  esac
+  if ((i++ > 0 && SETTLE > 0)); then sleep "$SETTLE"; fi
+  log "$t: $SOCKETS sockets x $RATE msg/s x $DURATION s -> $url"
+  # shellcheck disable=SC2086 # pid lists split on purpose
+  backend_before="$(cpu_ticks $BACKEND_PID)" proxy_before="$(cpu_ticks $proxy_pids)"
+  run_child "$REPORT_DIR/$t.log" /usr/bin/python3 "$WS_PY" --target "$t" --url "$url" --sockets "$SOCKETS" --rate "$RATE" \
+    --seconds "$DURATION" --size "$SIZE" --out "$REPORT_DIR/$t.json" || { warn "$t: the engine failed"; status=1; continue; }
+  # shellcheck disable=SC2086
+  backend_after="$(cpu_ticks $BACKEND_PID)" proxy_after="$(cpu_ticks $proxy_pids)"
+  /usr/bin/python3 - "$REPORT_DIR/$t.json" "$((backend_after - backend_before))" "$((proxy_after - proxy_before))" "$HZ" \
+    >>"$REPORT_DIR/summary.md" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+backend, proxy, hz = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+echoed = max(1, r["received"])
+fmt = lambda v: "-" if v is None else f"{v:.2f}"
+per = lambda ticks: f"{ticks / hz / echoed * 1e6:.0f}"
+print(f"| {r['target']} | {r['connected']}/{r['sockets']} | {r['sent']} | {r['received']} | {fmt(r['p50_ms'])} | "
+      f"{fmt(r['p90_ms'])} | {fmt(r['p99_ms'])} | {fmt(r['max_ms'])} | {per(backend)} | {per(proxy) if r['target'] != 'direct' else '-'} |")
+EOF
+done
+echo >>"$REPORT_DIR/summary.md"
+echo "CPU per message: user+system ticks (1/$HZ s) of the backend and of the proxy's processes (nginx workers; TunnelServer + TunnelClient) over the run, divided by echoed messages." >>"$REPORT_DIR/summary.md"
+cat "$REPORT_DIR/summary.md"
+log "report: $REPORT_DIR"
+exit "$status"
