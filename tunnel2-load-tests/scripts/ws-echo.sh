@@ -16,14 +16,16 @@ SOCKETS=100
 RATE=10
 DURATION=20
 SIZE=64
-TARGETS_ARG="direct nginx tunnel"
+TARGETS_ARG="direct nginx yarp tunnel"
 HOP_PORT="${WS_NGINX_PORT:-12140}"
+YARP_PORT="${WS_YARP_PORT:-12141}"
+YARP_DLL="$REPO_ROOT/benchmarks/Tunnel2.YarpHop/bin/Release/net10.0/Tunnel2.YarpHop.dll"
 SETTLE="${WS_SETTLE_SECONDS:-3}"
 
 usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/ws-echo.sh [--sockets N] [--rate MSGS/S] [--seconds S] [--size BYTES]
-         [--targets "direct nginx tunnel"] [--help]
+         [--targets "direct nginx yarp tunnel"] [--help]
        (also: tunnel2-load-tests/scripts/run-ramp-up.sh websocket [the same options])
 
 N WebSockets connect to TestBackend's echo (/loadtest/ws), then each sends one binary message of --size bytes every
@@ -32,12 +34,13 @@ carries its send time, so each echo is one round trip. The client is aiohttp (De
 with apt-get when missing and run as root). Per target, one after another:
   direct   ws://127.0.0.1:$BACKEND_PORT/loadtest/ws
   nginx    one nginx hop on :$HOP_PORT (proxy_http_version 1.1, Upgrade and Connection passed, as its docs say)
+  yarp     one YARP hop on :$YARP_PORT (benchmarks/Tunnel2.YarpHop, which forwards upgrades by default)
   tunnel   ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws
 
 Options (defaults in brackets): --sockets [$SOCKETS] --rate [$RATE] --seconds [$DURATION] --size [$SIZE]
   --targets [$TARGETS_ARG]
 Uses the running stack if it answers, otherwise starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
-Environment: WS_NGINX_PORT, WS_SETTLE_SECONDS ($SETTLE, pause between targets), the stack's TUNNEL2_* ports.
+Environment: WS_NGINX_PORT, WS_YARP_PORT, WS_SETTLE_SECONDS ($SETTLE, pause between targets), the stack's TUNNEL2_* ports.
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-ws-echo/: summary.md, <target>.json.
 Exit: 0 every target ran (read the numbers); 1 a run or the set-up failed; 2 bad usage; 127 a missing tool.
 EOF
@@ -65,7 +68,7 @@ done
 [[ "$SIZE" =~ ^[0-9]{1,8}$ ]] && ((SIZE >= 8)) || die "--size takes 8 bytes or more, got '$SIZE'" 2
 TARGETS=()
 for t in $TARGETS_ARG; do
-  [[ "$t" == direct || "$t" == nginx || "$t" == tunnel ]] || die "--targets takes direct, nginx and tunnel, got '$t'" 2
+  [[ "$t" == direct || "$t" == nginx || "$t" == yarp || "$t" == tunnel ]] || die "--targets takes direct, nginx, yarp and tunnel, got '$t'" 2
   TARGETS+=("$t")
 done
 ((${#TARGETS[@]})) || die "--targets is empty" 2
@@ -77,14 +80,19 @@ if ! /usr/bin/python3 -c 'import aiohttp' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-aiohttp >&2 || die "apt-get install python3-aiohttp failed" 127
 fi
 has_target nginx && ensure_tool nginx nginx
+if has_target yarp; then
+  [[ -f "$YARP_DLL" ]] || die "$YARP_DLL is missing: build the solution in Release first (dotnet build -c Release)" 2
+fi
 
 STAMP="$(utc_stamp)"
 REPORT_DIR="$LT_DIR/reports/$STAMP-ws-echo"
 NGINX_DIR="$REPORT_DIR/nginx"
 mkdir -p "$REPORT_DIR"
+YARP_PID=""
 cleanup() {
   stop_child
   stop_all_nginx
+  stop_pid "YARP hop" "$YARP_PID" 10
   stack_stop
 }
 trap cleanup EXIT
@@ -105,6 +113,14 @@ if has_target nginx; then
       proxy_read_timeout 300s; proxy_send_timeout 300s; } }"
   start_nginx hop "http://127.0.0.1:$HOP_PORT/loadtest/ping"
   NGINX_WORKERS="$(pgrep -P "${NGINX_PIDS[-1]}" | tr '\n' ' ' || true)"
+fi
+
+if has_target yarp; then
+  port_in_use "$YARP_PORT" && die "port $YARP_PORT (YARP hop, WS_YARP_PORT) is already in use"
+  $SETSID dotnet "$YARP_DLL" --listen "http://127.0.0.1:$YARP_PORT" --destination "http://127.0.0.1:$BACKEND_PORT" \
+    </dev/null >"$REPORT_DIR/yarp.log" 2>&1 &
+  YARP_PID=$!
+  wait_pong "YARP hop" "$YARP_PID" "http://127.0.0.1:$YARP_PORT/loadtest/ping" 30 "$REPORT_DIR/yarp.log"
 fi
 
 # cpu_ticks PID...: user+system clock ticks of the processes, summed.
@@ -129,6 +145,7 @@ for t in "${TARGETS[@]}"; do
   case "$t" in
     direct) url="ws://127.0.0.1:$BACKEND_PORT/loadtest/ws"; proxy_pids="" ;;
     nginx)  url="ws://127.0.0.1:$HOP_PORT/loadtest/ws"; proxy_pids="$NGINX_WORKERS" ;;
+    yarp)   url="ws://127.0.0.1:$YARP_PORT/loadtest/ws"; proxy_pids="$YARP_PID" ;;
     tunnel) url="ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws"; proxy_pids="$SERVER_PID $CLIENT_PID" ;;
   esac
   if ((i++ > 0 && SETTLE > 0)); then sleep "$SETTLE"; fi
@@ -152,7 +169,7 @@ print(f"| {r['target']} | {r['connected']}/{r['sockets']} | {r['sent']} | {r['re
 EOF
 done
 echo >>"$REPORT_DIR/summary.md"
-echo "CPU per message: user+system ticks (1/$HZ s) of the backend and of the proxy's processes (nginx workers; TunnelServer + TunnelClient) over the run, divided by echoed messages." >>"$REPORT_DIR/summary.md"
+echo "CPU per message: user+system ticks (1/$HZ s) of the backend and of the proxy's processes (nginx workers; the YARP hop; TunnelServer + TunnelClient) over the run, divided by echoed messages." >>"$REPORT_DIR/summary.md"
 cat "$REPORT_DIR/summary.md"
 log "report: $REPORT_DIR"
 exit "$status"

@@ -52,25 +52,29 @@ public sealed partial class TunnelForwarder
                 await Observe(backendToCaller);
             }
 
-            if (!backendToCaller.IsCompletedSuccessfully || !callerToBackend.IsCompleted)
+            // The backend's side ending cleanly ends the exchange cleanly, whatever the caller's side was doing.
+            bool backendEnded = backendToCaller.IsCompletedSuccessfully;
+            if (!backendEnded)
             {
-                reason = backendToCaller.IsCompletedSuccessfully ? "backend closed"
-                    : context.RequestAborted.IsCancellationRequested ? "caller gone"
+                reason = context.RequestAborted.IsCancellationRequested ? "caller gone"
                     : stream.IsAborted ? $"stream reset ({stream.ResetCode})"
                     : "relay failed";
+            }
+            else if (!callerToBackend.IsCompleted)
+            {
+                reason = "backend closed";
             }
 
             ended.Cancel();
             await Observe(callerToBackend);
-            await Observe(backendToCaller);
-            if (!backendToCaller.IsCompletedSuccessfully || !callerToBackend.IsCompletedSuccessfully)
+            if (!backendEnded || !callerToBackend.IsCompletedSuccessfully)
             {
-                // Something broke (not a clean close each way): the caller sees its connection cut, not a clean end.
                 stream.Reset(ProtocolErrorCode.Cancelled);
-                if (reason != "backend closed")
-                {
-                    context.Abort();
-                }
+            }
+
+            if (!backendEnded)
+            {
+                context.Abort(); // something broke: the caller sees its connection cut, not a clean end
             }
         }
         finally
