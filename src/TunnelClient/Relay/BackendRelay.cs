@@ -39,7 +39,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         _host = backend.Authority;
         _requestBuffering = settings.RequestBuffering;
         _pathRewriter = settings.RewritePaths ? new PublicPathRewriter(backend) : null;
-        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout, settings.UnsentBytesLimit, OnConnectionClosed);
+        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout, maxIdle: settings.MaxConcurrency, settings.UnsentBytesLimit, OnConnectionClosed);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _upgrades = new UpgradedStreams(settings.MaxUpgradedStreams, settings.UpgradedIdleTimeout, metrics, logger);
         _status = status;

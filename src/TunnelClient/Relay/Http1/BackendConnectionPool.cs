@@ -5,9 +5,12 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 /// <summary>
 /// Idle keep-alive connections to the one backend, reused most recent first. A connection idle for longer than
 /// <c>idleTimeout</c> is closed (as <c>SocketsHttpHandler</c>'s <c>PooledConnectionIdleTimeout</c> and nginx's upstream
-/// <c>keepalive_timeout</c>), so a burst does not leave its connections open on the backend for good. The pool never
-/// holds more connections than the concurrency limit lets run at once, since each is returned by the request that held it.
+/// <c>keepalive_timeout</c>), so a burst does not leave its connections open on the backend for good. At most
+/// <c>maxIdle</c> connections wait here (nginx's upstream <c>keepalive</c> count): more may be in use at once, since a
+/// request gives its concurrency slot back once its response head is out, and those beyond the cap are closed when
+/// their exchanges end.
 /// </summary>
+/// <param name="maxIdle">The most idle connections kept (the client's concurrency limit).</param>
 /// <param name="onClosed">Told of every connection closed instead of reused, why, and on which stream (log line and counter).</param>
 /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT of each new connection (0 = the system's default).</param>
 internal sealed class BackendConnectionPool : IAsyncDisposable
@@ -22,12 +25,15 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     private readonly Action<CloseCause, uint> _onClosed;
     private readonly TimeProvider _time;
     private readonly long _idleTimeoutTicks;
+    private readonly int _maxIdle;
     private readonly ITimer _sweep;
     private bool _disposed;
 
-    public BackendConnectionPool(Uri backend, TimeSpan connectTimeout, TimeSpan idleTimeout, int unsentBytesLimit, Action<CloseCause, uint> onClosed, TimeProvider? time = null)
+    public BackendConnectionPool(
+        Uri backend, TimeSpan connectTimeout, TimeSpan idleTimeout, int maxIdle, int unsentBytesLimit, Action<CloseCause, uint> onClosed, TimeProvider? time = null)
     {
         _backend = backend;
+        _maxIdle = maxIdle;
         _connectTimeout = connectTimeout;
         _unsentBytesLimit = unsentBytesLimit;
         _onClosed = onClosed;
@@ -88,10 +94,15 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
 
         lock (_lock)
         {
-            if (!_disposed)
+            if (!_disposed && _idle.Count < _maxIdle)
             {
                 _idle.Add(new IdleConnection(connection, _time.GetTimestamp()));
                 return ValueTask.CompletedTask;
+            }
+
+            if (!_disposed)
+            {
+                return CloseAsync(connection, CloseCause.PoolFull, streamId);
             }
         }
 

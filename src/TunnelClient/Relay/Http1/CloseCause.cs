@@ -28,6 +28,9 @@ internal readonly record struct CloseCause(string Name, bool Suspicious)
     /// <summary>The backend closed the connection while it sat idle in the pool.</summary>
     public static readonly CloseCause ClosedWhileIdle = new("closed-while-idle", false);
 
+    /// <summary>A clean connection came back while the pool already held its most idle connections (the concurrency limit).</summary>
+    public static readonly CloseCause PoolFull = new("pool-full", false);
+
     /// <summary>The connection sat idle in the pool for longer than <c>TunnelClient:PooledConnectionIdleTimeout</c>.</summary>
     public static readonly CloseCause IdleTimeout = new("idle-timeout", false);
 

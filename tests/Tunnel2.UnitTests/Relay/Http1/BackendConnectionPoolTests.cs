@@ -10,6 +10,7 @@ namespace Tunnel2.UnitTests.Relay.Http1;
 public sealed class BackendConnectionPoolTests : IAsyncLifetime
 {
     private static readonly TimeSpan IdleTimeout = TimeSpan.FromSeconds(60);
+    private const int MaxIdle = 3;
 
     private readonly TcpListener _backend = new(IPAddress.Loopback, 0);
     private readonly FakeTimeProvider _time = new();
@@ -20,7 +21,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
     {
         _backend.Start();
         var uri = new Uri($"http://127.0.0.1:{((IPEndPoint)_backend.LocalEndpoint).Port}");
-        _pool = new BackendConnectionPool(uri, TimeSpan.FromSeconds(5), IdleTimeout, unsentBytesLimit: 0, OnClosed, _time);
+        _pool = new BackendConnectionPool(uri, TimeSpan.FromSeconds(5), IdleTimeout, MaxIdle, unsentBytesLimit: 0, OnClosed, _time);
         return ValueTask.CompletedTask;
     }
 
@@ -64,6 +65,29 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
         await rented.DisposeAsync();
         olderAccepted.Dispose();
         newerAccepted.Dispose();
+    }
+
+    [Fact]
+    public async Task Clean_connections_beyond_the_idle_cap_are_closed_when_they_come_back_and_the_rest_are_kept()
+    {
+        var opened = new List<(BackendConnection Connection, Socket Accepted)>();
+        for (uint i = 1; i <= MaxIdle + 2; i++)
+        {
+            opened.Add(await ConnectAsync(streamId: i)); // all in use at once, as after slots were given back at their heads
+        }
+
+        for (int i = 0; i < opened.Count; i++)
+        {
+            await _pool.ReturnOrCloseAsync(opened[i].Connection, cause: null, streamId: (uint)i + 1);
+        }
+
+        Assert.Equal(MaxIdle, _pool.IdleCount);
+        Assert.Equal(2, _closed.Count(c => c.Cause == CloseCause.PoolFull));
+        Assert.Equal(0, await opened[^1].Accepted.ReceiveAsync(new byte[1]).WithTimeout());
+        foreach ((_, Socket accepted) in opened)
+        {
+            accepted.Dispose();
+        }
     }
 
     [Fact]
