@@ -95,7 +95,7 @@ public static class RequestHeadBuilder
 
         headers.Add(new HeaderField(ForwardedPrefix, prefix));
         receivedHeaderBytes = received;
-        return new RequestHead(request.Method, backendTarget, headers);
+        return new RequestHead(request.Method, backendTarget, headers, upgrade);
     }
 
     /// <summary>The tunnel re-frames bodies itself, so it accepts the one coding it can undo: a single <c>chunked</c>.</summary>

@@ -96,7 +96,7 @@ public sealed partial class TunnelForwarder
     private async Task ForwardToSessionAsync(HttpContext context, string session, string backendTarget, RequestHead head)
     {
         // An upgrade request has no body (Kestrel refuses one), but its stream stays open for the bytes after a 101.
-        bool upgrade = RequestHeadBuilder.IsUpgrade(context);
+        bool upgrade = head.IsUpgrade;
         bool hasBody = !upgrade && RequestHasBody(context);
         for (int attempt = 0; ; attempt++)
         {

@@ -204,12 +204,14 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
 
                     _status.OnRequestRelayed();
                     _metrics.RequestRelayed();
-                    bool noBody = response.Framing == BodyFraming.None && response.CloseCause != CloseCause.Upgraded;
+                    // The reader passes a 101 only to an upgrade request; its stream stays open for the new protocol's bytes.
+                    bool switched = response.CloseCause == CloseCause.Upgraded;
+                    bool noBody = response.Framing == BodyFraming.None && !switched;
                     _pathRewriter?.Rewrite(response.Headers, request);
                     stream.SendResponseHead(new ResponseHead(response.StatusCode, response.Headers), endStream: noBody);
                     slotHeld = false;
                     _gate.Release();
-                    if (response.CloseCause == CloseCause.Upgraded)
+                    if (switched)
                     {
                         // The connection now carries the new protocol until one side ends it; it is never reused.
                         closeCause = CloseCause.Upgraded;
