@@ -47,8 +47,8 @@ public sealed class LongLivedEndpointTests(BackendFixture fixture)
         byte[] binary = [.. Enumerable.Range(0, 300_000).Select(i => (byte)i)];
         await socket.SendAsync(binary, WebSocketMessageType.Binary, endOfMessage: true, Token);
 
-        (WebSocketMessageType textType, byte[] text) = await ReceiveMessageAsync(socket);
-        (WebSocketMessageType binaryType, byte[] echoed) = await ReceiveMessageAsync(socket);
+        (WebSocketMessageType textType, byte[] text) = await WebSocketMessages.ReceiveAsync(socket, Token);
+        (WebSocketMessageType binaryType, byte[] echoed) = await WebSocketMessages.ReceiveAsync(socket, Token);
         await socket.CloseAsync((WebSocketCloseStatus)4000, "bye", Token);
 
         Assert.Equal((WebSocketMessageType.Text, "hello world"), (textType, Encoding.UTF8.GetString(text)));
@@ -102,20 +102,5 @@ public sealed class LongLivedEndpointTests(BackendFixture fixture)
         using var response = await fixture.Client.GetAsync(path, Token);
 
         await ProblemAssert.IsProblemAsync(response, HttpStatusCode.BadRequest, "intervalMs", Token);
-    }
-
-    private static async Task<(WebSocketMessageType Type, byte[] Message)> ReceiveMessageAsync(WebSocket socket)
-    {
-        using var message = new MemoryStream();
-        byte[] buffer = new byte[8192];
-        while (true)
-        {
-            ValueWebSocketReceiveResult result = await socket.ReceiveAsync(buffer.AsMemory(), Token);
-            message.Write(buffer, 0, result.Count);
-            if (result.EndOfMessage)
-            {
-                return (result.MessageType, message.ToArray());
-            }
-        }
     }
 }

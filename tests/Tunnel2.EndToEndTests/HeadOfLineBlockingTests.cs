@@ -37,8 +37,8 @@ public sealed class HeadOfLineBlockingTests
         long readDuringPings = reader.BytesRead - readBeforePings;
         await stopReading.CancelAsync();
         await reading;
-        double idleMedian = Percentile(idle, 0.50), idleP99 = Percentile(idle, 0.99);
-        double busyMedian = Percentile(busy, 0.50), busyP99 = Percentile(busy, 0.99);
+        double idleMedian = Latencies.Percentile(idle, 0.50), idleP99 = Latencies.Percentile(idle, 0.99);
+        double busyMedian = Latencies.Percentile(busy, 0.50), busyP99 = Latencies.Percentile(busy, 0.99);
         TestContext.Current.TestOutputHelper?.WriteLine(
             $"ping p50/p99 idle {idleMedian:F2}/{idleP99:F2} ms, during the slow download {busyMedian:F2}/{busyP99:F2} ms; "
             + $"memory growth server {serverMemory.PeakGrowthBytes / 1024 / 1024} MiB, client {clientMemory.PeakGrowthBytes / 1024 / 1024} MiB");
@@ -68,13 +68,6 @@ public sealed class HeadOfLineBlockingTests
         }
 
         return latencies;
-    }
-
-    private static double Percentile(double[] samples, double rank)
-    {
-        double[] sorted = [.. samples];
-        Array.Sort(sorted);
-        return sorted[(int)Math.Ceiling(sorted.Length * rank) - 1];
     }
 
     /// <summary>Reads about 1 MiB/s: 16 KiB, then a 15 ms pause, like a caller on a slow link.</summary>

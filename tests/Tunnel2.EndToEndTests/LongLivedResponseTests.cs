@@ -24,7 +24,7 @@ public sealed class LongLivedResponseTests
         using HttpClient http = new(new SocketsHttpHandler { UseCookies = false, MaxConnectionsPerServer = 200 }) { Timeout = TimeSpan.FromMinutes(2) };
         Uri ping = stack.SessionUrl(Session, "/loadtest/ping");
         await ShortRequestsAsync(http, ping, 200); // warm-up: JIT, pooled connections
-        double idleMedian = Median(await ShortRequestsAsync(http, ping, 200));
+        double idleMedian = Latencies.Percentile(await ShortRequestsAsync(http, ping, 200), 0.50);
 
         // Each stream's head and first event must arrive while all the others are still open: a slot held per stream
         // would stop at 10 here and time out.
@@ -42,7 +42,7 @@ public sealed class LongLivedResponseTests
             }
 
             double[] busy = await ShortRequestsAsync(http, ping, ShortRequests);
-            double busyMedian = Median(busy);
+            double busyMedian = Latencies.Percentile(busy, 0.50);
             TestContext.Current.TestOutputHelper?.WriteLine(
                 $"ping median {idleMedian:F2} ms alone, {busyMedian:F2} ms beside {Streams} endless SSE streams ({ShortRequests} requests)");
 
@@ -85,10 +85,4 @@ public sealed class LongLivedResponseTests
         return latencies;
     }
 
-    private static double Median(double[] samples)
-    {
-        double[] sorted = [.. samples];
-        Array.Sort(sorted);
-        return sorted[sorted.Length / 2];
-    }
 }

@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.WebSockets;
 using System.Text;
 using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.TestBackend.Tests.Infrastructure;
 
 namespace Tunnel2.EndToEndTests;
 
@@ -137,51 +138,70 @@ public sealed class WebSocketTests(TunnelStackFixture fixture)
     }
 
     [Fact]
-    public async Task A_WebSocket_whose_caller_stops_reading_does_not_slow_the_round_trips_of_the_others()
+    public async Task A_crowd_of_100_WebSockets_whose_callers_stop_reading_does_not_slow_the_round_trips_of_20_others()
     {
-        const int others = 20;
-        var sockets = new ClientWebSocket[others];
-        for (int i = 0; i < others; i++)
-        {
-            sockets[i] = await ConnectAsync(fixture.Stack.PublicUrl, TunnelStackFixture.Session);
-        }
-
+        const int probes = 20;
+        const int stallers = 100;
+        var sockets = new ClientWebSocket[probes];
+        var stalled = new ClientWebSocket[stallers];
         try
         {
-            await RoundTripsAsync(sockets, 5); // warm-up
-            double idleMedian = Median(await RoundTripsAsync(sockets, 20));
-
-            // The staller sends and never reads: the echo fills every hop behind it until its own sends stop.
-            using ClientWebSocket staller = await ConnectAsync(fixture.Stack.PublicUrl, TunnelStackFixture.Session);
-            byte[] chunk = new byte[64 * 1024];
-            long sent = 0;
-            while (true)
+            for (int i = 0; i < probes; i++)
             {
-                Task send = staller.SendAsync(chunk, WebSocketMessageType.Binary, endOfMessage: true, Token);
-                if (await Task.WhenAny(send, Task.Delay(TimeSpan.FromSeconds(1), Token)) != send)
-                {
-                    break; // stalled: every buffer between the two ends is full
-                }
-
-                await send;
-                sent += chunk.Length;
-                Assert.True(sent < 512L * 1024 * 1024, "512 MiB went into a WebSocket nobody reads: something buffers without bound");
+                sockets[i] = await ConnectAsync(fixture.Stack.PublicUrl, TunnelStackFixture.Session);
             }
 
-            double busyMedian = Median(await RoundTripsAsync(sockets, 20));
-            TestContext.Current.TestOutputHelper?.WriteLine(
-                $"round trip median idle {idleMedian:F2} ms, beside a stalled socket {busyMedian:F2} ms; the staller got {sent / 1024} KiB out before it stalled");
+            for (int i = 0; i < stallers; i++)
+            {
+                stalled[i] = await ConnectAsync(fixture.Stack.PublicUrl, TunnelStackFixture.Session);
+            }
 
-            // A correctness check, not a benchmark: round trips queued behind the staller's bytes would never come back.
-            Assert.True(busyMedian <= idleMedian + 20, $"round trip median was {busyMedian:F1} ms beside the staller, {idleMedian:F1} ms before");
-            staller.Abort();
+            await RoundTripsAsync(sockets, 5); // warm-up
+            double idleMedian = Latencies.Percentile(await RoundTripsAsync(sockets, 20), 0.50);
+            await using MemorySampler memory = MemorySampler.Start();
+
+            // Each staller sends and never reads: its echo fills every hop behind it until its own sends stop.
+            long[] sent = await Task.WhenAll(stalled.Select(SendUntilStalledAsync));
+
+            double busyMedian = Latencies.Percentile(await RoundTripsAsync(sockets, 20), 0.50);
+            TestContext.Current.TestOutputHelper?.WriteLine(
+                $"round trip median idle {idleMedian:F2} ms, beside {stallers} stalled sockets {busyMedian:F2} ms; the stallers got "
+                + $"{sent.Min() / 1024}–{sent.Max() / 1024} KiB each out before they stalled; the process grew {memory.PeakGrowthBytes / 1024 / 1024} MiB");
+
+            // A correctness check, not a benchmark: round trips queued behind the stallers' bytes would never come back.
+            Assert.True(busyMedian <= idleMedian + 20, $"round trip median was {busyMedian:F1} ms beside the stallers, {idleMedian:F1} ms before");
         }
         finally
         {
-            foreach (ClientWebSocket socket in sockets)
+            foreach (ClientWebSocket? socket in stalled)
             {
-                socket.Dispose();
+                socket?.Abort();
+                socket?.Dispose();
             }
+
+            foreach (ClientWebSocket? socket in sockets)
+            {
+                socket?.Dispose();
+            }
+        }
+    }
+
+    /// <summary>Sends 64 KiB messages until one has not gone out after a second (every buffer on the way is full); returns the bytes that went.</summary>
+    private static async Task<long> SendUntilStalledAsync(ClientWebSocket socket)
+    {
+        byte[] chunk = new byte[64 * 1024];
+        long sent = 0;
+        while (true)
+        {
+            Task send = socket.SendAsync(chunk, WebSocketMessageType.Binary, endOfMessage: true, Token);
+            if (await Task.WhenAny(send, Task.Delay(TimeSpan.FromSeconds(1), Token)) != send)
+            {
+                return sent;
+            }
+
+            await send;
+            sent += chunk.Length;
+            Assert.True(sent < 512L * 1024 * 1024, "512 MiB went into a WebSocket nobody reads: something buffers without bound");
         }
     }
 
@@ -221,20 +241,8 @@ public sealed class WebSocketTests(TunnelStackFixture fixture)
         }
     }
 
-    internal static async Task<(WebSocketMessageType Type, byte[] Message)> ReceiveMessageAsync(WebSocket socket)
-    {
-        using var message = new MemoryStream();
-        byte[] buffer = new byte[16 * 1024];
-        while (true)
-        {
-            ValueWebSocketReceiveResult result = await socket.ReceiveAsync(buffer.AsMemory(), Token).AsTask().WaitAsync(TimeSpan.FromSeconds(30), Token);
-            message.Write(buffer, 0, result.Count);
-            if (result.EndOfMessage)
-            {
-                return (result.MessageType, message.ToArray());
-            }
-        }
-    }
+    internal static Task<(WebSocketMessageType Type, byte[] Message)> ReceiveMessageAsync(WebSocket socket) =>
+        WebSocketMessages.ReceiveAsync(socket, Token).WaitAsync(TimeSpan.FromSeconds(30), Token);
 
     private static async Task<double[]> RoundTripsAsync(ClientWebSocket[] sockets, int rounds)
     {
@@ -254,12 +262,6 @@ public sealed class WebSocketTests(TunnelStackFixture fixture)
         return samples;
     }
 
-    private static double Median(double[] samples)
-    {
-        double[] sorted = [.. samples];
-        Array.Sort(sorted);
-        return sorted[sorted.Length / 2];
-    }
 
     private static byte[] Pattern(int length, byte seed)
     {
