@@ -2,6 +2,7 @@ using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
@@ -12,6 +13,7 @@ using Tunnel2.Protocol.Sockets;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;
+using Tunnel2.TunnelServer.Tls;
 using Tunnel2.TunnelServer.Uplinks;
 
 namespace Tunnel2.TunnelServer;
@@ -39,6 +41,12 @@ public static class TunnelServerApp
         builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
+        if (!string.IsNullOrEmpty(options.Certificate))
+        {
+            builder.Services.AddSingleton(services => new ServerCertificate(
+                options.Certificate, options.CertificateKey!, services.GetRequiredService<ILogger<ServerCertificate>>()));
+        }
+
         builder.Services.AddSingleton<UplinkAcceptor>();
         builder.Services.AddHostedService<UplinkListener>();
         builder.Services.AddHostedService<GracefulShutdown>();
@@ -62,7 +70,17 @@ public static class TunnelServerApp
         {
             kestrel.AddServerHeader = false; // the backend's Server header passes through instead
             kestrel.Limits.MaxRequestBodySize = null; // ProxyEntry applies its own limit per request
-            endpoints.PublicListener = Listen(kestrel, options.PublicUrl, HttpProtocols.Http1);
+            endpoints.PublicListener = ListenPublic(kestrel, options, endpoints);
+            if (!string.IsNullOrEmpty(options.PublicH2cUrl) && ListenAddress.TryParse(options.PublicH2cUrl, out ListenAddress? h2c, out _))
+            {
+                ListenOptions? h2cListener = null;
+                kestrel.Listen(h2c.EndPoint, listen =>
+                {
+                    h2cListener = listen;
+                    listen.Protocols = HttpProtocols.Http2;
+                });
+                endpoints.PublicH2cListener = h2cListener;
+            }
         });
 
         WebApplication app = builder.Build();
@@ -108,24 +126,45 @@ public static class TunnelServerApp
         {
             failures.AddRange(custom.Failures);
         }
+        else if (!string.IsNullOrEmpty(options.Certificate))
+        {
+            try
+            {
+                ServerCertificate.Read(options.Certificate, options.CertificateKey!).Dispose();
+            }
+            catch (InvalidConfigurationException ex)
+            {
+                failures.Add(ex.Message);
+            }
+        }
 
         return failures.Count == 0
             ? options
             : throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
     }
 
-    private static ListenOptions Listen(KestrelServerOptions kestrel, string url, HttpProtocols protocols)
+    /// <summary>
+    /// The public listener: HTTP/1.1, plus HTTP/2 by ALPN over TLS.
+    /// </summary>
+    private static ListenOptions ListenPublic(KestrelServerOptions kestrel, TunnelServerOptions options, ServerEndpoints endpoints)
     {
-        if (!ListenAddress.TryParse(url, out ListenAddress? address, out string? error))
+        if (!ListenAddress.TryParse(options.PublicUrl, out ListenAddress? address, out string? error))
         {
             throw new InvalidOperationException(error); // unreachable: validated in BindAndValidate
         }
 
+        endpoints.PublicIsHttps = address.IsHttps;
         ListenOptions? captured = null;
         void Configure(ListenOptions listen)
         {
             captured = listen;
-            listen.Protocols = protocols;
+            listen.Protocols = address.IsHttps ? HttpProtocols.Http1AndHttp2 : HttpProtocols.Http1;
+            if (address.IsHttps)
+            {
+                // Asked on every handshake, so a reloaded certificate reaches the next connection.
+                ServerCertificate certificate = kestrel.ApplicationServices.GetRequiredService<ServerCertificate>();
+                listen.UseHttps(new HttpsConnectionAdapterOptions { ServerCertificateSelector = (_, _) => certificate.Certificate });
+            }
         }
 
         kestrel.Listen(address.EndPoint, Configure);

@@ -8,6 +8,9 @@ public static class CommandLine
         ["--public-url"] = "TunnelServer:PublicUrl",
         ["--tunnel-url"] = "TunnelServer:TunnelUrl",
         ["--token"] = "TunnelServer:Token",
+        ["--public-h2c-url"] = "TunnelServer:PublicH2cUrl",
+        ["--certificate"] = "TunnelServer:Certificate",
+        ["--certificate-key"] = "TunnelServer:CertificateKey",
         ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
         ["--drain-timeout"] = "TunnelServer:DrainTimeout",
         ["--max-request-headers"] = "ProxyEntry:MaxRequestHeadersBytes",
@@ -21,6 +24,12 @@ public static class CommandLine
         Options:
           --public-url <url>         Public HTTP endpoint (ProxyEntry)   [default http://127.0.0.1:12000]
           --tunnel-url <url>         Endpoint clients connect to         [default http://127.0.0.1:12001]
+                                     An https:// URL turns on TLS for that listener (public HTTPS offers HTTP/2
+                                     and HTTP/1.1 by ALPN); it needs the two options below
+          --public-h2c-url <url>     Optional extra public endpoint speaking cleartext HTTP/2 only (prior
+                                     knowledge, for load balancers and h2load) [default none]
+          --certificate <pem>        Server certificate, PEM (leaf first, then intermediates); reloaded on change
+          --certificate-key <pem>    Its private key, PEM, unencrypted
           --token <token>            Token clients must present (required; the Development environment has a dev token)
           --response-timeout <t>     Time to wait for a response head, e.g. 00:01:40 [default 100 s]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: stop taking uplinks and requests, send GoAway, let requests
@@ -33,13 +42,13 @@ public static class CommandLine
           TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow, TunnelServer__ConnectionWindow,
           TunnelServer__UnsentBytesLimit, TunnelServer__UplinkReceiveBuffer,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
-          TunnelServer__HandshakeTimeout,
+          TunnelServer__HandshakeTimeout, TunnelServer__PublicH2cUrl,
           TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
           ProxyEntry__MaxRequestHeadersBytes, Serilog__MinimumLevel__Default.
 
-        Public requests:  ANY http://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
-        Uplinks:          GET http://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
-        Health:           GET http://<public>/healthz
+        Public requests:  ANY http(s)://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
+        Uplinks:          GET http(s)://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
+        Health:           GET http(s)://<public>/healthz
 
         Exit codes: 0 stopped normally (after the drain); 2 invalid configuration.
         """;

@@ -3,8 +3,11 @@ using System.Net;
 
 namespace Tunnel2.TunnelServer.Configuration;
 
-/// <summary>Parses <c>http://host:port</c> into what Kestrel binds: an IP (or any/localhost) and a port (0 = pick one).</summary>
-public sealed record ListenAddress(IPAddress? Address, bool IsLocalhost, int Port)
+/// <summary>
+/// Parses <c>http://host:port</c> or <c>https://host:port</c> into what a listener binds: an IP (or any/localhost), a
+/// port (0 = pick one), and whether it speaks TLS.
+/// </summary>
+public sealed record ListenAddress(IPAddress? Address, bool IsLocalhost, int Port, bool IsHttps = false)
 {
     /// <summary>What a socket binds: <c>localhost</c> means the IPv4 loopback.</summary>
     public IPEndPoint EndPoint => new(IsLocalhost ? IPAddress.Loopback : Address!, Port);
@@ -13,9 +16,9 @@ public sealed record ListenAddress(IPAddress? Address, bool IsLocalhost, int Por
     {
         address = null;
         if (!Uri.TryCreate(url?.Replace("://*:", "://0.0.0.0:", StringComparison.Ordinal).Replace("://+:", "://0.0.0.0:", StringComparison.Ordinal),
-                UriKind.Absolute, out Uri? uri) || uri.Scheme != Uri.UriSchemeHttp)
+                UriKind.Absolute, out Uri? uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps))
         {
-            error = $"must be an http:// URL such as http://127.0.0.1:12000, not '{url}'.";
+            error = $"must be an http:// or https:// URL such as http://127.0.0.1:12000, not '{url}'.";
             return false;
         }
 
@@ -25,13 +28,14 @@ public sealed record ListenAddress(IPAddress? Address, bool IsLocalhost, int Por
             return false;
         }
 
+        bool https = uri.Scheme == Uri.UriSchemeHttps;
         if (uri.IsLoopback && uri.Host.Equals("localhost", StringComparison.OrdinalIgnoreCase))
         {
-            address = new ListenAddress(null, true, uri.Port);
+            address = new ListenAddress(null, true, uri.Port, https);
         }
         else if (IPAddress.TryParse(uri.Host.Trim('[', ']'), out IPAddress? ip))
         {
-            address = new ListenAddress(ip, false, uri.Port);
+            address = new ListenAddress(ip, false, uri.Port, https);
         }
         else
         {

@@ -17,6 +17,22 @@ public sealed class TunnelServerOptions
     [Required]
     public string TunnelUrl { get; set; } = "http://127.0.0.1:12001";
 
+    /// <summary>
+    /// PEM file of the server's certificate (leaf first, then any intermediates), for the listeners whose URL is
+    /// <c>https://</c>. Reloaded when the file changes; connections already open keep the certificate they began with.
+    /// </summary>
+    public string? Certificate { get; set; }
+
+    /// <summary>PEM file of the certificate's private key (PKCS#8, or the key type's own PEM form); unencrypted.</summary>
+    public string? CertificateKey { get; set; }
+
+    /// <summary>
+    /// An optional second public listener, <c>http://</c>, that speaks cleartext HTTP/2 with prior knowledge only (h2c:
+    /// a load balancer's <c>proto h2</c>, <c>curl --http2-prior-knowledge</c>, h2load). Kestrel cannot tell h2c from
+    /// HTTP/1.1 on one cleartext port, hence a port of its own. An <c>https://</c> PublicUrl offers HTTP/2 by ALPN anyway.
+    /// </summary>
+    public string? PublicH2cUrl { get; set; }
+
     /// <summary>The token clients must present. There is no default: the dev value lives only in appsettings.Development.json.</summary>
     [Required(ErrorMessage = "TunnelServer:Token is required (set it with --token, TunnelServer__Token or appsettings).")]
     [StringLength(int.MaxValue, MinimumLength = 8, ErrorMessage = "TunnelServer:Token must be at least 8 characters.")]

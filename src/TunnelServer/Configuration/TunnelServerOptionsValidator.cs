@@ -8,14 +8,49 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
     public ValidateOptionsResult Validate(string? name, TunnelServerOptions options)
     {
         var failures = new List<string>();
-        if (!ListenAddress.TryParse(options.PublicUrl, out _, out string? publicError))
+        bool anyHttps = false;
+        if (!ListenAddress.TryParse(options.PublicUrl, out ListenAddress? publicAddress, out string? publicError))
         {
             failures.Add($"TunnelServer:PublicUrl {publicError}");
         }
+        else
+        {
+            anyHttps |= publicAddress.IsHttps;
+        }
 
-        if (!ListenAddress.TryParse(options.TunnelUrl, out _, out string? tunnelError))
+        if (!ListenAddress.TryParse(options.TunnelUrl, out ListenAddress? tunnelAddress, out string? tunnelError))
         {
             failures.Add($"TunnelServer:TunnelUrl {tunnelError}");
+        }
+        else
+        {
+            anyHttps |= tunnelAddress.IsHttps;
+        }
+
+        bool hasCertificate = !string.IsNullOrEmpty(options.Certificate);
+        if (hasCertificate != !string.IsNullOrEmpty(options.CertificateKey))
+        {
+            failures.Add("TunnelServer:Certificate and TunnelServer:CertificateKey go together (--certificate and --certificate-key).");
+        }
+        else if (anyHttps && !hasCertificate)
+        {
+            failures.Add("An https:// PublicUrl or TunnelUrl needs a certificate: set --certificate and --certificate-key (PEM files).");
+        }
+        else if (hasCertificate && !anyHttps)
+        {
+            failures.Add("A certificate is set but no listener uses it: make PublicUrl and/or TunnelUrl https:// URLs.");
+        }
+
+        if (!string.IsNullOrEmpty(options.PublicH2cUrl))
+        {
+            if (!ListenAddress.TryParse(options.PublicH2cUrl, out ListenAddress? h2cAddress, out string? h2cError))
+            {
+                failures.Add($"TunnelServer:PublicH2cUrl {h2cError}");
+            }
+            else if (h2cAddress.IsHttps)
+            {
+                failures.Add("TunnelServer:PublicH2cUrl is for cleartext HTTP/2 (http://); an https:// PublicUrl offers HTTP/2 by ALPN.");
+            }
         }
 
         if (options.KeepAliveTimeout <= options.KeepAliveInterval)

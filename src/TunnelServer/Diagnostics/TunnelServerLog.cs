@@ -43,4 +43,16 @@ internal static partial class TunnelServerLog
 
     [LoggerMessage(EventId = 13, Level = LogLevel.Warning, Message = "Stopped with {Count} tunnel-port connections still open; they are closed with the process")]
     public static partial void ConnectionsLeftAtStop(ILogger logger, int count);
+
+    [LoggerMessage(EventId = 14, Level = LogLevel.Information, Message = "TLS certificate {Certificate} loaded from {Path}")]
+    public static partial void CertificateLoaded(ILogger logger, string certificate, string path);
+
+    [LoggerMessage(EventId = 15, Level = LogLevel.Information, Message = "TLS certificate reloaded: new connections get {Certificate} from {Path}")]
+    public static partial void CertificateReloaded(ILogger logger, string certificate, string path);
+
+    [LoggerMessage(EventId = 16, Level = LogLevel.Warning, Message = "TLS certificate {Path} changed but cannot be used; keeping the one in use: {Reason}")]
+    public static partial void CertificateReloadFailed(ILogger logger, string path, string reason);
+
+    [LoggerMessage(EventId = 17, Level = LogLevel.Debug, Message = "Tunnel port: TLS handshake with {Remote} failed: {Reason}")]
+    public static partial void TlsHandshakeFailed(ILogger logger, IPAddress? remote, string reason);
 }

@@ -10,6 +10,11 @@ public sealed class ServerEndpoints
 
     internal ListenOptions? PublicListener { get; set; }
 
+    internal ListenOptions? PublicH2cListener { get; set; }
+
+    /// <summary>The cleartext HTTP/2 public listener's URL, when one is configured.</summary>
+    public Uri? PublicH2cUrl => PublicH2cListener is { } h2c ? new Uri($"http://{h2c.IPEndPoint}") : null;
+
     public IPEndPoint Public => PublicListener?.IPEndPoint ?? throw new InvalidOperationException("The server has not bound its public listener.");
 
     /// <summary>The tunnel port's socket (<see cref="Uplinks.UplinkListener"/>), once bound.</summary>
@@ -19,7 +24,13 @@ public sealed class ServerEndpoints
         internal set => _tunnel = value;
     }
 
-    public Uri PublicUrl => new($"http://{Public}");
+    /// <summary>Whether the public listener speaks TLS.</summary>
+    public bool PublicIsHttps { get; internal set; }
 
-    public Uri TunnelUrl => new($"http://{Tunnel}");
+    /// <summary>Whether the tunnel port speaks TLS.</summary>
+    public bool TunnelIsHttps { get; internal set; }
+
+    public Uri PublicUrl => new($"{(PublicIsHttps ? "https" : "http")}://{Public}");
+
+    public Uri TunnelUrl => new($"{(TunnelIsHttps ? "https" : "http")}://{Tunnel}");
 }

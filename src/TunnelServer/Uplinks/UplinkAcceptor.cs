@@ -1,7 +1,9 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Authentication;
 using System.Net.WebSockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
@@ -12,6 +14,7 @@ using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
+using Tunnel2.TunnelServer.Tls;
 
 namespace Tunnel2.TunnelServer.Uplinks;
 
@@ -35,6 +38,7 @@ public sealed class UplinkAcceptor
     private readonly ILogger<UplinkAcceptor> _logger;
     private readonly TunnelServerMetrics _metrics;
     private readonly PublicDrain _drain;
+    private readonly ServerCertificate? _certificate;
 
     public UplinkAcceptor(
         SessionRegistry registry,
@@ -42,7 +46,8 @@ public sealed class UplinkAcceptor
         IOptions<ProxyEntryOptions> proxyOptions,
         ILoggerFactory loggerFactory,
         TunnelServerMetrics metrics,
-        PublicDrain drain)
+        PublicDrain drain,
+        ServerCertificate? certificate = null)
     {
         _registry = registry;
         _settings = options.Value.ToUplinkSettings() with { ResponseHeadTimeout = proxyOptions.Value.ResponseHeadTimeout };
@@ -52,6 +57,8 @@ public sealed class UplinkAcceptor
         _logger = loggerFactory.CreateLogger<UplinkAcceptor>();
         _metrics = metrics;
         _drain = drain;
+        bool tunnelHttps = ListenAddress.TryParse(options.Value.TunnelUrl, out ListenAddress? address, out _) && address.IsHttps;
+        _certificate = tunnelHttps ? certificate ?? throw new InvalidOperationException("An https:// tunnel port needs the server certificate.") : null;
     }
 
     /// <param name="socket">An accepted connection; this method owns and closes it.</param>
@@ -63,43 +70,94 @@ public sealed class UplinkAcceptor
         var network = new NetworkStream(socket, ownsSocket: true);
         await using (network)
         {
-            // Zero-byte reads: an idle uplink (the usual state of most of them) then holds no 64 KiB read buffer while
-            // it waits; that buffer was most of an idle session's memory (docs/benchmarks/2026-11-23-idle-sessions.md).
-            DuplexPipe transport = DuplexPipe.Over(network, zeroByteReads: true);
-            HandshakeAcceptance? accepted = await HandshakeAsync(socket, transport, remote, stopping);
-            if (accepted is null)
+            if (_certificate is null)
+            {
+                await ServeAsync(socket, network, remote, stopping);
+                return;
+            }
+
+            SslStream? tls = await AuthenticateAsync(network, remote, stopping);
+            if (tls is null)
             {
                 return;
             }
 
-            Stream? webSocketStream = null;
-            if (accepted.IsWebSocket)
+            await using (tls)
             {
-                // The client waits for the 101 before its first message (RFC 6455 §4.1), so nothing may be buffered yet.
-                if (transport.Input.TryRead(out ReadResult early) && !early.Buffer.IsEmpty)
-                {
-                    Refused(remote, 400, "websocket-early-data");
-                    return;
-                }
+                await ServeAsync(socket, tls, remote, stopping);
+            }
+        }
+    }
 
-                await transport.Input.CompleteAsync();
-                await transport.Output.CompleteAsync();
-                WebSocket webSocket = WebSocket.CreateFromStream(network, new WebSocketCreationOptions { IsServer = true, KeepAliveInterval = TimeSpan.Zero });
-                webSocketStream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
-                transport = DuplexPipe.Over(webSocketStream, zeroByteReads: true);
+    /// <param name="connection">The socket's stream, or the TLS stream over it.</param>
+    private async Task ServeAsync(Socket socket, Stream connection, IPEndPoint? remote, CancellationToken stopping)
+    {
+        // Zero-byte reads: an idle uplink (the usual state of most of them) then holds no 64 KiB read buffer while it
+        // waits; that buffer was most of an idle session's memory (docs/benchmarks/2026-11-23-idle-sessions.md).
+        // SslStream passes a zero-byte read down to the socket once its own buffer is empty.
+        DuplexPipe transport = DuplexPipe.Over(connection, zeroByteReads: true);
+        HandshakeAcceptance? accepted = await HandshakeAsync(socket, transport, remote, stopping);
+        if (accepted is null)
+        {
+            return;
+        }
+
+        Stream? webSocketStream = null;
+        if (accepted.IsWebSocket)
+        {
+            // The client waits for the 101 before its first message (RFC 6455 §4.1), so nothing may be buffered yet.
+            if (transport.Input.TryRead(out ReadResult early) && !early.Buffer.IsEmpty)
+            {
+                Refused(remote, 400, "websocket-early-data");
+                return;
             }
 
-            try
+            await transport.Input.CompleteAsync();
+            await transport.Output.CompleteAsync();
+            WebSocket webSocket = WebSocket.CreateFromStream(connection, new WebSocketCreationOptions { IsServer = true, KeepAliveInterval = TimeSpan.Zero });
+            webSocketStream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
+            transport = DuplexPipe.Over(webSocketStream, zeroByteReads: true);
+        }
+
+        try
+        {
+            await RunUplinkAsync(transport, accepted, remote);
+        }
+        finally
+        {
+            if (webSocketStream is not null)
             {
-                await RunUplinkAsync(transport, accepted, remote);
+                await webSocketStream.DisposeAsync();
             }
-            finally
-            {
-                if (webSocketStream is not null)
+        }
+    }
+
+    /// <summary>The TLS handshake, within the same timeout as the upgrade request; null when it failed (logged).</summary>
+    private async Task<SslStream?> AuthenticateAsync(Stream network, IPEndPoint? remote, CancellationToken stopping)
+    {
+        var tls = new SslStream(network, leaveInnerStreamOpen: true);
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+        timeout.CancelAfter(_handshakeTimeout);
+        try
+        {
+            await tls.AuthenticateAsServerAsync(
+                new SslServerAuthenticationOptions
                 {
-                    await webSocketStream.DisposeAsync();
-                }
-            }
+                    ServerCertificateContext = _certificate!.Context,
+                    ApplicationProtocols = [SslApplicationProtocol.Http11],
+                },
+                timeout.Token);
+            return tls;
+        }
+        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or SocketException)
+        {
+            await tls.DisposeAsync();
+            string reason = ex is OperationCanceledException && !stopping.IsCancellationRequested
+                ? $"no TLS handshake within {_handshakeTimeout.TotalSeconds:0.###} s"
+                : ex.Message;
+            TunnelServerLog.TlsHandshakeFailed(_logger, remote?.Address, reason);
+            _metrics.HandshakeRefused("tls-handshake-failed");
+            return null;
         }
     }
 

@@ -53,6 +53,7 @@ public sealed class UplinkListener(
 
         _listener = listener;
         endpoints.Tunnel = (IPEndPoint)listener.LocalEndPoint!;
+        endpoints.TunnelIsHttps = address.IsHttps;
         _accepting = AcceptLoopAsync(listener);
         return Task.CompletedTask;
     }

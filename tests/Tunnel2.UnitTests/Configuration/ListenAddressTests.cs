@@ -37,11 +37,21 @@ public sealed class ListenAddressTests
         Assert.Equal(port, address.Port);
     }
 
+    [Fact]
+    public void An_https_url_is_marked_for_TLS()
+    {
+        Assert.True(ListenAddress.TryParse("https://127.0.0.1:8443", out ListenAddress? https, out _));
+        Assert.True(ListenAddress.TryParse("http://127.0.0.1:8080", out ListenAddress? http, out _));
+
+        Assert.True(https.IsHttps);
+        Assert.Equal(8443, https.Port);
+        Assert.False(http.IsHttps);
+    }
+
     [Theory]
     [InlineData(null, "http://")]
     [InlineData("", "http://")]
     [InlineData("garbage", "http://")]
-    [InlineData("https://127.0.0.1:1", "http://")]
     [InlineData("ftp://127.0.0.1:1", "http://")]
     [InlineData("http://127.0.0.1:1/x", "path")]
     [InlineData("http://my-host:1", "IP address or localhost")]

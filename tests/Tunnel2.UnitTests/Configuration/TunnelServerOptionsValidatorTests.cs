@@ -18,7 +18,6 @@ public sealed class TunnelServerOptionsValidatorTests
     [Theory]
     [InlineData("not a url")]
     [InlineData("")]
-    [InlineData("https://127.0.0.1:12000")]
     [InlineData("ws://127.0.0.1:12000")]
     [InlineData("http://127.0.0.1:12000/path")]
     [InlineData("http://127.0.0.1:12000/tunnel/")]
@@ -36,11 +35,41 @@ public sealed class TunnelServerOptionsValidatorTests
         Assert.StartsWith("TunnelServer:PublicUrl", failure, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("https://127.0.0.1:12000", "http://127.0.0.1:12001", null, null, "needs a certificate")]
+    [InlineData("http://127.0.0.1:12000", "https://127.0.0.1:12001", null, null, "needs a certificate")]
+    [InlineData("http://127.0.0.1:12000", "http://127.0.0.1:12001", "cert.pem", "key.pem", "no listener uses it")]
+    [InlineData("https://127.0.0.1:12000", "http://127.0.0.1:12001", "cert.pem", null, "go together")]
+    public void TLS_settings_that_do_not_fit_together_are_refused_with_the_fix(string publicUrl, string tunnelUrl, string? certificate, string? key, string reason)
+    {
+        TunnelServerOptions options = Valid();
+        options.PublicUrl = publicUrl;
+        options.TunnelUrl = tunnelUrl;
+        options.Certificate = certificate;
+        options.CertificateKey = key;
+
+        Assert.Contains(reason, Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void An_https_url_with_a_certificate_and_an_h2c_port_is_valid_and_an_https_h2c_port_is_not()
+    {
+        TunnelServerOptions options = Valid();
+        options.PublicUrl = "https://0.0.0.0:443";
+        options.Certificate = "cert.pem";
+        options.CertificateKey = "key.pem";
+        options.PublicH2cUrl = "http://127.0.0.1:12002";
+        Assert.True(Validate(options).Succeeded);
+
+        options.PublicH2cUrl = "https://127.0.0.1:12002";
+        Assert.Contains("cleartext", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+
     [Fact]
     public void A_bad_tunnel_url_is_reported_by_name()
     {
         TunnelServerOptions options = Valid();
-        options.TunnelUrl = "https://0.0.0.0:12001";
+        options.TunnelUrl = "ftp://0.0.0.0:12001";
 
         ValidateOptionsResult result = Validate(options);
 
