@@ -19,6 +19,8 @@ public static class CommandLine
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
         ["--pooled-connection-idle-timeout"] = "TunnelClient:PooledConnectionIdleTimeout",
         ["--transport"] = "TunnelClient:Transport",
+        ["--ca-certificate"] = "TunnelClient:CaCertificate",
+        ["--server-certificate-sha256"] = "TunnelClient:ServerCertificateSha256",
     };
 
     public const string HelpText = """
@@ -28,6 +30,12 @@ public static class CommandLine
 
         Options:
           --server <url>             Server tunnel endpoint            [default http://127.0.0.1:12001]
+                                     https://… for TLS: the certificate must be trusted by the system
+                                     store unless one of the next two options is given
+          --ca-certificate <pem>     Trust the CA certificate(s) in this PEM file instead of the system store
+          --server-certificate-sha256 <hex>
+                                     Trust exactly the server certificate with this SHA-256 fingerprint
+                                     (as openssl x509 -fingerprint -sha256 prints it), self-signed too
           --session <id>             Session to serve (1-128 chars of A-Z a-z 0-9 - _ . ~)
           --token <token>            Token the server expects
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
@@ -61,10 +69,12 @@ public static class CommandLine
           TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout, TunnelClient__RewritePaths,
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
-          TunnelClient__DrainTimeout, TunnelClient__Transport,
+          TunnelClient__DrainTimeout, TunnelClient__Transport, TunnelClient__CaCertificate,
+          TunnelClient__ServerCertificateSha256,
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
           TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144].
 
-        Exit codes: 0 stopped normally (after the drain); 2 invalid configuration; 3 the server refused the token (401/403).
+        Exit codes: 0 stopped normally (after the drain); 2 invalid configuration; 3 the server refused the token (401/403);
+          4 the server's TLS certificate was refused (the log line says why).
         """;
 }

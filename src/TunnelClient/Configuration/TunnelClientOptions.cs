@@ -8,9 +8,21 @@ public sealed class TunnelClientOptions
 {
     public const string SectionName = "TunnelClient";
 
-    /// <summary>The server's tunnel endpoint, e.g. http://127.0.0.1:12001.</summary>
+    /// <summary>The server's tunnel endpoint, e.g. http://127.0.0.1:12001, or https://… for TLS.</summary>
     [Required(ErrorMessage = "TunnelClient:Server is required (--server).")]
     public string Server { get; set; } = "http://127.0.0.1:12001";
+
+    /// <summary>
+    /// PEM file of the CA certificate(s) an <c>https://</c> server's certificate must chain to, instead of the system's
+    /// trust store (a private CA, a self-signed development certificate).
+    /// </summary>
+    public string? CaCertificate { get; set; }
+
+    /// <summary>
+    /// SHA-256 fingerprint of the server's exact certificate (64 hex digits, colons allowed): that certificate is then
+    /// trusted whoever signed it, and any other refused. A renewed certificate needs the new fingerprint.
+    /// </summary>
+    public string? ServerCertificateSha256 { get; set; }
 
     /// <summary>The session this client serves: public requests to /session/{Session}/… reach its backend.</summary>
     [Required(ErrorMessage = "TunnelClient:Session is required (--session).")]

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
+using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Configuration;
 
@@ -9,9 +10,39 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
     public ValidateOptionsResult Validate(string? name, TunnelClientOptions options)
     {
         var failures = new List<string>();
-        if (!Uri.TryCreate(options.Server, UriKind.Absolute, out Uri? server) || server.Scheme != Uri.UriSchemeHttp)
+        if (!Uri.TryCreate(options.Server, UriKind.Absolute, out Uri? server) || (server.Scheme != Uri.UriSchemeHttp && server.Scheme != Uri.UriSchemeHttps))
         {
-            failures.Add($"TunnelClient:Server must be an http:// URL such as http://127.0.0.1:12001, not '{options.Server}'.");
+            failures.Add($"TunnelClient:Server must be an http:// or https:// URL such as http://127.0.0.1:12001, not '{options.Server}'.");
+        }
+
+        bool https = server?.Scheme == Uri.UriSchemeHttps;
+        if (!string.IsNullOrEmpty(options.CaCertificate))
+        {
+            try
+            {
+                _ = ServerCertificatePolicy.ReadAuthorities(options.CaCertificate);
+            }
+            catch (InvalidDataException ex)
+            {
+                failures.Add($"TunnelClient:CaCertificate: {ex.Message}");
+            }
+        }
+
+        if (!string.IsNullOrEmpty(options.ServerCertificateSha256))
+        {
+            try
+            {
+                _ = ServerCertificatePolicy.ParsePin(options.ServerCertificateSha256);
+            }
+            catch (FormatException ex)
+            {
+                failures.Add($"TunnelClient:ServerCertificateSha256: {ex.Message}");
+            }
+        }
+
+        if (!https && (!string.IsNullOrEmpty(options.CaCertificate) || !string.IsNullOrEmpty(options.ServerCertificateSha256)))
+        {
+            failures.Add("--ca-certificate and --server-certificate-sha256 check an https:// server; TunnelClient:Server is not one.");
         }
 
         if (!Uri.TryCreate(options.Backend, UriKind.Absolute, out Uri? backend)

@@ -51,4 +51,7 @@ internal static partial class TunnelClientLog
 
     [LoggerMessage(EventId = 16, Level = LogLevel.Information, Message = "Stream {StreamId}: upgraded stream moved no byte for {IdleTimeoutMs} ms; closing it (TunnelClient:UpgradedIdleTimeout)")]
     public static partial void UpgradedStreamIdle(ILogger logger, uint streamId, long idleTimeoutMs);
+
+    [LoggerMessage(EventId = 17, Level = LogLevel.Critical, Message = "The certificate of {Server} was refused: {Reason}. Not retrying (exit code 4)")]
+    public static partial void CertificateRefused(ILogger logger, string server, string reason);
 }

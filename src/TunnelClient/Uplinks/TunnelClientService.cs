@@ -1,7 +1,9 @@
+using System.Security.Authentication;
 using Microsoft.Extensions.Options;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay;
+using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
@@ -11,6 +13,9 @@ namespace Tunnel2.TunnelClient.Uplinks;
 /// </summary>
 public sealed class TunnelClientService : BackgroundService
 {
+    /// <summary>The exit code when the server's TLS certificate is not trusted.</summary>
+    public const int CertificateRefusedExitCode = 4;
+
     private readonly UplinkDialer _dialer;
     private readonly TunnelClientOptions _options;
     private readonly TunnelClientStatus _status;
@@ -93,12 +98,21 @@ public sealed class TunnelClientService : BackgroundService
                 _lifetime.StopApplication();
                 return;
             }
+            catch (ServerCertificateRejectedException rejected)
+            {
+                TunnelClientLog.CertificateRefused(_logger, _options.Server, rejected.Reason);
+                _status.OnConnectFailed(rejected.Message);
+                _status.ExitCode = CertificateRefusedExitCode;
+                _lifetime.StopApplication();
+                return;
+            }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
             {
                 return;
             }
             catch (Exception ex) when (ex is UplinkRefusedException or IOException or System.Net.Sockets.SocketException
-                                           or OperationCanceledException or InvalidDataException)
+                                           or OperationCanceledException or InvalidDataException or AuthenticationException
+                                           or System.Net.WebSockets.WebSocketException or HttpRequestException)
             {
                 reason = ex is OperationCanceledException ? "connect timed out" : ex.Message;
                 _status.OnConnectFailed(reason);

@@ -1,8 +1,10 @@
 using System.Globalization;
 using System.IO.Pipelines;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Net.WebSockets;
+using System.Security.Authentication;
 using System.Text;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
@@ -10,6 +12,7 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Sockets;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Relay;
+using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
@@ -21,6 +24,7 @@ public sealed class UplinkDialer
     private readonly ILoggerFactory _loggerFactory;
     private readonly Uri _server;
     private readonly ClientInstance _instance;
+    private ServerCertificatePolicy? _certificatePolicy;
 
     public UplinkDialer(IOptions<TunnelClientOptions> options, BackendRelay relay, ILoggerFactory loggerFactory, ClientInstance instance)
     {
@@ -46,11 +50,16 @@ public sealed class UplinkDialer
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         UnsentBytesLimit.TryApply(socket, _options.UnsentBytesLimit);
         UplinkReceiveBuffer.TryApply(socket, _options.UplinkReceiveBuffer); // before connect, so the window scale fits it
-        NetworkStream? network = null;
+        Stream? network = null;
         try
         {
             await socket.ConnectAsync(new DnsEndPoint(_server.Host, _server.Port), timeout.Token);
             network = new NetworkStream(socket, ownsSocket: true);
+            if (_server.Scheme == Uri.UriSchemeHttps)
+            {
+                network = await AuthenticateAsync(network, timeout.Token);
+            }
+
             var transport = DuplexPipe.Over(network);
 
             await transport.Output.WriteAsync(BuildRequest(instanceId), timeout.Token);
@@ -85,12 +94,50 @@ public sealed class UplinkDialer
         }
     }
 
+    /// <summary>TLS over the connection; the returned stream owns <paramref name="network"/>.</summary>
+    /// <exception cref="ServerCertificateRejectedException">The server's certificate is not trusted.</exception>
+    private async Task<SslStream> AuthenticateAsync(Stream network, CancellationToken cancellationToken)
+    {
+        string? refusal = null;
+        SslClientAuthenticationOptions options = CertificatePolicy.CreateOptions(_server.IdnHost, reason => refusal = reason);
+        var tls = new SslStream(network, leaveInnerStreamOpen: false);
+        try
+        {
+            await tls.AuthenticateAsClientAsync(options, cancellationToken);
+            return tls;
+        }
+        catch (AuthenticationException ex) when (refusal is not null)
+        {
+            await tls.DisposeAsync();
+            throw new ServerCertificateRejectedException(refusal, ex);
+        }
+        catch
+        {
+            await tls.DisposeAsync();
+            throw;
+        }
+    }
+
+    private ServerCertificatePolicy CertificatePolicy => _certificatePolicy ??= new ServerCertificatePolicy(_options);
+
     /// <summary>The same handshake as a WebSocket upgrade; the frames then travel in binary messages.</summary>
     private async Task<DialedUplink> ConnectWebSocketAsync(string instanceId, int slot, CancellationToken cancellationToken)
     {
         var webSocket = new ClientWebSocket();
+        string? refusal = null;
+        HttpMessageInvoker? invoker = null;
         try
         {
+            if (_server.Scheme == Uri.UriSchemeHttps)
+            {
+                // A handler of its own carries the trust settings (a private CA, a pin) that ClientWebSocket's options cannot.
+                invoker = new HttpMessageInvoker(new SocketsHttpHandler
+                {
+                    SslOptions = CertificatePolicy.CreateOptions(_server.IdnHost, reason => refusal = reason),
+                    ConnectTimeout = _options.ConnectTimeout,
+                });
+            }
+
             webSocket.Options.CollectHttpResponseDetails = true;
             webSocket.Options.KeepAliveInterval = TimeSpan.Zero; // the uplink's own Ping frames watch the link
             webSocket.Options.SetRequestHeader("Authorization", $"Bearer {_options.Token}");
@@ -104,7 +151,11 @@ public sealed class UplinkDialer
             }.Uri;
             try
             {
-                await webSocket.ConnectAsync(url, cancellationToken);
+                await webSocket.ConnectAsync(url, invoker, cancellationToken);
+            }
+            catch (Exception ex) when (refusal is not null && ex is WebSocketException or HttpRequestException)
+            {
+                throw new ServerCertificateRejectedException(refusal, ex);
             }
             catch (WebSocketException ex) when (webSocket.HttpStatusCode is not 0 and not HttpStatusCode.SwitchingProtocols)
             {
@@ -120,11 +171,12 @@ public sealed class UplinkDialer
             Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
             var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{url.Authority} #{slot} (websocket)");
-            return new DialedUplink(stream, uplink);
+            return new DialedUplink(stream, uplink, invoker);
         }
         catch
         {
             webSocket.Dispose();
+            invoker?.Dispose();
             throw;
         }
     }

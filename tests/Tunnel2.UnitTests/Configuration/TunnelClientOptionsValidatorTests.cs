@@ -15,13 +15,47 @@ public sealed class TunnelClientOptionsValidatorTests
         Assert.True(Validate(Valid()).Succeeded);
     }
 
+    [Fact]
+    public void An_https_server_with_a_pin_in_either_spelling_is_valid()
+    {
+        TunnelClientOptions options = Valid();
+        options.Server = "https://tunnel.example:443";
+        options.ServerCertificateSha256 = string.Join(':', Enumerable.Repeat("AB", 32));
+
+        Assert.True(Validate(options).Succeeded);
+        options.ServerCertificateSha256 = new string('0', 64);
+        Assert.True(Validate(options).Succeeded);
+    }
+
+    [Theory]
+    [InlineData("https://127.0.0.1:12001", "abc", "not a SHA-256 fingerprint")]
+    [InlineData("https://127.0.0.1:12001", "0011", "not a SHA-256 fingerprint")]
+    [InlineData("http://127.0.0.1:12001", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", "is not one")]
+    public void A_bad_pin_or_a_pin_without_https_is_refused_with_the_reason(string server, string pin, string reason)
+    {
+        TunnelClientOptions options = Valid();
+        options.Server = server;
+        options.ServerCertificateSha256 = pin;
+
+        Assert.Contains(reason, Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_missing_CA_file_is_refused_naming_the_file()
+    {
+        TunnelClientOptions options = Valid();
+        options.Server = "https://127.0.0.1:12001";
+        options.CaCertificate = "/nonexistent/ca.pem";
+
+        Assert.Contains("'/nonexistent/ca.pem'", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData("not a url")]
     [InlineData("ws://127.0.0.1:12001")]
     [InlineData("wss://127.0.0.1:12001")]
-    [InlineData("https://127.0.0.1:12001")]
     [InlineData("127.0.0.1:12001")]
-    public void A_server_that_is_not_an_http_url_is_refused(string server)
+    public void A_server_that_is_not_an_http_or_https_url_is_refused(string server)
     {
         TunnelClientOptions options = Valid();
         options.Server = server;
