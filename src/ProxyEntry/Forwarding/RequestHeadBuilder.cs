@@ -1,3 +1,5 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Security.Cryptography;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Primitives;
@@ -27,11 +29,29 @@ public static class RequestHeadBuilder
         Build(context, backendTarget, prefix, out _, out _);
 
     /// <summary>
-    /// Whether the caller asks to switch protocols (RFC 9110 §7.8: <c>Connection: Upgrade</c> and an <c>Upgrade</c>
-    /// field) on a connection that can switch, which only HTTP/1.1 can. Kestrel refuses such a request with a body.
+    /// Whether the caller asks to switch protocols: on HTTP/1.1 with <c>Connection: Upgrade</c> and an <c>Upgrade</c>
+    /// field (RFC 9110 §7.8; Kestrel refuses such a request with a body), on HTTP/2 with an extended CONNECT (RFC 8441).
     /// </summary>
     public static bool IsUpgrade(HttpContext context) =>
-        context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } && context.Request.Headers.Upgrade.Count > 0;
+        (context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } && context.Request.Headers.Upgrade.Count > 0)
+        || IsExtendedConnect(context, out _);
+
+    /// <summary>
+    /// An HTTP/2 extended CONNECT (RFC 8441, a WebSocket over HTTP/2): the backend speaks HTTP/1.1, so it is sent on as
+    /// the HTTP/1.1 upgrade it stands for, and a 101 comes back to the caller as 200 (<see cref="ResponseHeadWriter"/>).
+    /// </summary>
+    /// <param name="protocol">The <c>:protocol</c> pseudo-header, e.g. <c>websocket</c>.</param>
+    public static bool IsExtendedConnect(HttpContext context, [NotNullWhen(true)] out string? protocol)
+    {
+        if (context.Features.Get<IHttpExtendedConnectFeature>() is { IsExtendedConnect: true, Protocol: { } named })
+        {
+            protocol = named;
+            return true;
+        }
+
+        protocol = null;
+        return false;
+    }
 
     /// <param name="receivedHeaderBytes">
     /// The size of the caller's header block as it came in (<c>name: value\r\n</c> per value, every header counted),
@@ -45,7 +65,8 @@ public static class RequestHeadBuilder
         var headers = new List<HeaderField>(source.Count + 4);
         StringValues connectionTokens = source.Connection;
         long received = 0;
-        bool upgrade = IsUpgrade(context);
+        bool extendedConnect = IsExtendedConnect(context, out string? protocol);
+        bool upgrade = extendedConnect || IsUpgrade(context);
         problem = RequestHeadProblem.None;
         bool lengthGiven = false;
         foreach (KeyValuePair<string, StringValues> header in source)
@@ -86,6 +107,18 @@ public static class RequestHeadBuilder
             problem = lengthGiven ? RequestHeadProblem.ContentLengthWithTransferEncoding : JudgeTransferEncoding(source.TransferEncoding);
         }
 
+        string method = request.Method;
+        if (extendedConnect)
+        {
+            method = HttpMethods.Get;
+            headers.Add(new HeaderField(HeaderNames.Upgrade, protocol!));
+            if (protocol!.Equals("websocket", StringComparison.OrdinalIgnoreCase) && source.SecWebSocketKey.Count == 0)
+            {
+                // RFC 8441 drops the key (HTTP/2 needs no proof that the server speaks WebSocket); an HTTP/1.1 backend wants one.
+                headers.Add(new HeaderField(HeaderNames.SecWebSocketKey, Convert.ToBase64String(RandomNumberGenerator.GetBytes(16))));
+            }
+        }
+
         headers.Add(new HeaderField(ForwardedFor, context.Connection.RemoteIpAddress?.ToString() ?? string.Empty));
         headers.Add(new HeaderField(ForwardedProto, request.Scheme));
         if (request.Host.HasValue)
@@ -95,7 +128,7 @@ public static class RequestHeadBuilder
 
         headers.Add(new HeaderField(ForwardedPrefix, prefix));
         receivedHeaderBytes = received;
-        return new RequestHead(request.Method, backendTarget, headers, upgrade);
+        return new RequestHead(method, backendTarget, headers, upgrade);
     }
 
     /// <summary>The tunnel re-frames bodies itself, so it accepts the one coding it can undo: a single <c>chunked</c>.</summary>

@@ -21,11 +21,15 @@ public sealed partial class TunnelForwarder
 
     private async Task RelayUpgradedAsync(HttpContext context, UplinkStream stream, string session, ResponseHead head)
     {
-        ResponseHeadWriter.Apply(head, context.Response);
+        bool extendedConnect = RequestHeadBuilder.IsExtendedConnect(context, out string? connectProtocol);
+        ResponseHeadWriter.Apply(head, context.Response, extendedConnect);
         Stream connection;
         try
         {
-            connection = await context.Features.GetRequiredFeature<IHttpUpgradeFeature>().UpgradeAsync();
+            // HTTP/1.1: the connection switches after the 101. HTTP/2 (RFC 8441): the stream carries the bytes after a 200.
+            connection = extendedConnect
+                ? await context.Features.GetRequiredFeature<IHttpExtendedConnectFeature>().AcceptAsync()
+                : await context.Features.GetRequiredFeature<IHttpUpgradeFeature>().UpgradeAsync();
         }
         catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException)
         {
@@ -35,7 +39,7 @@ public sealed partial class TunnelForwarder
             return;
         }
 
-        ProxyEntryLog.Upgraded(_logger, session, stream.Id, context.Response.Headers.Upgrade.ToString());
+        ProxyEntryLog.Upgraded(_logger, session, stream.Id, extendedConnect ? $"{connectProtocol} (HTTP/2 extended CONNECT)" : context.Response.Headers.Upgrade.ToString());
         _metrics.UpgradeStarted();
         _drain.UpgradeStarted();
         PipeReader callerInput = PipeReader.Create(connection, new StreamPipeReaderOptions(bufferSize: UpgradedReadBufferSize, leaveOpen: true));
