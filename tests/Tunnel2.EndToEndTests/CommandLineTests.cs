@@ -41,6 +41,45 @@ public sealed class CommandLineTests
         Assert.Contains("Session", process.Output, StringComparison.Ordinal); // no --session either: both are listed
     }
 
+    [Fact]
+    public async Task A_server_with_an_https_url_and_no_certificate_exits_2_and_says_what_is_missing()
+    {
+        await using TunnelProcess process = Start("server", "--public-url", "https://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0",
+            "--token", TunnelStack.Token);
+
+        Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+        Assert.Contains("needs a certificate: set --certificate and --certificate-key", process.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_server_whose_certificate_file_is_missing_exits_2_and_names_the_file()
+    {
+        string missing = Path.Combine(Path.GetTempPath(), $"{Guid.NewGuid()}.pem");
+        await using TunnelProcess process = Start("server", "--public-url", "https://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0",
+            "--token", TunnelStack.Token, "--certificate", missing, "--certificate-key", missing);
+
+        Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+        Assert.Contains($"The certificate '{missing}'", process.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_client_that_does_not_trust_the_servers_certificate_exits_4_and_says_why()
+    {
+        using var certificates = new TestCertificates();
+        TestCertificates.PemPair certificate = certificates.IssueSelfSigned();
+        await using TunnelStack stack = await TunnelStack.StartAsync(
+            "--TunnelServer:TunnelUrl=https://127.0.0.1:0",
+            $"--TunnelServer:Certificate={certificate.CertificatePath}",
+            $"--TunnelServer:CertificateKey={certificate.KeyPath}");
+
+        await using TunnelProcess client = Start("client", "--server", stack.TunnelUrl.ToString().TrimEnd('/'), "--session", "untrusting",
+            "--token", TunnelStack.Token, "--backend", stack.BackendUrl.ToString().TrimEnd('/'));
+
+        Assert.Equal(4, await client.WaitForExitAsync(ExitTimeout));
+        Assert.Contains("was refused", client.Output, StringComparison.Ordinal);
+        Assert.Contains("--ca-certificate", client.Output, StringComparison.Ordinal);
+    }
+
     private static TunnelProcess Start(string which, params string[] args) =>
         which == "server" ? TunnelProcess.StartServer(which, args) : TunnelProcess.StartClient(which, args);
 }
