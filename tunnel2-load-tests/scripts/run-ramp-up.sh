@@ -17,6 +17,11 @@ if [[ "${1:-}" == websocket ]]; then
   shift
   exec "$SCRIPT_DIR/ws-echo.sh" "$@"
 fi
+# The aggressive profile over HTTPS + HTTP/2 has its own stack (TLS certificates, an h2c backend, an nginx TLS hop).
+if [[ "${1:-}" == https ]]; then
+  shift
+  exec "$SCRIPT_DIR/https-h2.sh" "$@"
+fi
 
 usage() {
   cat <<EOF
@@ -38,6 +43,8 @@ Profiles (RATE:SECONDS per stage, each stage offered to each target):
   soak        $(profile_stages soak)   (LOADTEST_SOAK_SECONDS, at most 7200)
   websocket   WebSockets echoing at a fixed message rate, direct / nginx / tunnel: runs ws-echo.sh
               (its own options: run-ramp-up.sh websocket --help)
+  https       the aggressive stages over HTTPS + HTTP/2 (h2load speaks h2), direct h2c / nginx TLS hop /
+              tunnel HTTPS port: runs https-h2.sh (its own options: run-ramp-up.sh https --help)
 
 Options:
   --endpoint NAME   ping (default), get, fast, echo (POST ${ECHO_BODY_BYTES} B JSON), delay (/delay/${DELAY_MS})
