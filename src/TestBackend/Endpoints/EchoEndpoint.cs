@@ -60,6 +60,10 @@ internal sealed class EchoEndpoint(ILogger<EchoEndpoint> logger)
 
                 if (read.IsCompleted || read.IsCanceled)
                 {
+                    // Once more, with nothing new written: under CPU pressure Kestrel's last flush of a response was seen to
+                    // leave its final bytes unflushed in the connection's output pipe, and the caller waited for them for
+                    // good (docs/test-backend.md, "One more flush at the end"). A flush with nothing pending costs nothing.
+                    await writer.FlushAsync(aborted);
                     return;
                 }
             }
