@@ -33,24 +33,15 @@ public sealed class TlsTests
 
         foreach (Version version in new[] { HttpVersion.Version20, HttpVersion.Version11 })
         {
-            using var ping = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(Session, "/loadtest/ping"))
-            {
-                Version = version,
-                VersionPolicy = HttpVersionPolicy.RequestVersionExact,
-            };
-            using HttpResponseMessage answer = await http.SendAsync(ping, Token);
+            using HttpResponseMessage answer = await http.SendAsync(Exactly(version, stack.SessionUrl(Session, "/loadtest/ping")), Token);
             Assert.Equal(HttpStatusCode.OK, answer.StatusCode);
             Assert.Equal(version, answer.Version);
             Assert.Equal("pong", await answer.Content.ReadAsStringAsync(Token));
         }
 
         byte[] body = RandomNumberGenerator.GetBytes(1024 * 1024);
-        using var echo = new HttpRequestMessage(HttpMethod.Post, stack.SessionUrl(Session, "/loadtest/echo"))
-        {
-            Version = HttpVersion.Version20,
-            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
-            Content = new ByteArrayContent(body),
-        };
+        using HttpRequestMessage echo = Exactly(HttpVersion.Version20, stack.SessionUrl(Session, "/loadtest/echo"), HttpMethod.Post);
+        echo.Content = new ByteArrayContent(body);
         using HttpResponseMessage echoed = await http.SendAsync(echo, Token);
         Assert.Equal(HttpStatusCode.OK, echoed.StatusCode);
         Assert.Equal(body, await echoed.Content.ReadAsByteArrayAsync(Token));
@@ -67,12 +58,7 @@ public sealed class TlsTests
 
         foreach ((Uri origin, Version version) in new[] { (h2c, HttpVersion.Version20), (stack.PublicUrl, HttpVersion.Version11) })
         {
-            using var ping = new HttpRequestMessage(HttpMethod.Get, new Uri(origin, $"/session/{Session}/loadtest/ping"))
-            {
-                Version = version,
-                VersionPolicy = HttpVersionPolicy.RequestVersionExact,
-            };
-            using HttpResponseMessage answer = await http.SendAsync(ping, Token);
+            using HttpResponseMessage answer = await http.SendAsync(Exactly(version, new Uri(origin, $"/session/{Session}/loadtest/ping")), Token);
             Assert.Equal(HttpStatusCode.OK, answer.StatusCode);
             Assert.Equal(version, answer.Version);
             Assert.Equal("pong", await answer.Content.ReadAsStringAsync(Token));
@@ -214,6 +200,13 @@ public sealed class TlsTests
         using var http = new HttpClient(certificates.CreateTrustingHandler());
         Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl(Session, "/loadtest/ping"), Token));
     }
+
+    /// <summary>A request that must go in exactly this HTTP version (no downgrade, no upgrade).</summary>
+    private static HttpRequestMessage Exactly(Version version, Uri url, HttpMethod? method = null) => new(method ?? HttpMethod.Get, url)
+    {
+        Version = version,
+        VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+    };
 
     private static Task<TunnelStack> StartHttpsStackAsync(TestCertificates.PemPair certificate) => TunnelStack.StartAsync(
         "--TunnelServer:PublicUrl=https://127.0.0.1:0",
