@@ -8,21 +8,23 @@ using Yarp.ReverseProxy.Configuration;
 if (args.Contains("--help") || args.Contains("-h"))
 {
     Console.WriteLine("""
-        Usage: Tunnel2.YarpHop --listen http://127.0.0.1:PORT --destination http://127.0.0.1:PORT
+        Usage: Tunnel2.YarpHop --listen http(s)://127.0.0.1:PORT --destination http://127.0.0.1:PORT
 
         One YARP reverse-proxy hop for tunnel2-load-tests/scripts/compare.sh: forwards every request it receives on
         --listen to --destination (YARP's defaults: HTTP/1.1 keep-alive connections to the destination, X-Forwarded-*
-        headers added). Logs warnings and errors only. Stops on Ctrl-C or SIGTERM.
+        headers added). Logs warnings and errors only. Stops on Ctrl-C or SIGTERM. An https:// --listen needs Kestrel's
+        certificate settings, e.g. --Kestrel:Certificates:Default:Path=cert.pem --Kestrel:Certificates:Default:KeyPath=key.pem,
+        and offers HTTP/2 and HTTP/1.1 by ALPN.
         """);
     return 0;
 }
 
 WebApplicationBuilder builder = WebApplication.CreateBuilder(args);
-Uri? listen = LoopbackUrl(builder.Configuration["listen"]);
-Uri? destination = LoopbackUrl(builder.Configuration["destination"]);
+Uri? listen = LoopbackUrl(builder.Configuration["listen"], allowHttps: true);
+Uri? destination = LoopbackUrl(builder.Configuration["destination"], allowHttps: false);
 if (listen is null || destination is null)
 {
-    Console.Error.WriteLine("yarp-hop: --listen and --destination each take an http://127.0.0.1:PORT URL (see --help)");
+    Console.Error.WriteLine("yarp-hop: --listen takes an http(s)://127.0.0.1:PORT URL and --destination an http://127.0.0.1:PORT one (see --help)");
     return 2;
 }
 
@@ -46,5 +48,6 @@ await app.RunAsync();
 return 0;
 
 // Load tests here target loopback only.
-static Uri? LoopbackUrl(string? value) =>
-    Uri.TryCreate(value, UriKind.Absolute, out Uri? url) && url.Scheme == Uri.UriSchemeHttp && url.Host == "127.0.0.1" ? url : null;
+static Uri? LoopbackUrl(string? value, bool allowHttps) =>
+    Uri.TryCreate(value, UriKind.Absolute, out Uri? url) && url.Host == "127.0.0.1"
+    && (url.Scheme == Uri.UriSchemeHttp || (allowHttps && url.Scheme == Uri.UriSchemeHttps)) ? url : null;

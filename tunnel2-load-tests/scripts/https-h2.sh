@@ -20,6 +20,8 @@ BACKEND2=$((PORT_BASE + 1))  # TestBackend, h2c only: the direct target
 PUBLIC=$((PORT_BASE + 2))    # TunnelServer, HTTPS (h2 + http/1.1 by ALPN)
 TUNNEL=$((PORT_BASE + 3))    # TunnelServer's tunnel port
 HOP=$((PORT_BASE + 4))       # nginx, HTTPS + http2, proxying HTTP/1.1 with keep-alive
+YARP=$((PORT_BASE + 5))      # the YARP hop, HTTPS (h2 + http/1.1 by ALPN), proxying HTTP/1.1 with keep-alive
+YARP_DLL="$REPO_ROOT/benchmarks/Tunnel2.YarpHop/bin/Release/net10.0/Tunnel2.YarpHop.dll"
 STAGES="$(profile_stages aggressive)"
 TOKEN="https-h2-load-$$-token"
 
@@ -31,10 +33,11 @@ The aggressive profile's stages ($STAGES) offered by h2load (open model, one req
 per connection, $PER_CLIENT_RPS RPS per connection) to GET /loadtest/ping on, one target after another:
   direct   h2c straight at a TestBackend that speaks HTTP/2 only   http://127.0.0.1:$BACKEND2
   nginx    one nginx hop: TLS + HTTP/2 in, HTTP/1.1 keep-alive out  https://127.0.0.1:$HOP
+  yarp     one YARP hop (benchmarks/Tunnel2.YarpHop), the same       https://127.0.0.1:$YARP
   tunnel   TunnelServer's HTTPS port (h2 by ALPN) -> TunnelClient -> TestBackend (HTTP/1.1)
            https://127.0.0.1:$PUBLIC/session/h2load
 Starts its own processes (a CA and a server certificate made with openssl for the run) and stops them at the end;
-needs a Release build (dotnet build -c Release). Ports $PORT_BASE-$((PORT_BASE + 4)) (H2_PORT_BASE).
+needs a Release build (dotnet build -c Release). Ports $PORT_BASE-$((PORT_BASE + 5)) (H2_PORT_BASE).
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-https-h2/summary.md.
 Exit: 0 every target ran (read the numbers); 1 the set-up failed; 2 bad usage; 127 a missing tool.
 EOF
@@ -57,8 +60,9 @@ ensure_tool curl curl
 for dll in TestBackend TunnelServer TunnelClient; do
   [[ -f "$REPO_ROOT/src/$dll/bin/Release/net10.0/$dll.dll" ]] || die "src/$dll/bin/Release/net10.0/$dll.dll is missing: dotnet build -c Release first"
 done
-for port in $BACKEND1 $BACKEND2 $PUBLIC $TUNNEL $HOP; do
-  port_in_use "$port" && die "port $port is in use (H2_PORT_BASE moves the five ports)"
+[[ -f "$YARP_DLL" ]] || die "$YARP_DLL is missing: dotnet build -c Release first"
+for port in $BACKEND1 $BACKEND2 $PUBLIC $TUNNEL $HOP $YARP; do
+  port_in_use "$port" && die "port $port is in use (H2_PORT_BASE moves the six ports)"
 done
 
 REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-https-h2"
@@ -116,6 +120,18 @@ until answers_h2 "https://127.0.0.1:$HOP/loadtest/ping" --http2; do
 done
 NGINX_WORKERS="$(pgrep -P "${NGINX_PIDS[-1]}" | tr '\n' ' ' || true)"
 
+(cd "$(dirname "$YARP_DLL")" && exec $SETSID dotnet "$YARP_DLL" --listen "https://127.0.0.1:$YARP" --destination "http://127.0.0.1:$BACKEND1" \
+  --Kestrel:Certificates:Default:Path="$TLS/server.pem" --Kestrel:Certificates:Default:KeyPath="$TLS/server.key") \
+  </dev/null >"$REPORT_DIR/yarp.log" 2>&1 &
+PIDS+=($!)
+YARP_PID=$!
+deadline=$((SECONDS + 30))
+until answers_h2 "https://127.0.0.1:$YARP/loadtest/ping" --http2; do
+  kill -0 "$YARP_PID" 2>/dev/null || die "the YARP hop exited (see $REPORT_DIR/yarp.log)"
+  ((SECONDS < deadline)) || die "the YARP hop did not answer within 30 s (see $REPORT_DIR/yarp.log)"
+  sleep 0.3
+done
+
 cpu_ticks() { local pid total=0; for pid in "$@"; do total=$((total + $(stat_ticks "/proc/$pid/stat"))); done; echo "$total"; }
 HZ="$(getconf CLK_TCK)"
 {
@@ -127,10 +143,11 @@ HZ="$(getconf CLK_TCK)"
   echo "|---|---|---|---|---|---|---|---|---|---|"
 } >"$REPORT_DIR/summary.md"
 
-for target in direct nginx tunnel; do
+for target in direct nginx yarp tunnel; do
   case "$target" in
     direct) url="http://127.0.0.1:$BACKEND2/loadtest/ping"; proxy=""; backend="${PIDS[1]}" ;;
     nginx)  url="https://127.0.0.1:$HOP/loadtest/ping"; proxy="$NGINX_WORKERS"; backend="${PIDS[0]}" ;;
+    yarp)   url="https://127.0.0.1:$YARP/loadtest/ping"; proxy="$YARP_PID"; backend="${PIDS[0]}" ;;
     tunnel) url="https://127.0.0.1:$PUBLIC/session/h2load/loadtest/ping"; proxy="${PIDS[2]} ${PIDS[3]}"; backend="${PIDS[0]}" ;;
   esac
   # Warm-up, not counted: JIT, connection pools, TLS session set-up.
@@ -170,9 +187,9 @@ EOF
 done
 {
   echo
-  echo "direct is h2c without TLS (the floor); nginx and tunnel both end TLS + HTTP/2 and speak HTTP/1.1 keep-alive to the same"
-  echo "TestBackend. CPU per request: user+system ticks (1/$HZ s) over the stage, divided by successful requests; proxy = nginx"
-  echo "workers, or TunnelServer + TunnelClient. A failed request is a non-2xx status in h2load's log."
+  echo "direct is h2c without TLS (the floor); nginx, YARP and the tunnel each end TLS + HTTP/2 and speak HTTP/1.1 keep-alive to"
+  echo "the same TestBackend. CPU per request: user+system ticks (1/$HZ s) over the stage, divided by successful requests;"
+  echo "proxy = nginx workers, the YARP hop, or TunnelServer + TunnelClient. A failed request is a non-2xx status in h2load's log."
 } >>"$REPORT_DIR/summary.md"
 cat "$REPORT_DIR/summary.md"
 log "report: $REPORT_DIR"
