@@ -1,3 +1,4 @@
+using System.Net.Security;
 using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
@@ -161,9 +162,17 @@ public static class TunnelServerApp
             listen.Protocols = address.IsHttps ? HttpProtocols.Http1AndHttp2 : HttpProtocols.Http1;
             if (address.IsHttps)
             {
-                // Asked on every handshake, so a reloaded certificate reaches the next connection.
+                // Asked on every handshake, so a reloaded certificate reaches the next connection; the context carries
+                // the file's intermediates, which a bare certificate (ServerCertificateSelector) would leave out.
                 ServerCertificate certificate = kestrel.ApplicationServices.GetRequiredService<ServerCertificate>();
-                listen.UseHttps(new HttpsConnectionAdapterOptions { ServerCertificateSelector = (_, _) => certificate.Certificate });
+                listen.UseHttps(new TlsHandshakeCallbackOptions
+                {
+                    OnConnection = _ => ValueTask.FromResult(new SslServerAuthenticationOptions
+                    {
+                        ServerCertificateContext = certificate.Context,
+                        ApplicationProtocols = [SslApplicationProtocol.Http2, SslApplicationProtocol.Http11],
+                    }),
+                });
             }
         }
 

@@ -49,6 +49,17 @@ public sealed class TlsTests
     }
 
     [Fact]
+    public async Task Both_ports_send_the_intermediate_from_the_certificate_file_so_a_client_trusting_only_the_root_connects()
+    {
+        using var certificates = new TestCertificates();
+        await using TunnelStack stack = await StartHttpsStackAsync(certificates.IssueServerViaIntermediate());
+        await stack.StartClientAsync(Session, extraArgs: ["--ca-certificate", certificates.AuthorityPath]); // the tunnel port
+        using var http = new HttpClient(certificates.CreateTrustingHandler());
+
+        Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl(Session, "/loadtest/ping"), Token)); // the public port
+    }
+
+    [Fact]
     public async Task Cleartext_HTTP2_with_prior_knowledge_is_served_on_its_own_port_beside_HTTP11()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:PublicH2cUrl=http://127.0.0.1:0");

@@ -31,10 +31,29 @@ public sealed class TestCertificates : IDisposable
     public X509Certificate2 Authority => _authority;
 
     /// <summary>A server certificate for 127.0.0.1 and localhost (or <paramref name="dnsName"/> alone), signed by the CA.</summary>
-    public PemPair IssueServer(string? dnsName = null, DateTimeOffset? notAfter = null) => Issue(dnsName, notAfter, selfSigned: false);
+    public PemPair IssueServer(string? dnsName = null, DateTimeOffset? notAfter = null) => Issue(dnsName, notAfter, selfSigned: false, _authority);
+
+    /// <summary>
+    /// A server certificate for 127.0.0.1 and localhost signed by an intermediate CA that the root signed, its PEM file
+    /// holding the leaf and then the intermediate (as certbot's fullchain.pem): a client that trusts only the root
+    /// needs the server to send the intermediate.
+    /// </summary>
+    public PemPair IssueServerViaIntermediate()
+    {
+        using var intermediateKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var request = new CertificateRequest("CN=Tunnel2 Test Intermediate CA", intermediateKey, HashAlgorithmName.SHA256);
+        request.CertificateExtensions.Add(new X509BasicConstraintsExtension(certificateAuthority: true, hasPathLengthConstraint: true, 0, critical: true));
+        request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, critical: true));
+        request.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(request.PublicKey, critical: false));
+        using X509Certificate2 signed = request.Create(_authority, DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddDays(60), RandomNumberGenerator.GetBytes(16));
+        using X509Certificate2 intermediate = signed.CopyWithPrivateKey(intermediateKey);
+        PemPair leaf = Issue(dnsName: null, notAfter: null, selfSigned: false, issuer: intermediate);
+        File.AppendAllText(leaf.CertificatePath, intermediate.ExportCertificatePem() + "\n");
+        return leaf;
+    }
 
     /// <summary>A server certificate for 127.0.0.1 and localhost that no CA signed.</summary>
-    public PemPair IssueSelfSigned() => Issue(dnsName: null, notAfter: null, selfSigned: true);
+    public PemPair IssueSelfSigned() => Issue(dnsName: null, notAfter: null, selfSigned: true, _authority);
 
     /// <summary>An HttpClient handler that trusts this CA (as a caller with the CA installed would).</summary>
     public SocketsHttpHandler CreateTrustingHandler()
@@ -55,7 +74,7 @@ public sealed class TestCertificates : IDisposable
         Directory.Delete(_folder, recursive: true);
     }
 
-    private PemPair Issue(string? dnsName, DateTimeOffset? notAfter, bool selfSigned)
+    private PemPair Issue(string? dnsName, DateTimeOffset? notAfter, bool selfSigned, X509Certificate2 issuer)
     {
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         var request = new CertificateRequest(dnsName is null ? "CN=127.0.0.1" : $"CN={dnsName}", key, HashAlgorithmName.SHA256);
@@ -78,9 +97,9 @@ public sealed class TestCertificates : IDisposable
         DateTimeOffset until = notAfter ?? DateTimeOffset.UtcNow.AddDays(30);
         using X509Certificate2 certificate = selfSigned
             ? request.CreateSelfSigned(notBefore, until)
-            : request.Create(_authority, notBefore, until, RandomNumberGenerator.GetBytes(16));
+            : request.Create(issuer, notBefore, until, RandomNumberGenerator.GetBytes(16));
         int n = Interlocked.Increment(ref _files);
-        string certificatePath = Write($"server-{n}.pem", certificate.ExportCertificatePem());
+        string certificatePath = Write($"server-{n}.pem", certificate.ExportCertificatePem() + "\n");
         string keyPath = Write($"server-{n}.key", key.ExportPkcs8PrivateKeyPem());
         return new PemPair(certificatePath, keyPath, certificate.GetCertHashString(HashAlgorithmName.SHA256));
     }
