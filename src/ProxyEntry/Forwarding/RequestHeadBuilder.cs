@@ -32,9 +32,7 @@ public static class RequestHeadBuilder
     /// Whether the caller asks to switch protocols: on HTTP/1.1 with <c>Connection: Upgrade</c> and an <c>Upgrade</c>
     /// field (RFC 9110 §7.8; Kestrel refuses such a request with a body), on HTTP/2 with an extended CONNECT (RFC 8441).
     /// </summary>
-    public static bool IsUpgrade(HttpContext context) =>
-        (context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } && context.Request.Headers.Upgrade.Count > 0)
-        || IsExtendedConnect(context, out _);
+    public static bool IsUpgrade(HttpContext context) => IsHttp1Upgrade(context) || IsExtendedConnect(context, out _);
 
     /// <summary>
     /// An HTTP/2 extended CONNECT (RFC 8441, a WebSocket over HTTP/2): the backend speaks HTTP/1.1, so it is sent on as
@@ -66,7 +64,7 @@ public static class RequestHeadBuilder
         StringValues connectionTokens = source.Connection;
         long received = 0;
         bool extendedConnect = IsExtendedConnect(context, out string? protocol);
-        bool upgrade = extendedConnect || IsUpgrade(context);
+        bool upgrade = extendedConnect || IsHttp1Upgrade(context);
         problem = RequestHeadProblem.None;
         bool lengthGiven = false;
         foreach (KeyValuePair<string, StringValues> header in source)
@@ -130,6 +128,9 @@ public static class RequestHeadBuilder
         receivedHeaderBytes = received;
         return new RequestHead(method, backendTarget, headers, upgrade);
     }
+
+    private static bool IsHttp1Upgrade(HttpContext context) =>
+        context.Features.Get<IHttpUpgradeFeature>() is { IsUpgradableRequest: true } && context.Request.Headers.Upgrade.Count > 0;
 
     /// <summary>The tunnel re-frames bodies itself, so it accepts the one coding it can undo: a single <c>chunked</c>.</summary>
     private static RequestHeadProblem JudgeTransferEncoding(StringValues transferEncoding)

@@ -202,6 +202,34 @@ public sealed class RequestHeadBuilderTests
         Assert.False(head.IsUpgrade);
     }
 
+    [Fact]
+    public void An_HTTP2_extended_CONNECT_goes_on_as_the_HTTP11_upgrade_it_stands_for_with_a_made_up_key()
+    {
+        DefaultHttpContext context = Context(r =>
+        {
+            r.Method = "CONNECT";
+            r.Headers.SecWebSocketVersion = "13";
+        });
+        context.Features.Set<IHttpExtendedConnectFeature>(new ExtendedConnect("websocket"));
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/ws", "/session/abc");
+
+        Assert.True(head.IsUpgrade);
+        Assert.Equal("GET", head.Method);
+        Assert.Contains(new HeaderField("Upgrade", "websocket"), head.Headers);
+        Assert.Equal(16, Convert.FromBase64String(Single(head, "Sec-WebSocket-Key")).Length);
+        Assert.Equal("13", Single(head, "Sec-WebSocket-Version"));
+    }
+
+    private sealed class ExtendedConnect(string protocol) : IHttpExtendedConnectFeature
+    {
+        public bool IsExtendedConnect => true;
+
+        public string Protocol => protocol;
+
+        public ValueTask<Stream> AcceptAsync() => throw new NotSupportedException();
+    }
+
     private sealed class UpgradableRequest : IHttpUpgradeFeature
     {
         public bool IsUpgradableRequest => true;

@@ -43,4 +43,20 @@ public sealed class ResponseHeadWriterTests
         Assert.Equal("abc=", switching.Response.Headers.SecWebSocketAccept);
         Assert.False(declined.Response.Headers.ContainsKey("Upgrade"));
     }
+
+    [Fact]
+    public void A_101_to_an_HTTP2_extended_CONNECT_is_a_200_without_the_HTTP11_handshake_fields()
+    {
+        var context = new DefaultHttpContext();
+
+        ResponseHeadWriter.Apply(
+            new ResponseHead(101, [new("Upgrade", "websocket"), new("Sec-WebSocket-Accept", "abc="), new("Sec-WebSocket-Protocol", "chat")]),
+            context.Response,
+            extendedConnect: true);
+
+        Assert.Equal(200, context.Response.StatusCode);
+        Assert.False(context.Response.Headers.ContainsKey("Upgrade"));
+        Assert.False(context.Response.Headers.ContainsKey("Sec-WebSocket-Accept"));
+        Assert.Equal("chat", context.Response.Headers["Sec-WebSocket-Protocol"]);
+    }
 }
