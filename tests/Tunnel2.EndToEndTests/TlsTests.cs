@@ -219,6 +219,84 @@ public sealed class TlsTests
         VersionPolicy = HttpVersionPolicy.RequestVersionExact,
     };
 
+    [Fact]
+    public async Task Over_one_HTTP2_connection_a_download_nobody_reads_does_not_hold_up_1000_requests_beside_it()
+    {
+        const long downloadBytes = 256L * 1024 * 1024;
+        using var certificates = new TestCertificates();
+        await using TunnelStack stack = await StartHttpsStackAsync(certificates.IssueServer());
+        await stack.StartClientAsync(Session, extraArgs: ["--ca-certificate", certificates.AuthorityPath]);
+        using var http = new HttpClient(certificates.CreateTrustingHandler()); // one HTTP/2 connection for everything (no second one is allowed)
+        http.DefaultRequestVersion = HttpVersion.Version20;
+        http.DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact;
+
+        using HttpResponseMessage stalled = await http.GetAsync(stack.SessionUrl(Session, $"/loadtest/bytes/{downloadBytes}"),
+            HttpCompletionOption.ResponseHeadersRead, Token); // its body is left unread while the crowd runs
+        HttpStatusCode[] crowd = await Task.WhenAll(Enumerable.Range(0, 1000).Select(async _ =>
+        {
+            using HttpResponseMessage ping = await http.GetAsync(stack.SessionUrl(Session, "/loadtest/ping"), Token);
+            return ping.StatusCode;
+        })).WaitAsync(TimeSpan.FromSeconds(60), Token);
+
+        Assert.All(crowd, status => Assert.Equal(HttpStatusCode.OK, status));
+        Assert.Equal(HttpVersion.Version20, stalled.Version);
+        await using Stream body = await stalled.Content.ReadAsStreamAsync(Token);
+        byte[] buffer = new byte[256 * 1024];
+        long total = 0;
+        int read;
+        while ((read = await body.ReadAsync(buffer, Token)) > 0)
+        {
+            total += read;
+        }
+
+        Assert.Equal(downloadBytes, total); // held back by flow control, not lost
+    }
+
+    [Fact]
+    public async Task A_crowd_of_300_connections_that_never_start_TLS_does_not_keep_a_client_from_logging_in_and_each_is_closed()
+    {
+        using var certificates = new TestCertificates();
+        TestCertificates.PemPair certificate = certificates.IssueServer();
+        await using TunnelStack stack = await TunnelStack.StartAsync(
+            "--TunnelServer:TunnelUrl=https://127.0.0.1:0",
+            "--TunnelServer:HandshakeTimeout=00:00:03",
+            $"--TunnelServer:Certificate={certificate.CertificatePath}",
+            $"--TunnelServer:CertificateKey={certificate.KeyPath}");
+        var silent = new List<TcpClient>();
+        try
+        {
+            for (int i = 0; i < 300; i++)
+            {
+                var tcp = new TcpClient();
+                silent.Add(tcp);
+                await tcp.ConnectAsync(stack.TunnelUrl.Host, stack.TunnelUrl.Port, Token);
+            }
+
+            // While all 300 hold a TLS handshake open without a ClientHello, a real client logs in over TLS and serves.
+            await using TunnelClientHandle client = await stack.StartClientAsync("beside-silent-tls", extraArgs: ["--ca-certificate", certificates.AuthorityPath]);
+            using HttpClient http = CallerHttp.Create();
+            Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl("beside-silent-tls", "/loadtest/ping"), Token));
+
+            bool[] closed = await Task.WhenAll(silent.Select(async tcp =>
+            {
+                try
+                {
+                    return await tcp.GetStream().ReadAsync(new byte[16], Token).AsTask().WaitAsync(TimeSpan.FromSeconds(30), Token) == 0;
+                }
+                catch (IOException)
+                {
+                    return true; // reset: closed too
+                }
+            }));
+            Assert.All(closed, Assert.True);
+            Assert.Single(stack.Registry.GetAllUplinks());
+        }
+        finally
+        {
+            silent.ForEach(tcp => tcp.Dispose());
+        }
+    }
+
     private static Task<TunnelStack> StartHttpsStackAsync(TestCertificates.PemPair certificate) => TunnelStack.StartAsync(
         "--TunnelServer:PublicUrl=https://127.0.0.1:0",
         "--TunnelServer:TunnelUrl=https://127.0.0.1:0",
