@@ -19,8 +19,8 @@ public static class ResponseHeadWriter
         IHeaderDictionary headers = response.Headers;
         foreach (HeaderField field in head.Headers)
         {
-            bool upgradeField = field.Name.Equals(HeaderNames.Upgrade, StringComparison.OrdinalIgnoreCase);
-            if (HopByHopHeaders.Contains(field.Name) && !(switching && upgradeField && !acceptConnect))
+            if (HopByHopHeaders.Contains(field.Name)
+                && !(switching && !acceptConnect && field.Name.Equals(HeaderNames.Upgrade, StringComparison.OrdinalIgnoreCase)))
             {
                 continue;
             }
