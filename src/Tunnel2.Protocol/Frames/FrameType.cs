@@ -11,4 +11,7 @@ public enum FrameType : byte
     Ping = 6,
     Pong = 7,
     GoAway = 8,
+
+    /// <summary>Version 4, client to server, stream 0: whether the client's backend passes its health probe (u32: 1 ready, 0 not).</summary>
+    Health = 9,
 }

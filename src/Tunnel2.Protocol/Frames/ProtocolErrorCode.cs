@@ -18,4 +18,10 @@ public enum ProtocolErrorCode : uint
 
     /// <summary>Version 3: an upgraded stream moved no byte either way for the client's idle timeout.</summary>
     IdleTimeout = 12,
+
+    /// <summary>
+    /// Version 4: the client could not connect to its backend, so nothing of the request reached it; the server may try
+    /// another client. A version-3 client says <see cref="BackendUnreachable"/> for this too.
+    /// </summary>
+    BackendConnectFailed = 13,
 }

@@ -23,6 +23,25 @@ public static class HandshakeProtocol
     /// </summary>
     public const string InstanceHeader = "Tunnel2-Instance";
 
+    /// <summary>
+    /// Request, optional: the client's share of the session's traffic under the weighted strategy, 1 to 100 (default 1).
+    /// </summary>
+    public const string WeightHeader = "Tunnel2-Weight";
+
+    /// <summary>
+    /// Request, optional (version 4): <c>ready</c> or <c>unready</c>, whether the client's backend passed its last health
+    /// probe when it logged in. Later changes travel in Health frames. Absent means ready.
+    /// </summary>
+    public const string HealthHeader = "Tunnel2-Health";
+
+    public const string Ready = "ready";
+
+    public const string Unready = "unready";
+
+    public const int MinWeight = 1;
+
+    public const int MaxWeight = 100;
+
     /// <summary>Response: the largest frame payload either side may send, in bytes.</summary>
     public const string MaxFramePayloadHeader = "Tunnel2-Max-Frame";
 
@@ -43,10 +62,18 @@ public static class HandshakeProtocol
     /// version-1 peer would grant every stream a fixed window however many streams are open, so it is refused.
     /// Version 3 added upgrades (docs/protocol.md §3, "Upgrades"): a version-2 client would send an upgrade request
     /// to its backend as a plain request with a chunked body and wait for a body that never comes, so it is refused too.
+    /// Version 4 added the Health frame and the <see cref="Frames.ProtocolErrorCode.BackendConnectFailed"/> reset code;
+    /// a version-3 peer simply sends neither, so both are spoken.
     /// </summary>
-    public static ReadOnlySpan<int> SupportedVersions => [3];
+    public static ReadOnlySpan<int> SupportedVersions => [3, 4];
 
-    public const int CurrentVersion = 3;
+    public const int CurrentVersion = 4;
+
+    /// <summary>The first version with Health frames and <see cref="Frames.ProtocolErrorCode.BackendConnectFailed"/>.</summary>
+    public const int HealthVersion = 4;
+
+    /// <summary>What a client offers in <see cref="VersionHeader"/>: every version it speaks, newest first.</summary>
+    public const string OfferedVersions = "4, 3";
 
     /// <summary>Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-].</summary>
     public static bool IsValidSessionId(ReadOnlySpan<char> session)

@@ -46,6 +46,8 @@ internal readonly struct OutboundFrame
     public static OutboundFrame GoAway(uint lastStreamId, ProtocolErrorCode code) =>
         new(FrameType.GoAway, FrameFlags.None, 0, null, 8, ((ulong)lastStreamId << 32) | (uint)code);
 
+    public static OutboundFrame Health(bool ready) => new(FrameType.Health, FrameFlags.None, 0, null, 4, ready ? 1u : 0u);
+
     public int TotalLength => FrameHeader.Size + _length;
 
     public int PayloadLength => _length;

@@ -33,5 +33,8 @@ public sealed partial class Uplink
 
         [LoggerMessage(EventId = 108, Level = LogLevel.Warning, Message = "Uplink {Uplink}: drain deadline passed with {OpenStreams} streams still open; closing them")]
         public static partial void DrainTimedOut(ILogger logger, string uplink, int openStreams);
+
+        [LoggerMessage(EventId = 109, Level = LogLevel.Information, Message = "Uplink {Uplink}: the client reports its backend {Health}")]
+        public static partial void PeerHealthChanged(ILogger logger, string uplink, string health);
     }
 }

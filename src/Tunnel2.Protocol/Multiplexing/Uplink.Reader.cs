@@ -127,6 +127,30 @@ public sealed partial class Uplink
 
                 Log.PeerDraining(_logger, Name, (ProtocolErrorCode)(uint)goAway);
                 break;
+            case FrameType.Health:
+                OnHealth(header, payload);
+                break;
+        }
+    }
+
+    private void OnHealth(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (Role != UplinkRole.Server || Settings.ProtocolVersion < Handshake.HandshakeProtocol.HealthVersion || header.StreamId != 0)
+        {
+            throw new ProtocolViolationException("A Health frame goes from a version-4 client to the server, on stream 0.");
+        }
+
+        uint state = ReadFixed32(header, payload);
+        if (state > 1)
+        {
+            throw new ProtocolViolationException($"Health frame with state {state} (0 unready, 1 ready).");
+        }
+
+        bool ready = state == 1;
+        if (_peerReady != ready)
+        {
+            _peerReady = ready;
+            Log.PeerHealthChanged(_logger, Name, ready ? "ready" : "unready");
         }
     }
 

@@ -43,6 +43,7 @@ public sealed partial class Uplink
     private string? _drainCloseReason;
     private volatile bool _peerDraining;
     private volatile bool _localDraining;
+    private volatile bool _peerReady = true;
     private Task? _writer;
 
     public Uplink(
@@ -86,6 +87,31 @@ public sealed partial class Uplink
     public bool HasRoomForStream => AcceptsNewStreams && ActiveStreamCount < Settings.MaxConcurrentStreams;
 
     public int ActiveStreamCount => _streams.Count;
+
+    /// <summary>
+    /// Server side: whether the client says its backend is ready (its health probe passes). Starts as the login said;
+    /// Health frames change it. A client without health probes is always ready.
+    /// </summary>
+    public bool PeerReady
+    {
+        get => _peerReady;
+        init => _peerReady = value;
+    }
+
+    /// <summary>
+    /// Client side: tells the server whether the backend is ready (a Health frame, protocol version 4). Returns false,
+    /// sending nothing, when the server speaks an older version or the uplink is closed.
+    /// </summary>
+    public bool TrySendHealth(bool ready)
+    {
+        if (Role != UplinkRole.Client || Settings.ProtocolVersion < Handshake.HandshakeProtocol.HealthVersion || !IsOpen)
+        {
+            return false;
+        }
+
+        TryEnqueue(OutboundFrame.Health(ready));
+        return true;
+    }
 
     /// <summary>Cancelled when the uplink closes, for any reason.</summary>
     public CancellationToken Closed => _closed.Token;

@@ -8,6 +8,9 @@ public sealed record UplinkSettings
     public const int DefaultConnectionWindow = 16 * 1024 * 1024;
     public const int DefaultMaxStreamWindow = 1024 * 1024;
 
+    /// <summary>The protocol version the handshake settled on (<see cref="Handshake.HandshakeProtocol.SupportedVersions"/>).</summary>
+    public int ProtocolVersion { get; init; } = Handshake.HandshakeProtocol.CurrentVersion;
+
     /// <summary>The largest payload of one frame; a bigger frame is a protocol error.</summary>
     public int MaxFramePayload { get; init; } = DefaultMaxFramePayload;
 

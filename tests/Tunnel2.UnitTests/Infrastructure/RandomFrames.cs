@@ -50,10 +50,11 @@ internal static class RandomFrames
             FrameType.Reset => FrameBytes.U32((uint)random.Next(0, 12)),
             FrameType.WindowUpdate => FrameBytes.U32((uint)random.Next(1, 100_000)),
             FrameType.GoAway => FrameBytes.GoAway(streamId, (ProtocolErrorCode)random.Next(0, 12)),
+            FrameType.Health => FrameBytes.U32((uint)random.Next(0, 2)),
             _ => Bytes(random, 8),
         };
 
-        return FrameBytes.Frame(type, flags, type is FrameType.Ping or FrameType.Pong or FrameType.GoAway ? 0 : streamId, payload);
+        return FrameBytes.Frame(type, flags, type is FrameType.Ping or FrameType.Pong or FrameType.GoAway or FrameType.Health ? 0 : streamId, payload);
     }
 
     public static byte[] Bytes(Random random, int length)
@@ -101,7 +102,7 @@ internal static class RandomFrames
                     bytes[4] = (byte)random.Next(256);
                     break;
                 default:
-                    bytes.AddRange(Valid(random, (FrameType)random.Next(1, 9), (uint)random.Next(0, 4)));
+                    bytes.AddRange(Valid(random, (FrameType)random.Next(1, 10), (uint)random.Next(0, 4)));
                     break;
             }
         }
