@@ -247,10 +247,13 @@ public sealed class UplinkAcceptor
     private async Task RunUplinkAsync(DuplexPipe transport, HandshakeAcceptance accepted, IPEndPoint? remote)
     {
         string transportName = accepted.IsWebSocket ? "websocket" : "upgrade";
-        var uplink = new Uplink(transport, _settings, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
-            name: $"{accepted.Session}@{remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}");
+        var uplink = new Uplink(transport, _settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
+            name: $"{accepted.Session}@{remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}")
+        {
+            PeerReady = accepted.Ready,
+        };
 
-        Uplink? replaced = _registry.Register(accepted.Session, uplink, accepted.Instance);
+        Uplink? replaced = _registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight);
         _metrics.UplinkConnected();
         TunnelServerLog.UplinkConnected(_logger, accepted.Session, remote?.Address, accepted.Version, transportName);
         if (replaced is not null)

@@ -8,7 +8,9 @@ namespace Tunnel2.TunnelServer.Uplinks;
 
 /// <summary>A login the server takes: who logs in, which protocol version, over which transport.</summary>
 /// <param name="WebSocketKey">The <c>Sec-WebSocket-Key</c> of a WebSocket upgrade; null for the plain upgrade.</param>
-public sealed record HandshakeAcceptance(string Session, string? Instance, int Version, string? WebSocketKey)
+/// <param name="Weight">The client's share under the weighted strategy (1 when it declared none).</param>
+/// <param name="Ready">Whether the client's backend passed its health probe at login (true when it sent no health).</param>
+public sealed record HandshakeAcceptance(string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true)
 {
     public bool IsWebSocket => WebSocketKey is not null;
 }
@@ -108,12 +110,32 @@ public sealed class UplinkHandshake(string token, int retryAfterSeconds)
                 KeyValuePair.Create(HandshakeProtocol.VersionHeader, HandshakeProtocol.CurrentVersion.ToString(CultureInfo.InvariantCulture)));
         }
 
+        int weight = 1;
+        if (head[HandshakeProtocol.WeightHeader] is { } declaredWeight
+            && (!int.TryParse(declaredWeight, NumberStyles.None, CultureInfo.InvariantCulture, out weight)
+                || weight is < HandshakeProtocol.MinWeight or > HandshakeProtocol.MaxWeight))
+        {
+            return Refuse(400, "bad-weight", "Invalid weight",
+                $"{HandshakeProtocol.WeightHeader} is optional; when sent it must be a whole number from {HandshakeProtocol.MinWeight} to {HandshakeProtocol.MaxWeight}.");
+        }
+
+        bool ready = true;
+        if (head[HandshakeProtocol.HealthHeader] is { } health)
+        {
+            ready = health == HandshakeProtocol.Ready;
+            if (!ready && health != HandshakeProtocol.Unready)
+            {
+                return Refuse(400, "bad-health", "Invalid health",
+                    $"{HandshakeProtocol.HealthHeader} is optional; when sent it is {HandshakeProtocol.Ready} or {HandshakeProtocol.Unready}.");
+            }
+        }
+
         if (head["Transfer-Encoding"] is not null || (head["Content-Length"] is { } length && length != "0"))
         {
             return Refuse(400, "handshake-body", "Bad request", "The upgrade request carries no body.");
         }
 
-        return (new HandshakeAcceptance(session, instance, version, webSocketKey), null);
+        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready), null);
     }
 
     /// <summary>The <c>Sec-WebSocket-Accept</c> answer to a key (RFC 6455 §4.2.2).</summary>

@@ -122,6 +122,40 @@ public sealed class UplinkHandshakeTests
         Assert.Contains("\"status\":401", body, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task A_version_4_login_carries_its_weight_and_health()
+    {
+        (HandshakeAcceptance? accepted, _) = Handshake.Decide(
+            await HeadAsync(Request(version: "4, 3", extra: "Tunnel2-Weight: 7\r\nTunnel2-Health: unready\r\n")), draining: false);
+
+        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 4, null, Weight: 7, Ready: false), accepted);
+    }
+
+    [Fact]
+    public async Task A_login_without_weight_or_health_is_weight_1_and_ready()
+    {
+        (HandshakeAcceptance? accepted, _) = Handshake.Decide(await HeadAsync(Request(version: "4")), draining: false);
+
+        Assert.Equal(1, accepted!.Weight);
+        Assert.True(accepted.Ready);
+    }
+
+    [Theory]
+    [InlineData("Tunnel2-Weight: 0", "bad-weight")]
+    [InlineData("Tunnel2-Weight: 101", "bad-weight")]
+    [InlineData("Tunnel2-Weight: -1", "bad-weight")]
+    [InlineData("Tunnel2-Weight: 1.5", "bad-weight")]
+    [InlineData("Tunnel2-Weight: ", "bad-weight")]
+    [InlineData("Tunnel2-Health: READY", "bad-health")]
+    [InlineData("Tunnel2-Health: ok", "bad-health")]
+    public async Task A_weight_or_health_out_of_its_form_gets_400(string header, string reason)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(version: "4", extra: header + "\r\n"));
+
+        Assert.Equal(400, refusal.Status);
+        Assert.Equal(reason, refusal.Reason);
+    }
+
     private static async Task<HandshakeRefusal> RefusalAsync(string request)
     {
         (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(request), draining: false);
