@@ -8,6 +8,7 @@ using Tunnel2.Hosting;
 using Tunnel2.IdleSessions;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Health;
 using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Uplinks;
 
@@ -65,6 +66,7 @@ var open = new ConcurrentDictionary<int, (DialedUplink Dialed, Task Run)>();
 var connectFailures = new ConcurrentBag<string>();
 var drops = new ConcurrentQueue<string>();
 var clock = Stopwatch.StartNew();
+var noHealthProbe = new BackendHealth(Options.Create(new TunnelClientOptions())); // always ready
 try
 {
     await Parallel.ForEachAsync(
@@ -83,7 +85,8 @@ try
                 }),
                 relay,
                 loggerFactory,
-                new ClientInstance());
+                new ClientInstance(),
+                noHealthProbe);
             try
             {
                 DialedUplink dialed = await dialer.ConnectAsync(0, cancellationToken);

@@ -2,6 +2,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Health;
 using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Uplinks;
 
@@ -32,6 +33,8 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<IExitCodeSource>(services => services.GetRequiredService<TunnelClientStatus>());
         builder.Services.AddSingleton<BackendRelay>();
         builder.Services.AddSingleton<ClientInstance>();
+        builder.Services.AddSingleton<BackendHealth>();
+        builder.Services.AddHostedService<BackendHealthProbe>();
         builder.Services.AddSingleton<UplinkDialer>();
         builder.Services.AddHostedService<TunnelClientService>();
         builder.Services.AddOptions<HostOptions>().Configure<IOptions<TunnelClientOptions>>((host, client) =>

@@ -10,6 +10,10 @@ public static class CommandLine
         ["--token"] = "TunnelClient:Token",
         ["--backend"] = "TunnelClient:Backend",
         ["--uplinks"] = "TunnelClient:Uplinks",
+        ["--weight"] = "TunnelClient:Weight",
+        ["--health-path"] = "TunnelClient:HealthPath",
+        ["--health-interval"] = "TunnelClient:HealthInterval",
+        ["--health-timeout"] = "TunnelClient:HealthTimeout",
         ["--max-concurrency"] = "TunnelClient:MaxConcurrency",
         ["--max-queue"] = "TunnelClient:MaxQueue",
         ["--max-upgraded-streams"] = "TunnelClient:MaxUpgradedStreams",
@@ -40,6 +44,12 @@ public static class CommandLine
           --token <token>            Token the server expects
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
           --uplinks <n>              Uplink connections, all serving the session (1-16) [default 1]
+          --weight <n>               This client's share when the server balances the session by weight
+                                     (1-100)                                [default 1]
+          --health-path <path>       Probe this backend path (e.g. /healthz); while it fails (not 2xx/3xx,
+                                     or no answer) the server sends this client no requests [default none]
+          --health-interval <t>      How often to probe it                  [default 00:00:05]
+          --health-timeout <t>       A probe not answered within this fails [default 00:00:02]
           --max-concurrency <n>      Backend requests waiting for their response head at once, across
                                      the uplinks; a slot is free again once the head is out, so long
                                      downloads, SSE and WebSockets hold none      [default 1000]
@@ -65,7 +75,8 @@ public static class CommandLine
 
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
-          TunnelClient__Uplinks, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
+          TunnelClient__Uplinks, TunnelClient__Weight, TunnelClient__HealthPath, TunnelClient__HealthInterval,
+          TunnelClient__HealthTimeout, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
           TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout, TunnelClient__RewritePaths,
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,

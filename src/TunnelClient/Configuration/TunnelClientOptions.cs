@@ -43,6 +43,24 @@ public sealed class TunnelClientOptions
     [Range(1, 16)]
     public int Uplinks { get; set; } = 1;
 
+    /// <summary>This client's share of the session's traffic when the server balances it by weight (1-100).</summary>
+    [Range(1, 100)]
+    public int Weight { get; set; } = 1;
+
+    /// <summary>
+    /// A path on the backend to probe, e.g. <c>/healthz</c>: while its answer is not 2xx or 3xx, the server sends this
+    /// client no requests. Null: no probe, always ready.
+    /// </summary>
+    public string? HealthPath { get; set; }
+
+    /// <summary>How often the health path is probed.</summary>
+    [TimeSpanRange("00:00:00.100", "01:00:00")]
+    public TimeSpan HealthInterval { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>A probe not answered within this counts as failed.</summary>
+    [TimeSpanRange("00:00:00.050", "00:10:00")]
+    public TimeSpan HealthTimeout { get; set; } = TimeSpan.FromSeconds(2);
+
     /// <summary>
     /// Backend requests waiting for their response head at once, across all uplinks; more wait in the queue. A request
     /// gives its slot back once its response head is out, so a long download, an SSE stream or a WebSocket holds none.

@@ -15,6 +15,11 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
             failures.Add($"TunnelClient:Server must be an http:// or https:// URL such as http://127.0.0.1:12001, not '{options.Server}'.");
         }
 
+        if (options.HealthPath is { } healthPath && (!healthPath.StartsWith('/') || !Uri.TryCreate(healthPath, UriKind.Relative, out _)))
+        {
+            failures.Add($"TunnelClient:HealthPath must be a path on the backend starting with '/', such as /healthz, not '{healthPath}'.");
+        }
+
         bool https = server?.Scheme == Uri.UriSchemeHttps;
         if (!string.IsNullOrEmpty(options.CaCertificate))
         {

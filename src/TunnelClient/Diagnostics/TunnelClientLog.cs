@@ -54,4 +54,10 @@ internal static partial class TunnelClientLog
 
     [LoggerMessage(EventId = 17, Level = LogLevel.Critical, Message = "The certificate of {Server} was refused: {Reason}. Not retrying (exit code 4)")]
     public static partial void CertificateRefused(ILogger logger, string server, string reason);
+
+    [LoggerMessage(EventId = 18, Level = LogLevel.Information, Message = "Backend health probe {Url}: {Health} ({Detail})")]
+    public static partial void HealthChanged(ILogger logger, string url, string health, string detail);
+
+    [LoggerMessage(EventId = 19, Level = LogLevel.Warning, Message = "The server speaks protocol version {Version}, which has no health reports: it keeps sending requests while the backend is unready")]
+    public static partial void HealthNotSupported(ILogger logger, int version);
 }

@@ -2,6 +2,7 @@ using System.Net.Sockets;
 using System.Security.Authentication;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Configuration;
@@ -146,7 +147,11 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     catch (Exception ex) when (!stream.IsAborted
                                                && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
                     {
-                        Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-unreachable", ex.Message);
+                        // Nothing reached the backend: a version-4 server may try the request on another client.
+                        ProtocolErrorCode code = stream.Uplink.Settings.ProtocolVersion >= HandshakeProtocol.HealthVersion
+                            ? ProtocolErrorCode.BackendConnectFailed
+                            : ProtocolErrorCode.BackendUnreachable;
+                        Fail(stream, request, code, "backend-unreachable", ex.Message);
                         return;
                     }
                 }

@@ -2,6 +2,7 @@ using System.Security.Authentication;
 using Microsoft.Extensions.Options;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Health;
 using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Tls;
 
@@ -25,11 +26,13 @@ public sealed class TunnelClientService : BackgroundService
     private readonly ReconnectBackoff _backoff;
     private readonly ClientInstance _instance;
     private readonly BackendRelay _relay;
+    private readonly BackendHealth _health;
 
     public TunnelClientService(
         UplinkDialer dialer,
         ClientInstance instance,
         BackendRelay relay,
+        BackendHealth health,
         IOptions<TunnelClientOptions> options,
         TunnelClientStatus status,
         TunnelClientMetrics metrics,
@@ -39,6 +42,7 @@ public sealed class TunnelClientService : BackgroundService
         _dialer = dialer;
         _instance = instance;
         _relay = relay;
+        _health = health;
         _options = options.Value;
         _status = status;
         _metrics = metrics;
@@ -134,6 +138,7 @@ public sealed class TunnelClientService : BackgroundService
     private async Task RunUntilStoppedAsync(Protocol.Multiplexing.Uplink uplink, CancellationToken stoppingToken)
     {
         Task run = uplink.RunAsync(CancellationToken.None); // a stop drains the uplink below, it does not cut it
+        using HealthReports reports = ReportHealth(uplink);
         var stopped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         await using (stoppingToken.Register(static state => ((TaskCompletionSource)state!).TrySetResult(), stopped))
         {
@@ -154,6 +159,40 @@ public sealed class TunnelClientService : BackgroundService
         }
 
         await run;
+    }
+
+    /// <summary>
+    /// Passes every change of the backend's health to the server over this uplink; the state now is sent once more at
+    /// once, since it may have changed between the login that reported it and this subscription.
+    /// </summary>
+    private HealthReports ReportHealth(Protocol.Multiplexing.Uplink uplink)
+    {
+        if (!_health.IsProbed)
+        {
+            return default;
+        }
+
+        if (!uplink.TrySendHealth(_health.IsReady))
+        {
+            TunnelClientLog.HealthNotSupported(_logger, uplink.Settings.ProtocolVersion);
+            return default;
+        }
+
+        Action<bool> send = ready => uplink.TrySendHealth(ready);
+        _health.Changed += send;
+        return new HealthReports(_health, send);
+    }
+
+    /// <summary>Ends a subscription of <see cref="ReportHealth"/> when its uplink is done.</summary>
+    private readonly struct HealthReports(BackendHealth? health, Action<bool>? send) : IDisposable
+    {
+        public void Dispose()
+        {
+            if (health is not null)
+            {
+                health.Changed -= send;
+            }
+        }
     }
 
     private static async Task DelayAsync(TimeSpan delay, CancellationToken stoppingToken)

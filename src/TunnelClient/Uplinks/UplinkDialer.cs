@@ -11,6 +11,7 @@ using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Sockets;
 using Tunnel2.TunnelClient.Configuration;
+using Tunnel2.TunnelClient.Health;
 using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Tls;
 
@@ -24,11 +25,13 @@ public sealed class UplinkDialer
     private readonly ILoggerFactory _loggerFactory;
     private readonly Uri _server;
     private readonly ClientInstance _instance;
+    private readonly BackendHealth _health;
     private ServerCertificatePolicy? _certificatePolicy;
 
-    public UplinkDialer(IOptions<TunnelClientOptions> options, BackendRelay relay, ILoggerFactory loggerFactory, ClientInstance instance)
+    public UplinkDialer(IOptions<TunnelClientOptions> options, BackendRelay relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health)
     {
         _instance = instance;
+        _health = health;
         _options = options.Value;
         _relay = relay;
         _loggerFactory = loggerFactory;
@@ -40,6 +43,9 @@ public sealed class UplinkDialer
     public async Task<DialedUplink> ConnectAsync(int slot, CancellationToken cancellationToken)
     {
         string instanceId = _instance.ForUplink(slot);
+
+        // The login reports the backend's health, so the server does not route to a backend nobody has probed yet.
+        await _health.FirstProbe.WaitAsync(cancellationToken);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(_options.ConnectTimeout);
         if (_options.Transport == TunnelClientOptions.WebSocketTransport)
@@ -142,8 +148,10 @@ public sealed class UplinkDialer
             webSocket.Options.KeepAliveInterval = TimeSpan.Zero; // the uplink's own Ping frames watch the link
             webSocket.Options.SetRequestHeader("Authorization", $"Bearer {_options.Token}");
             webSocket.Options.SetRequestHeader(HandshakeProtocol.SessionHeader, _options.Session);
-            webSocket.Options.SetRequestHeader(HandshakeProtocol.VersionHeader, HandshakeProtocol.CurrentVersion.ToString(CultureInfo.InvariantCulture));
+            webSocket.Options.SetRequestHeader(HandshakeProtocol.VersionHeader, HandshakeProtocol.OfferedVersions);
             webSocket.Options.SetRequestHeader(HandshakeProtocol.InstanceHeader, instanceId);
+            webSocket.Options.SetRequestHeader(HandshakeProtocol.WeightHeader, _options.Weight.ToString(CultureInfo.InvariantCulture));
+            webSocket.Options.SetRequestHeader(HandshakeProtocol.HealthHeader, HealthValue);
             var url = new UriBuilder(_server)
             {
                 Scheme = _server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
@@ -190,16 +198,26 @@ public sealed class UplinkDialer
             .Append(CultureInfo.InvariantCulture, $"Upgrade: {HandshakeProtocol.UpgradeToken}\r\n")
             .Append(CultureInfo.InvariantCulture, $"Authorization: Bearer {_options.Token}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.SessionHeader}: {_options.Session}\r\n")
-            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.VersionHeader}: {HandshakeProtocol.CurrentVersion}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.VersionHeader}: {HandshakeProtocol.OfferedVersions}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InstanceHeader}: {instanceId}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.WeightHeader}: {_options.Weight}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.HealthHeader}: {HealthValue}\r\n")
             .Append("\r\n");
         return Encoding.UTF8.GetBytes(request.ToString());
     }
 
+    private string HealthValue => _health.IsReady ? HandshakeProtocol.Ready : HandshakeProtocol.Unready;
+
     private UplinkSettings NegotiatedSettings(Func<string, string?> header)
     {
+        // A server that names no version predates the header's answer being read: it speaks version 3.
+        int version = int.TryParse(header(HandshakeProtocol.VersionHeader), CultureInfo.InvariantCulture, out int chosen)
+                      && HandshakeProtocol.SupportedVersions.Contains(chosen)
+            ? chosen
+            : 3;
         var settings = new UplinkSettings
         {
+            ProtocolVersion = version,
             KeepAliveInterval = _options.KeepAliveInterval,
             KeepAliveTimeout = _options.KeepAliveTimeout,
         };
