@@ -21,6 +21,8 @@ public static class ProxyEntryExtensions
             .Bind(configuration.GetSection(ProxyEntryOptions.SectionName))
             .ValidateOnStart();
         services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsAnnotations>();
+        services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsValidator>();
+        services.AddSingleton<HostRouter>();
         services.AddMetrics();
         services.AddSingleton<SessionRegistry>();
         services.AddSingleton<PublicDrain>();
@@ -30,17 +32,26 @@ public static class ProxyEntryExtensions
     }
 
     /// <summary>
-    /// Forwards every request under <c>/session/</c>; everything else goes on down the pipeline. The raw target counts
+    /// Forwards every request on a session's host name (<see cref="HostRouter"/>), whatever its path, and on any other
+    /// host every request under <c>/session/</c>; everything else goes on down the pipeline. The raw target counts
     /// too: Kestrel's decoded and resolved <c>Path</c> of <c>/session/a/%2e%2e/%2e%2e/x</c> is <c>/x</c>, and such a
     /// request must get the forwarder's 400, not fall through.
     /// </summary>
     public static IApplicationBuilder UseProxyEntry(this IApplicationBuilder app)
     {
         TunnelForwarder forwarder = app.ApplicationServices.GetRequiredService<TunnelForwarder>();
+        HostRouter hosts = app.ApplicationServices.GetRequiredService<HostRouter>();
         return app.Use(next => context =>
-            context.Request.Path.StartsWithSegments("/session", StringComparison.Ordinal) || RawTargetNamesSession(context)
+        {
+            if (hosts.IsEnabled && hosts.Match(context.Request.Host.Host, out string session) is var route and not HostRoute.None)
+            {
+                return forwarder.ForwardByHostAsync(context, route, session);
+            }
+
+            return context.Request.Path.StartsWithSegments("/session", StringComparison.Ordinal) || RawTargetNamesSession(context)
                 ? forwarder.ForwardAsync(context)
-                : next(context));
+                : next(context);
+        });
     }
 
     private static bool RawTargetNamesSession(HttpContext context) =>

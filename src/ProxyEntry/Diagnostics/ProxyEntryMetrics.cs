@@ -12,6 +12,7 @@ public sealed class ProxyEntryMetrics : IDisposable
     private readonly Counter<long> _failures;
     private readonly UpDownCounter<long> _active;
     private readonly UpDownCounter<long> _upgraded;
+    private readonly Counter<long> _ejections;
 
     public ProxyEntryMetrics(IMeterFactory meterFactory)
     {
@@ -19,6 +20,7 @@ public sealed class ProxyEntryMetrics : IDisposable
         _requests = _meter.CreateCounter<long>("tunnel2.proxy.requests", "{request}", "Requests forwarded through a tunnel");
         _failures = _meter.CreateCounter<long>("tunnel2.proxy.failures", "{request}", "Requests the tunnel answered with an error or aborted, by reason");
         _active = _meter.CreateUpDownCounter<long>("tunnel2.proxy.active_requests", "{request}", "Requests in flight through a tunnel");
+        _ejections = _meter.CreateCounter<long>("tunnel2.proxy.client_ejections", "{ejection}", "Clients passed over for a while after answers in a row that their backend was unreachable");
         _upgraded = _meter.CreateUpDownCounter<long>("tunnel2.proxy.upgraded_connections", "{connection}", "Connections switched to another protocol (WebSocket, …) and relayed as bytes");
     }
 
@@ -35,6 +37,8 @@ public sealed class ProxyEntryMetrics : IDisposable
     public void UpgradeEnded() => _upgraded.Add(-1);
 
     public void RequestFailed(string reason) => _failures.Add(1, new KeyValuePair<string, object?>("reason", reason));
+
+    public void ClientEjected() => _ejections.Add(1);
 
     public void Dispose() => _meter.Dispose();
 }

@@ -19,6 +19,9 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
     public static readonly ForwardingFailure StreamLimit =
         new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Overloaded, "Every tunnel connection of the session is at its stream limit", "stream-limit");
 
+    public static readonly ForwardingFailure NoReadyClient =
+        new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.NoReadyClient, "No client of the session has a ready backend", "no-ready-client");
+
     public static readonly ForwardingFailure ServerDraining =
         new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Draining, "Tunnel server is shutting down", "server-draining");
 
@@ -56,7 +59,7 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
     /// <summary>Maps the reason a stream was reset (by the client, or by this side) to what the caller sees.</summary>
     public static ForwardingFailure FromResetCode(ProtocolErrorCode code) => code switch
     {
-        ProtocolErrorCode.BackendUnreachable =>
+        ProtocolErrorCode.BackendUnreachable or ProtocolErrorCode.BackendConnectFailed =>
             new(StatusCodes.Status502BadGateway, ProblemTypes.BackendUnreachable, "Backend unreachable", "backend-unreachable"),
         ProtocolErrorCode.BackendTimeout or ProtocolErrorCode.ResponseHeadTimeout => ResponseTimeout,
         ProtocolErrorCode.Overloaded =>

@@ -1,5 +1,7 @@
 using System.ComponentModel.DataAnnotations;
+using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Configuration;
+using Tunnel2.ProxyEntry.Balancing;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
 
@@ -28,4 +30,18 @@ public sealed class ProxyEntryOptions
     /// <summary>Value of <c>Retry-After</c> (seconds) on 503 answers.</summary>
     [Range(1, 3600)]
     public int RetryAfterSeconds { get; set; } = 1;
+
+    /// <summary>
+    /// Host routing: with <c>tunnel.example.com</c> here, a request for <c>Host: {session}.tunnel.example.com</c> goes to
+    /// that session with its path unchanged (no <c>/session/{id}</c> prefix). Path routing keeps working beside it, on
+    /// any other host. Null: no host routing by suffix.
+    /// </summary>
+    public string? HostSuffix { get; set; }
+
+    /// <summary>Custom domains: host name → session id, e.g. <c>"app.example.org": "demo"</c>. Host routing as for <see cref="HostSuffix"/>.</summary>
+    public Dictionary<string, string> Hosts { get; set; } = new(StringComparer.OrdinalIgnoreCase);
+
+    /// <summary>How requests spread over the clients of a session (section <c>ProxyEntry:Balancing</c>).</summary>
+    [ValidateObjectMembers]
+    public BalancingOptions Balancing { get; set; } = new();
 }

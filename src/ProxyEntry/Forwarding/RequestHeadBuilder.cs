@@ -124,7 +124,10 @@ public static class RequestHeadBuilder
             headers.Add(new HeaderField(ForwardedHost, request.Host.Value));
         }
 
-        headers.Add(new HeaderField(ForwardedPrefix, prefix));
+        if (prefix.Length > 0)
+        {
+            headers.Add(new HeaderField(ForwardedPrefix, prefix));
+        }
         receivedHeaderBytes = received;
         return new RequestHead(method, backendTarget, headers, upgrade);
     }

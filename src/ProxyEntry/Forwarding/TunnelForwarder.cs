@@ -2,9 +2,11 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Problems;
@@ -14,9 +16,9 @@ using Tunnel2.ProxyEntry.Sessions;
 namespace Tunnel2.ProxyEntry.Forwarding;
 
 /// <summary>
-/// Forwards one public request <c>/session/{id}/…</c> over a stream on one of the session's uplinks, and streams the
-/// answer back. Failures before the response head become problem details; after it, the response is aborted so a
-/// truncated body never looks complete.
+/// Forwards one public request, <c>/session/{id}/…</c> or on a session's own host name, over a stream on one of the
+/// session's uplinks (picked by its balancing policy), and streams the answer back. Failures before the response head
+/// become problem details; after it, the response is aborted so a truncated body never looks complete.
 /// </summary>
 public sealed partial class TunnelForwarder
 {
@@ -51,7 +53,7 @@ public sealed partial class TunnelForwarder
         switch (SessionTarget.TryParse(rawTarget, out string session, out string prefix, out string backendTarget))
         {
             case SessionTargetStatus.NoSession:
-                await WriteNotFoundAsync(context, "(none)");
+                await WriteNotFoundAsync(context, new SessionRoute("(none)", string.Empty, Host: null));
                 return;
             case SessionTargetStatus.ClimbsAboveSession:
                 await FailAsync(context, streamId: 0, "(none)", ForwardingFailure.PathOutsideSession);
@@ -61,13 +63,44 @@ public sealed partial class TunnelForwarder
                 return;
         }
 
+        await ForwardToSessionAsync(context, new SessionRoute(session, prefix, Host: null), backendTarget);
+    }
+
+    /// <summary>Forwards a request that <see cref="HostRouter"/> routed by its host: the whole path is the backend's.</summary>
+    public async Task ForwardByHostAsync(HttpContext context, HostRoute route, string session)
+    {
+        string host = context.Request.Host.Host;
+        if (route == HostRoute.NotASession)
+        {
+            await WriteNotFoundAsync(context, new SessionRoute("(none)", string.Empty, host));
+            return;
+        }
+
+        string rawTarget = context.Features.Get<IHttpRequestFeature>()?.RawTarget ?? context.Request.Path.Value ?? "/";
+        switch (CanonicalTarget.TryCreate(rawTarget, fixedSegments: 0, out string backendTarget))
+        {
+            case CanonicalTargetStatus.ClimbsAboveRoot:
+                await FailAsync(context, streamId: 0, session, ForwardingFailure.PathOutsideSession);
+                return;
+            case CanonicalTargetStatus.NotOriginForm:
+                // Absolute-form (a proxy-style request line) or '*': the path Kestrel took out of it.
+                backendTarget = context.Request.Path.ToUriComponent() + context.Request.QueryString.ToUriComponent();
+                break;
+        }
+
+        await ForwardToSessionAsync(context, new SessionRoute(session, Prefix: string.Empty, host), backendTarget);
+    }
+
+    private async Task ForwardToSessionAsync(HttpContext context, SessionRoute route, string backendTarget)
+    {
+        string session = route.Session;
         if (_drain.IsDraining)
         {
             await FailAsync(context, streamId: 0, session, ForwardingFailure.ServerDraining);
             return;
         }
 
-        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, prefix, out long headerBytes, out RequestHeadProblem problem);
+        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, route.Prefix, out long headerBytes, out RequestHeadProblem problem);
         if (ForwardingFailure.FromHeadProblem(problem) is { } refused)
         {
             // The caller framed this request oddly; what follows it on the connection is not trusted either.
@@ -85,7 +118,7 @@ public sealed partial class TunnelForwarder
         _drain.RequestStarted();
         try
         {
-            await ForwardToSessionAsync(context, session, backendTarget, head);
+            await ForwardToClientAsync(context, route, backendTarget, head);
         }
         finally
         {
@@ -93,14 +126,20 @@ public sealed partial class TunnelForwarder
         }
     }
 
-    private async Task ForwardToSessionAsync(HttpContext context, string session, string backendTarget, RequestHead head)
+    private async Task ForwardToClientAsync(HttpContext context, SessionRoute route, string backendTarget, RequestHead head)
     {
+        string session = route.Session;
+
         // An upgrade request has no body (Kestrel refuses one), but its stream stays open for the bytes after a 101.
         bool upgrade = head.IsUpgrade;
         bool hasBody = !upgrade && RequestHasBody(context);
+        BalancingPolicy policy = _registry.PolicyFor(session);
+        string? affinityKey = AffinityKeyOf(context, policy);
+        SessionMember? failedMember = null;
         for (int attempt = 0; ; attempt++)
         {
-            StreamOpenStatus status = OpenStream(session, head, endStream: !hasBody && !upgrade, out UplinkStream? stream);
+            StreamOpenStatus status = OpenStream(session, head, endStream: !hasBody && !upgrade, new PickContext(affinityKey, failedMember),
+                out UplinkStream? stream, out SessionMember? member, out PickStatus pick);
             if (stream is null)
             {
                 ForwardingFailure? failure = status switch
@@ -108,21 +147,25 @@ public sealed partial class TunnelForwarder
                     StreamOpenStatus.HeadTooLarge => ForwardingFailure.HeadersTooLarge,
                     StreamOpenStatus.AtStreamLimit => ForwardingFailure.StreamLimit,
                     _ when _drain.IsDraining => ForwardingFailure.ServerDraining,
+                    _ when failedMember is not null => ForwardingFailure.FromResetCode(ProtocolErrorCode.BackendConnectFailed),
+                    _ when pick == PickStatus.NoneReady => ForwardingFailure.NoReadyClient,
                     _ => null,
                 };
-                await (failure is null ? TunnelNotFoundAsync(context, session, backendTarget) : FailAsync(context, streamId: 0, session, failure.Value));
+                await (failure is null ? TunnelNotFoundAsync(context, route, backendTarget) : FailAsync(context, streamId: 0, session, failure.Value));
                 return;
             }
 
-            // A request without a body that a draining client refused never reached its backend: another replica may take it.
+            // A request without a body that a draining client refused, or whose client could not connect to its backend,
+            // never reached a backend: another client may take it (the second kind once, on another client).
             bool mayRetry = !hasBody && attempt + 1 < OpenAttempts;
-            bool refused;
+            var exchange = new Exchange(route, member!, policy, affinityKey, mayRetry, MayRetryConnect: mayRetry && failedMember is null);
+            ExchangeOutcome outcome;
             _metrics.RequestStarted();
             try
             {
                 using (stream)
                 {
-                    refused = await ExchangeAsync(context, stream, session, hasBody, upgrade, mayRetry);
+                    outcome = await ExchangeAsync(context, stream, exchange, hasBody, upgrade);
                 }
             }
             finally
@@ -130,40 +173,49 @@ public sealed partial class TunnelForwarder
                 _metrics.RequestEnded();
             }
 
-            if (!refused)
+            switch (outcome)
             {
-                return;
+                case ExchangeOutcome.Done:
+                    return;
+                case ExchangeOutcome.BackendConnectFailed:
+                    failedMember = member;
+                    ProxyEntryLog.RetryingOnAnotherClient(_logger, session, stream.Id);
+                    break;
+                default:
+                    ProxyEntryLog.RetryingRefusedStream(_logger, session, stream.Id);
+                    break;
             }
-
-            ProxyEntryLog.RetryingRefusedStream(_logger, session, stream.Id);
         }
     }
 
-    private Task TunnelNotFoundAsync(HttpContext context, string session, string backendTarget)
+    private Task TunnelNotFoundAsync(HttpContext context, SessionRoute route, string backendTarget)
     {
-        ProxyEntryLog.TunnelNotFound(_logger, session, context.Request.Method, backendTarget);
+        ProxyEntryLog.TunnelNotFound(_logger, route.Session, context.Request.Method, backendTarget);
         _metrics.RequestFailed("tunnel-not-found");
-        return WriteNotFoundAsync(context, session);
+        return WriteNotFoundAsync(context, route);
     }
 
     /// <summary>
     /// Opens the stream on one of the session's uplinks. Without a stream, the status says why: no uplink left
-    /// (<see cref="StreamOpenStatus.UplinkClosed"/>), every one passed over at its stream limit, or a head too large.
+    /// (<see cref="StreamOpenStatus.UplinkClosed"/>, with <paramref name="pick"/> telling whether clients exist that are
+    /// not ready), every one passed over at its stream limit, or a head too large.
     /// </summary>
-    private StreamOpenStatus OpenStream(string session, RequestHead head, bool endStream, out UplinkStream? stream)
+    private StreamOpenStatus OpenStream(string session, RequestHead head, bool endStream, in PickContext context,
+        out UplinkStream? stream, out SessionMember? member, out PickStatus pick)
     {
         StreamOpenStatus status = StreamOpenStatus.UplinkClosed;
         bool atLimit = false;
+        pick = PickStatus.NoClient;
         for (int attempt = 0; attempt < OpenAttempts; attempt++)
         {
-            Uplink? uplink = _registry.Pick(session);
-            if (uplink is null)
+            member = _registry.Pick(session, context, out pick);
+            if (member is null)
             {
                 break;
             }
 
             // Closed between the pick and the open (the registry drops it shortly), or full since the pick: try another.
-            status = uplink.TryOpenStream(head, endStream, out stream);
+            status = member.Uplink.TryOpenStream(head, endStream, out stream);
             if (status is StreamOpenStatus.Opened or StreamOpenStatus.HeadTooLarge)
             {
                 return status;
@@ -173,12 +225,23 @@ public sealed partial class TunnelForwarder
         }
 
         stream = null;
+        member = null;
         return atLimit ? StreamOpenStatus.AtStreamLimit : status;
     }
 
-    /// <returns>True when a draining client refused the stream before it reached the backend and it may be retried.</returns>
-    private async Task<bool> ExchangeAsync(HttpContext context, UplinkStream stream, string session, bool hasBody, bool upgrade, bool mayRetry)
+    /// <summary>The request's affinity key under the session's policy: a cookie's value, a header's, the caller's address.</summary>
+    private static string? AffinityKeyOf(HttpContext context, BalancingPolicy policy) => policy.Affinity switch
     {
+        AffinityMode.None => null,
+        AffinityMode.Cookie => context.Request.Cookies[policy.AffinityCookie],
+        AffinityMode.Header => context.Request.Headers[policy.AffinityHeader!] is { Count: > 0 } values ? values.ToString() : null,
+        _ => context.Connection.RemoteIpAddress?.ToString(),
+    };
+
+    /// <returns>Whether the exchange is over, or the request may be retried on another client, and why.</returns>
+    private async Task<ExchangeOutcome> ExchangeAsync(HttpContext context, UplinkStream stream, Exchange exchange, bool hasBody, bool upgrade)
+    {
+        string session = exchange.Route.Session;
         Task<ForwardingFailure?> requestBody = hasBody ? SendRequestBodyAsync(context, stream) : NoBodyFailure;
         ResponseHead head;
         try
@@ -186,13 +249,22 @@ public sealed partial class TunnelForwarder
             // The response-head timeout is the uplink's (UplinkSettings.ResponseHeadTimeout): it resets the stream.
             head = await stream.ReadResponseHeadAsync().WaitAsync(context.RequestAborted);
         }
-        catch (StreamResetException ex) when (mayRetry && ex.ErrorCode == ProtocolErrorCode.Draining)
+        catch (StreamResetException ex) when (exchange.MayRetry && ex.ErrorCode == ProtocolErrorCode.Draining)
         {
-            return true;
+            return ExchangeOutcome.RefusedByDrainingClient;
+        }
+        catch (StreamResetException ex) when (exchange.MayRetryConnect && ex.ErrorCode == ProtocolErrorCode.BackendConnectFailed)
+        {
+            OnBackendUnreachable(exchange);
+            return ExchangeOutcome.BackendConnectFailed;
         }
         catch (Exception ex) when (ex is not OperationCanceledException || !context.RequestAborted.IsCancellationRequested)
         {
             stream.Reset(ProtocolErrorCode.Cancelled);
+            if (ex is StreamResetException { ErrorCode: ProtocolErrorCode.BackendUnreachable or ProtocolErrorCode.BackendConnectFailed })
+            {
+                OnBackendUnreachable(exchange);
+            }
 
             // A caller whose own body broke (too slow, badly framed) caused the reset: the fault is theirs, not the backend's.
             ForwardingFailure failure = await StopRequestBodyAsync(context, requestBody) ?? ex switch
@@ -201,7 +273,7 @@ public sealed partial class TunnelForwarder
                 _ => ForwardingFailure.UplinkLost,
             };
             await FailAsync(context, stream.Id, session, failure);
-            return false;
+            return ExchangeOutcome.Done;
         }
         catch (OperationCanceledException)
         {
@@ -209,13 +281,14 @@ public sealed partial class TunnelForwarder
             _metrics.RequestFailed("caller-gone");
             stream.Reset(ProtocolErrorCode.Cancelled);
             await StopRequestBodyAsync(context, requestBody);
-            return false;
+            return ExchangeOutcome.Done;
         }
 
+        exchange.Member.OnAnswered();
         if (upgrade && head.StatusCode == StatusCodes.Status101SwitchingProtocols)
         {
             await RelayUpgradedAsync(context, stream, session, head);
-            return false;
+            return ExchangeOutcome.Done;
         }
 
         if (upgrade)
@@ -229,10 +302,14 @@ public sealed partial class TunnelForwarder
             // The client passes on no interim answer and a 101 only to an upgrade request; anything else is its fault.
             stream.Reset(ProtocolErrorCode.ProtocolError);
             await FailAsync(context, stream.Id, session, ForwardingFailure.FromResetCode(ProtocolErrorCode.ProtocolError));
-            return false;
+            return ExchangeOutcome.Done;
         }
 
         ResponseHeadWriter.Apply(head, context.Response);
+        if (exchange.Policy.Affinity == AffinityMode.Cookie && exchange.AffinityKey != exchange.Member.AffinityKey)
+        {
+            context.Response.Headers.Append(HeaderNames.SetCookie, AffinityCookie(context, exchange));
+        }
         try
         {
             await stream.CopyInputToAsync(context.Response.BodyWriter, chunked: false, context.RequestAborted);
@@ -253,7 +330,7 @@ public sealed partial class TunnelForwarder
                     ? ForwardingFailure.FromResetCode(reset.ErrorCode)
                     : ForwardingFailure.UplinkLost);
                 await FailAsync(context, stream.Id, session, failure);
-                return false;
+                return ExchangeOutcome.Done;
             }
             else
             {
@@ -264,7 +341,7 @@ public sealed partial class TunnelForwarder
         }
 
         await StopRequestBodyAsync(context, requestBody);
-        return false;
+        return ExchangeOutcome.Done;
     }
 
     /// <summary>
@@ -324,6 +401,25 @@ public sealed partial class TunnelForwarder
         return await requestBody;
     }
 
+    /// <summary>The member's backend could not be reached: counted towards its passive ejection.</summary>
+    private void OnBackendUnreachable(in Exchange exchange)
+    {
+        if (exchange.Member.OnBackendUnreachable(_registry.Clock.GetTimestamp(), _registry.Clock, _registry.Balancing, out TimeSpan backoff))
+        {
+            ProxyEntryLog.ClientEjected(_logger, exchange.Route.Session, exchange.Member.Uplink.Name, _registry.Balancing.EjectAfter, (long)backoff.TotalMilliseconds);
+            _metrics.ClientEjected();
+        }
+    }
+
+    /// <summary>
+    /// The cookie that keeps a caller on the client that answered (cookie affinity): for the session's path, or for the
+    /// whole host when the session has a host name of its own.
+    /// </summary>
+    private static string AffinityCookie(HttpContext context, in Exchange exchange) =>
+        string.Concat(exchange.Policy.AffinityCookie, "=", exchange.Member.AffinityKey, "; Path=",
+            exchange.Route.Prefix.Length == 0 ? "/" : exchange.Route.Prefix + "/",
+            context.Request.IsHttps ? "; HttpOnly; SameSite=Lax; Secure" : "; HttpOnly; SameSite=Lax");
+
     private async Task FailAsync(HttpContext context, uint streamId, string session, ForwardingFailure failure)
     {
         ProxyEntryLog.RequestFailed(_logger, session, streamId, context.Request.Method, context.Request.Path.Value ?? "/", failure.Status, failure.Reason);
@@ -339,7 +435,11 @@ public sealed partial class TunnelForwarder
             $"Session '{session}': {failure.Title.ToLowerInvariant()}.", retryAfter);
     }
 
-    private static Task WriteNotFoundAsync(HttpContext context, string session) =>
+    private static Task WriteNotFoundAsync(HttpContext context, in SessionRoute route) =>
         ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, ProblemTypes.TunnelNotFound, "Tunnel not found",
-            $"No tunnel client is connected for session '{session}'.");
+            route.Host is null
+                ? $"No tunnel client is connected for session '{route.Session}'."
+                : route.Session == "(none)"
+                    ? $"No tunnel is served at host '{route.Host}'."
+                    : $"No tunnel client is connected for host '{route.Host}' (session '{route.Session}').");
 }

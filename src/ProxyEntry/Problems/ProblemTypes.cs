@@ -8,6 +8,7 @@ public static class ProblemTypes
     public const string BackendTimeout = "urn:tunnel2:problem:backend-timeout";
     public const string UplinkLost = "urn:tunnel2:problem:uplink-lost";
     public const string Overloaded = "urn:tunnel2:problem:overloaded";
+    public const string NoReadyClient = "urn:tunnel2:problem:no-ready-client";
     public const string Draining = "urn:tunnel2:problem:draining";
     public const string HeadersTooLarge = "urn:tunnel2:problem:headers-too-large";
     public const string BodyTooLarge = "urn:tunnel2:problem:body-too-large";

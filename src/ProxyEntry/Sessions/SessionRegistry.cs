@@ -1,22 +1,47 @@
 using System.Collections.Concurrent;
+using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Forwarding;
 
 namespace Tunnel2.ProxyEntry.Sessions;
 
 /// <summary>
 /// Session id → the live uplinks serving it. TunnelServer registers uplinks as clients log in and out; ProxyEntry
-/// picks one per request. Picking is lock-free; registering takes a lock (it is rare).
+/// picks one per request with the session's balancing policy. Picking is lock-free; registering takes a lock (it is rare).
 /// </summary>
 public sealed class SessionRegistry
 {
     private readonly ConcurrentDictionary<string, SessionUplinks> _sessions = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, SessionUplinks>.AlternateLookup<ReadOnlySpan<char>> _bySpan;
     private readonly Lock _mutation = new();
+    private readonly BalancingOptions _balancing;
+    private readonly BalancingPolicy? _uniformPolicy;
 
     public SessionRegistry()
+        : this(new BalancingOptions(), TimeProvider.System)
+    {
+    }
+
+    public SessionRegistry(IOptions<ProxyEntryOptions> options)
+        : this(options.Value.Balancing, TimeProvider.System)
+    {
+    }
+
+    public SessionRegistry(BalancingOptions balancing, TimeProvider clock)
     {
         _bySpan = _sessions.GetAlternateLookup<ReadOnlySpan<char>>();
+        _balancing = balancing;
+        Clock = clock;
+
+        // Without per-session overrides every session has the one policy: no lookup per request.
+        _uniformPolicy = balancing.Sessions.Count == 0 ? balancing.PolicyFor(string.Empty) : null;
     }
+
+    /// <summary>The clock ejection backoffs run on.</summary>
+    public TimeProvider Clock { get; }
+
+    public BalancingOptions Balancing => _balancing;
 
     /// <summary>Sessions with at least one uplink.</summary>
     public int SessionCount => _sessions.Count;
@@ -24,28 +49,32 @@ public sealed class SessionRegistry
     /// <summary>The reason an uplink replaced by a new login of the same client instance is closed with.</summary>
     public const string ReplacedReason = "replaced by a new login";
 
+    /// <summary>The balancing policy of a session, whether or not a client serves it now.</summary>
+    public BalancingPolicy PolicyFor(string sessionId) => _uniformPolicy ?? _balancing.PolicyFor(sessionId);
+
     /// <summary>
     /// Adds an uplink to its session. When <paramref name="instanceId"/> names a client instance that already has an
     /// uplink in the session, that older uplink is a leftover of a connection the client gave up on (half-open, its
     /// peer gone without a FIN): it is removed and closed at once, so the new login never waits for it to time out.
     /// </summary>
+    /// <param name="weight">The client's declared weight, for the weighted strategy.</param>
     /// <returns>The uplink that was replaced (already closed), or null.</returns>
-    public Uplink? Register(string sessionId, Uplink uplink, string? instanceId = null)
+    public Uplink? Register(string sessionId, Uplink uplink, string? instanceId = null, int weight = 1)
     {
-        Uplink? replaced;
+        SessionMember? replaced;
         lock (_mutation)
         {
             if (!_sessions.TryGetValue(sessionId, out SessionUplinks? members))
             {
-                members = new SessionUplinks();
+                members = new SessionUplinks(PolicyFor(sessionId));
                 _sessions[sessionId] = members;
             }
 
-            replaced = members.Add(uplink, instanceId);
+            replaced = members.Add(new SessionMember(uplink, instanceId, weight));
         }
 
-        replaced?.Close(ReplacedReason);
-        return replaced;
+        replaced?.Uplink.Close(ReplacedReason);
+        return replaced?.Uplink;
     }
 
     public void Unregister(string sessionId, Uplink uplink)
@@ -60,14 +89,29 @@ public sealed class SessionRegistry
     }
 
     /// <summary>
-    /// The next uplink of the session that takes new streams (round robin, preferring one below its stream limit), or
-    /// null when there is none.
+    /// The member of the session that takes this request, by the session's affinity and strategy; null with a status
+    /// that says why when there is none.
     /// </summary>
-    public Uplink? Pick(ReadOnlySpan<char> sessionId) =>
-        _bySpan.TryGetValue(sessionId, out SessionUplinks? members) ? members.Pick() : null;
+    public SessionMember? Pick(ReadOnlySpan<char> sessionId, in PickContext context, out PickStatus status)
+    {
+        if (_bySpan.TryGetValue(sessionId, out SessionUplinks? members))
+        {
+            return members.Pick(context, Clock.GetTimestamp(), out status);
+        }
+
+        status = PickStatus.NoClient;
+        return null;
+    }
+
+    /// <summary>The uplink the session's strategy picks for a request without affinity; null when there is none.</summary>
+    public Uplink? Pick(ReadOnlySpan<char> sessionId) => Pick(sessionId, PickContext.None, out _)?.Uplink;
 
     /// <summary>The uplinks now registered for a session (a snapshot).</summary>
     public IReadOnlyList<Uplink> GetUplinks(string sessionId) =>
+        _sessions.TryGetValue(sessionId, out SessionUplinks? members) ? Array.ConvertAll(members.Snapshot, member => member.Uplink) : [];
+
+    /// <summary>The members now registered for a session (a snapshot).</summary>
+    public IReadOnlyList<SessionMember> GetMembers(string sessionId) =>
         _sessions.TryGetValue(sessionId, out SessionUplinks? members) ? members.Snapshot : [];
 
     /// <summary>Every registered uplink (a snapshot), e.g. to close them all on shutdown.</summary>
@@ -76,7 +120,10 @@ public sealed class SessionRegistry
         var all = new List<Uplink>();
         foreach (KeyValuePair<string, SessionUplinks> entry in _sessions)
         {
-            all.AddRange(entry.Value.Snapshot);
+            foreach (SessionMember member in entry.Value.Snapshot)
+            {
+                all.Add(member.Uplink);
+            }
         }
 
         return all;

@@ -1,96 +1,145 @@
+using System.IO.Hashing;
+using System.Runtime.InteropServices;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Balancing;
 
 namespace Tunnel2.ProxyEntry.Sessions;
 
-/// <summary>The replicas of one session: an immutable array swapped on change, and a round-robin cursor.</summary>
-internal sealed class SessionUplinks
+/// <summary>
+/// The clients of one session: an immutable array of members swapped on change (with the weighted schedule built for
+/// it), the session's balancing policy and the round-robin cursor.
+/// </summary>
+internal sealed class SessionUplinks(BalancingPolicy policy)
 {
-    private readonly Dictionary<string, Uplink> _byInstance = new(StringComparer.Ordinal);
-    private Uplink[] _members = [];
+    private readonly Dictionary<string, SessionMember> _byInstance = new(StringComparer.Ordinal);
+    private Members _members = new([], []);
     private uint _cursor;
 
-    public Uplink[] Snapshot => Volatile.Read(ref _members);
+    private sealed record Members(SessionMember[] All, int[] WeightedSchedule);
 
-    /// <summary>Adds the uplink; an earlier uplink of the same client instance is removed and returned (not closed).</summary>
+    public BalancingPolicy Policy { get; } = policy;
+
+    public SessionMember[] Snapshot => Volatile.Read(ref _members).All;
+
+    /// <summary>Adds the member; an earlier member of the same client instance is removed and returned (not closed).</summary>
     /// <remarks>Callers serialise Add and Remove.</remarks>
-    public Uplink? Add(Uplink uplink, string? instanceId)
+    public SessionMember? Add(SessionMember member)
     {
-        Uplink? replaced = null;
-        if (instanceId is not null)
+        SessionMember? replaced = null;
+        if (member.InstanceId is { } instanceId)
         {
-            if (_byInstance.TryGetValue(instanceId, out Uplink? previous) && !ReferenceEquals(previous, uplink))
+            if (_byInstance.TryGetValue(instanceId, out SessionMember? previous) && !ReferenceEquals(previous, member))
             {
-                Remove(previous);
+                Remove(previous.Uplink);
                 replaced = previous;
             }
 
-            _byInstance[instanceId] = uplink;
+            _byInstance[instanceId] = member;
         }
 
-        Uplink[] current = _members;
-        var next = new Uplink[current.Length + 1];
+        SessionMember[] current = _members.All;
+        var next = new SessionMember[current.Length + 1];
         current.CopyTo(next, 0);
-        next[^1] = uplink;
-        Volatile.Write(ref _members, next);
+        next[^1] = member;
+        Publish(next);
         return replaced;
     }
 
-    /// <summary>Removes the uplink; returns how many remain.</summary>
+    /// <summary>Removes the uplink's member; returns how many remain.</summary>
     /// <remarks>Callers serialise Add and Remove.</remarks>
     public int Remove(Uplink uplink)
     {
-        foreach (KeyValuePair<string, Uplink> entry in _byInstance)
-        {
-            if (ReferenceEquals(entry.Value, uplink))
-            {
-                _byInstance.Remove(entry.Key);
-                break;
-            }
-        }
-
-        Uplink[] current = _members;
-        int index = Array.IndexOf(current, uplink);
+        SessionMember[] current = _members.All;
+        int index = Array.FindIndex(current, member => ReferenceEquals(member.Uplink, uplink));
         if (index < 0)
         {
             return current.Length;
         }
 
-        var next = new Uplink[current.Length - 1];
+        if (current[index].InstanceId is { } instanceId && _byInstance.TryGetValue(instanceId, out SessionMember? indexed)
+            && ReferenceEquals(indexed, current[index]))
+        {
+            _byInstance.Remove(instanceId);
+        }
+
+        var next = new SessionMember[current.Length - 1];
         Array.Copy(current, 0, next, 0, index);
         Array.Copy(current, index + 1, next, index, current.Length - index - 1);
-        Volatile.Write(ref _members, next);
+        Publish(next);
         return next.Length;
     }
 
-    public Uplink? Pick()
+    /// <summary>
+    /// The member for one request: the one its affinity names when that one can take it, else the strategy's choice among
+    /// those that can. When none can, a ready member at its stream limit (the open then reports the limit), or none.
+    /// </summary>
+    public SessionMember? Pick(in PickContext context, long now, out PickStatus status)
     {
-        Uplink[] members = Volatile.Read(ref _members);
-        int count = members.Length;
-        if (count == 1)
+        Members members = Volatile.Read(ref _members);
+        SessionMember[] all = members.All;
+        if (all.Length == 0)
         {
-            return members[0].AcceptsNewStreams ? members[0] : null;
+            status = PickStatus.NoClient;
+            return null;
+        }
+
+        SessionMember? picked = null;
+        if (all.Length == 1)
+        {
+            // The common case, one client: no strategy to run and no shared cursor to step.
+            picked = all[0] != context.Exclude && all[0].CanTake(now) ? all[0] : null;
+        }
+        else if (context.AffinityKey is { } key && Policy.Affinity != AffinityMode.None)
+        {
+            picked = Policy.Affinity == AffinityMode.Cookie
+                ? MemberPicker.ByAffinityKey(all, key, context.Exclude, now)
+                : MemberPicker.Rendezvous(all, XxHash3.HashToUInt64(MemoryMarshal.AsBytes(key.AsSpan())), context.Exclude, now);
         }
 
         // One cursor step per pick, then a walk from there: stepping the shared cursor for every candidate would let
-        // concurrent picks skip the one replica that still accepts streams while another drains. A replica at its
-        // stream limit is passed over for one with room, and only picked when every replica is full (the open then
-        // reports the limit, which the caller answers with 503).
-        uint start = Interlocked.Increment(ref _cursor);
-        Uplink? full = null;
-        for (uint offset = 0; offset < (uint)count; offset++)
+        // concurrent picks skip the one member that still takes streams while the others drain or fail.
+        if (picked is null && all.Length > 1)
         {
-            Uplink candidate = members[(int)((start + offset) % (uint)count)];
-            if (candidate.HasRoomForStream)
+            picked = Policy.Strategy switch
             {
-                return candidate;
-            }
-
-            if (full is null && candidate.AcceptsNewStreams)
-            {
-                full = candidate;
-            }
+                BalancingStrategy.LeastRequests => MemberPicker.LeastRequests(all, Random.Shared, context.Exclude, now),
+                BalancingStrategy.Weighted => MemberPicker.Weighted(all, members.WeightedSchedule, Interlocked.Increment(ref _cursor), context.Exclude, now),
+                _ => MemberPicker.RoundRobin(all, Interlocked.Increment(ref _cursor), context.Exclude, now),
+            };
         }
 
-        return full;
+        if (picked is not null)
+        {
+            status = PickStatus.Picked;
+            return picked;
+        }
+
+        return Fallback(all, context.Exclude, now, out status);
     }
+
+    private static SessionMember? Fallback(SessionMember[] all, SessionMember? exclude, long now, out PickStatus status)
+    {
+        bool anyOpen = false;
+        foreach (SessionMember member in all)
+        {
+            if (member == exclude || !member.Uplink.AcceptsNewStreams)
+            {
+                continue;
+            }
+
+            if (member.IsReady(now))
+            {
+                status = PickStatus.AllFull;
+                return member;
+            }
+
+            anyOpen = true;
+        }
+
+        status = anyOpen ? PickStatus.NoneReady : PickStatus.NoClient;
+        return null;
+    }
+
+    private void Publish(SessionMember[] next) =>
+        Volatile.Write(ref _members, new Members(next, Policy.Strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(next) : []));
 }

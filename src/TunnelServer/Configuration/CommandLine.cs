@@ -14,6 +14,10 @@ public static class CommandLine
         ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
         ["--drain-timeout"] = "TunnelServer:DrainTimeout",
         ["--max-request-headers"] = "ProxyEntry:MaxRequestHeadersBytes",
+        ["--host-suffix"] = "ProxyEntry:HostSuffix",
+        ["--balancing"] = "ProxyEntry:Balancing:Strategy",
+        ["--affinity"] = "ProxyEntry:Balancing:Affinity",
+        ["--affinity-header"] = "ProxyEntry:Balancing:AffinityHeader",
     };
 
     public const string HelpText = """
@@ -35,6 +39,14 @@ public static class CommandLine
           --drain-timeout <t>        On SIGTERM/Ctrl+C: stop taking uplinks and requests, send GoAway, let requests
                                      in flight finish for up to this long, then exit 0 [default 00:00:30]
           --max-request-headers <n>  Largest request header block forwarded, bytes; 431 beyond [default 32768]
+          --host-suffix <domain>     Host routing: {session}.<domain> reaches that session with its path
+                                     unchanged (e.g. tunnel.example.com, or localhost for *.localhost in a
+                                     browser); path routing keeps working on other hosts [default none]
+          --balancing <strategy>     How requests spread over a session's clients: RoundRobin, LeastRequests
+                                     (power of two choices) or Weighted (clients' --weight) [default RoundRobin]
+          --affinity <mode>          Keep a caller on one client: None, Cookie, Header (a hash of the header
+                                     --affinity-header names) or ClientIp           [default None]
+          --affinity-header <name>   The header Header affinity hashes, e.g. X-User-Id
           --environment <name>       Development loads appsettings.Development.json (dev token, debug logs)
           --help, -h                 Show this help
 
@@ -44,9 +56,15 @@ public static class CommandLine
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
           TunnelServer__HandshakeTimeout, TunnelServer__PublicH2cUrl,
           TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
-          ProxyEntry__MaxRequestHeadersBytes, Serilog__MinimumLevel__Default.
+          ProxyEntry__MaxRequestHeadersBytes, ProxyEntry__HostSuffix, ProxyEntry__Hosts__<host>=<session> (custom
+          domains), ProxyEntry__Balancing__Strategy, ProxyEntry__Balancing__Affinity,
+          ProxyEntry__Balancing__AffinityHeader, ProxyEntry__Balancing__AffinityCookie, ProxyEntry__Balancing__EjectAfter,
+          ProxyEntry__Balancing__EjectionBackoff, ProxyEntry__Balancing__MaxEjectionBackoff,
+          ProxyEntry__Balancing__Sessions__<id>__Strategy (and __Affinity, __AffinityHeader: per session),
+          Serilog__MinimumLevel__Default.
 
         Public requests:  ANY http(s)://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
+                          ANY http(s)://{id}.<host-suffix>/{path}      ->  the same, path unchanged
         Uplinks:          GET http(s)://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
         Health:           GET http(s)://<public>/healthz
 

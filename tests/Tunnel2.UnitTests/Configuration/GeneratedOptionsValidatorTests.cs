@@ -55,5 +55,9 @@ public sealed class GeneratedOptionsValidatorTests
         AssertFailsOn(validator.Validate(null, new ProxyEntryOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(1) }),
             nameof(ProxyEntryOptions.ResponseHeadTimeout));
         AssertFailsOn(validator.Validate(null, new ProxyEntryOptions { RetryAfterSeconds = 0 }), nameof(ProxyEntryOptions.RetryAfterSeconds));
+
+        // The nested balancing section is validated too ([ValidateObjectMembers]).
+        AssertFailsOn(validator.Validate(null, new ProxyEntryOptions { Balancing = { EjectAfter = -1 } }), "EjectAfter");
+        AssertFailsOn(validator.Validate(null, new ProxyEntryOptions { Balancing = { AffinityCookie = "bad cookie" } }), "AffinityCookie");
     }
 }

@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelServer.Configuration;
@@ -115,5 +116,8 @@ public sealed class OptionsAnnotationsTests
         AssertInvalid(new ProxyEntryOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(1) }, nameof(ProxyEntryOptions.ResponseHeadTimeout));
         AssertInvalid(new ProxyEntryOptions { MaxRequestBodySize = -1 }, nameof(ProxyEntryOptions.MaxRequestBodySize));
         AssertInvalid(new ProxyEntryOptions { RetryAfterSeconds = 0 }, nameof(ProxyEntryOptions.RetryAfterSeconds));
+        AssertInvalid(new BalancingOptions { EjectAfter = -1 }, nameof(BalancingOptions.EjectAfter));
+        AssertInvalid(new BalancingOptions { AffinityCookie = "bad cookie" }, nameof(BalancingOptions.AffinityCookie));
+        AssertInvalid(new BalancingOptions { EjectionBackoff = TimeSpan.Zero }, nameof(BalancingOptions.EjectionBackoff));
     }
 }

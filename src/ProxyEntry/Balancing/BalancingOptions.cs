@@ -1,0 +1,81 @@
+using System.ComponentModel.DataAnnotations;
+using Tunnel2.Protocol.Configuration;
+
+namespace Tunnel2.ProxyEntry.Balancing;
+
+/// <summary>
+/// How requests spread over the clients of a session, and when a client is passed over (section
+/// <c>ProxyEntry:Balancing</c>): a default strategy and affinity, per-session overrides, and passive ejection of a client
+/// whose backend keeps failing.
+/// </summary>
+public sealed class BalancingOptions
+{
+    public const string DefaultAffinityCookie = "Tunnel2-Affinity";
+
+    public BalancingStrategy Strategy { get; set; } = BalancingStrategy.RoundRobin;
+
+    public AffinityMode Affinity { get; set; } = AffinityMode.None;
+
+    /// <summary>The header whose value is hashed when <see cref="Affinity"/> is <see cref="AffinityMode.Header"/>.</summary>
+    public string? AffinityHeader { get; set; }
+
+    /// <summary>The cookie's name when <see cref="Affinity"/> is <see cref="AffinityMode.Cookie"/>.</summary>
+    [RegularExpression("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", ErrorMessage = "ProxyEntry:Balancing:AffinityCookie must be a cookie name (an RFC 9110 token).")]
+    public string AffinityCookie { get; set; } = DefaultAffinityCookie;
+
+    /// <summary>
+    /// After this many answers in a row that say the client could not reach its backend, the client is passed over for
+    /// <see cref="EjectionBackoff"/>, doubled on each ejection that follows without a good answer between, up to
+    /// <see cref="MaxEjectionBackoff"/>. 0 turns passive ejection off.
+    /// </summary>
+    [Range(0, 1000)]
+    public int EjectAfter { get; set; } = 3;
+
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
+    public TimeSpan EjectionBackoff { get; set; } = TimeSpan.FromSeconds(1);
+
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
+    public TimeSpan MaxEjectionBackoff { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>Per-session overrides, by session id.</summary>
+    public Dictionary<string, SessionBalancingOptions> Sessions { get; set; } = new(StringComparer.Ordinal);
+
+    /// <summary>The policy of one session: its overrides on top of the defaults.</summary>
+    public BalancingPolicy PolicyFor(string session)
+    {
+        if (Sessions.TryGetValue(session, out SessionBalancingOptions? own))
+        {
+            return new BalancingPolicy(own.Strategy ?? Strategy, own.Affinity ?? Affinity, own.AffinityHeader ?? AffinityHeader, AffinityCookie);
+        }
+
+        return new BalancingPolicy(Strategy, Affinity, AffinityHeader, AffinityCookie);
+    }
+
+    /// <summary>What is wrong with the settings as a whole (the annotations check each value alone).</summary>
+    public IEnumerable<string> Problems()
+    {
+        if (Affinity == AffinityMode.Header && string.IsNullOrWhiteSpace(AffinityHeader))
+        {
+            yield return "ProxyEntry:Balancing:Affinity is Header but ProxyEntry:Balancing:AffinityHeader names no header.";
+        }
+
+        if (MaxEjectionBackoff < EjectionBackoff)
+        {
+            yield return "ProxyEntry:Balancing:MaxEjectionBackoff must not be below EjectionBackoff.";
+        }
+
+        foreach (KeyValuePair<string, SessionBalancingOptions> session in Sessions)
+        {
+            if (!Protocol.Handshake.HandshakeProtocol.IsValidSessionId(session.Key))
+            {
+                yield return $"ProxyEntry:Balancing:Sessions: '{session.Key}' is not a session id.";
+            }
+
+            BalancingPolicy policy = PolicyFor(session.Key);
+            if (policy.Affinity == AffinityMode.Header && string.IsNullOrWhiteSpace(policy.AffinityHeader))
+            {
+                yield return $"ProxyEntry:Balancing:Sessions:{session.Key}: Affinity is Header but no AffinityHeader is set.";
+            }
+        }
+    }
+}

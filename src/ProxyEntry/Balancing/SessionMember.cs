@@ -1,0 +1,99 @@
+using System.IO.Hashing;
+using System.Runtime.InteropServices;
+using System.Security.Cryptography;
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.ProxyEntry.Balancing;
+
+/// <summary>
+/// One uplink serving a session, as balancing sees it: its weight, the key affinity remembers it by, and its passive
+/// health (answers in a row that said the backend could not be reached, and the ejection they led to).
+/// </summary>
+public sealed class SessionMember
+{
+    private readonly Lock _health = new();
+    private int _unreachableInARow;
+    private int _ejections;
+    private long _ejectedUntil;
+
+    public SessionMember(Uplink uplink, string? instanceId, int weight)
+    {
+        Uplink = uplink;
+        InstanceId = instanceId;
+        Weight = weight;
+
+        // Keyed on the client's instance id where it sent one, so that the key, and with it every caller's affinity,
+        // survives the client reconnecting; random otherwise.
+        KeyHash = instanceId is null
+            ? BitConverter.ToUInt64(RandomNumberGenerator.GetBytes(sizeof(ulong)))
+            : XxHash3.HashToUInt64(MemoryMarshal.AsBytes(instanceId.AsSpan()));
+        AffinityKey = KeyHash.ToString("x16", System.Globalization.CultureInfo.InvariantCulture);
+    }
+
+    public Uplink Uplink { get; }
+
+    public string? InstanceId { get; }
+
+    public int Weight { get; }
+
+    /// <summary>What an affinity cookie holds: derived from the instance id, which it does not reveal.</summary>
+    public string AffinityKey { get; }
+
+    internal ulong KeyHash { get; }
+
+    /// <summary>Streams open on the uplink: what least-requests compares.</summary>
+    public int Outstanding => Uplink.ActiveStreamCount;
+
+    /// <summary>The client says its backend is ready, and no run of failures has put it aside.</summary>
+    public bool IsReady(long now) => Uplink.PeerReady && now >= Volatile.Read(ref _ejectedUntil);
+
+    /// <summary>May take a new request now: ready, and its uplink open with room for a stream.</summary>
+    public bool CanTake(long now) => Uplink.HasRoomForStream && IsReady(now);
+
+    /// <summary>
+    /// Counts an answer that said the backend could not be reached. After <see cref="BalancingOptions.EjectAfter"/> in a
+    /// row the member is ejected until <paramref name="now"/> plus the backoff, and true is returned with that backoff.
+    /// Once the backoff ends the member takes requests again; one more failure ejects it again, for twice as long.
+    /// </summary>
+    public bool OnBackendUnreachable(long now, TimeProvider clock, BalancingOptions options, out TimeSpan backoff)
+    {
+        backoff = TimeSpan.Zero;
+        if (options.EjectAfter == 0)
+        {
+            return false;
+        }
+
+        lock (_health)
+        {
+            if (++_unreachableInARow < options.EjectAfter || now < _ejectedUntil)
+            {
+                return false;
+            }
+
+            int doublings = Math.Min(_ejections++, 30);
+            backoff = TimeSpan.FromTicks(Math.Min(options.EjectionBackoff.Ticks << doublings, options.MaxEjectionBackoff.Ticks));
+            if (backoff < options.EjectionBackoff)
+            {
+                backoff = options.MaxEjectionBackoff; // the shift overflowed
+            }
+
+            Volatile.Write(ref _ejectedUntil, now + (long)(backoff.TotalSeconds * clock.TimestampFrequency));
+            return true;
+        }
+    }
+
+    /// <summary>A response head came back: the run of failures, and the backoff it built up, are over.</summary>
+    public void OnAnswered()
+    {
+        if (Volatile.Read(ref _unreachableInARow) == 0)
+        {
+            return; // the usual case: no lock, no write
+        }
+
+        lock (_health)
+        {
+            _unreachableInARow = 0;
+            _ejections = 0;
+        }
+    }
+}

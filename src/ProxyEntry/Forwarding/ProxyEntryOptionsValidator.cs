@@ -1,0 +1,34 @@
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Handshake;
+using Tunnel2.ProxyEntry.Routing;
+
+namespace Tunnel2.ProxyEntry.Forwarding;
+
+/// <summary>Checks what the annotations cannot: host names, the sessions they map to, and balancing settings that go together.</summary>
+public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOptions>
+{
+    public ValidateOptionsResult Validate(string? name, ProxyEntryOptions options)
+    {
+        var failures = new List<string>();
+        if (options.HostSuffix is { } suffix && !HostRouter.IsHostName(suffix))
+        {
+            failures.Add($"ProxyEntry:HostSuffix '{suffix}' is not a host name (e.g. tunnel.example.com).");
+        }
+
+        foreach (KeyValuePair<string, string> host in options.Hosts)
+        {
+            if (!HostRouter.IsHostName(host.Key))
+            {
+                failures.Add($"ProxyEntry:Hosts: '{host.Key}' is not a host name.");
+            }
+
+            if (!HandshakeProtocol.IsValidSessionId(host.Value))
+            {
+                failures.Add($"ProxyEntry:Hosts:{host.Key}: '{host.Value}' is not a session id.");
+            }
+        }
+
+        failures.AddRange(options.Balancing.Problems());
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+}

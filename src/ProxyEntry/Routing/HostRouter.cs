@@ -1,0 +1,69 @@
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Handshake;
+using Tunnel2.ProxyEntry.Forwarding;
+
+namespace Tunnel2.ProxyEntry.Routing;
+
+/// <summary>
+/// Host routing, as ngrok, frp and sish give each tunnel its own host name: <c>{session}.{suffix}</c> and custom
+/// domains map to sessions. A request so routed keeps its path (no prefix to strip, nothing to rewrite in its answers)
+/// and has an origin of its own in the browser (cookies, storage). Host names compare case-insensitively; the
+/// session label is looked up as sent, and browsers send host names in lower case, so sessions meant to be reached by
+/// name should have lower-case ids.
+/// </summary>
+public sealed class HostRouter
+{
+    private readonly string? _dottedSuffix;
+    private readonly Dictionary<string, string> _hosts;
+
+    public HostRouter(IOptions<ProxyEntryOptions> options)
+        : this(options.Value.HostSuffix, options.Value.Hosts)
+    {
+    }
+
+    public HostRouter(string? suffix, IReadOnlyDictionary<string, string> hosts)
+    {
+        _dottedSuffix = string.IsNullOrEmpty(suffix) ? null : "." + suffix.TrimEnd('.');
+        _hosts = new Dictionary<string, string>(hosts, StringComparer.OrdinalIgnoreCase);
+        IsEnabled = _dottedSuffix is not null || _hosts.Count > 0;
+    }
+
+    /// <summary>False when neither a suffix nor a custom domain is set: every request is path-routed, with no host check.</summary>
+    public bool IsEnabled { get; }
+
+    /// <param name="host">The request's host without its port (<c>HostString.Host</c>).</param>
+    public HostRoute Match(string host, out string session)
+    {
+        session = string.Empty;
+        if (host.Length == 0)
+        {
+            return HostRoute.None;
+        }
+
+        // A fully qualified name may end in a dot (demo.tunnel.example.com.): the same host.
+        ReadOnlySpan<char> name = host.AsSpan().TrimEnd('.');
+        if (_hosts.Count > 0 && _hosts.GetAlternateLookup<ReadOnlySpan<char>>().TryGetValue(name, out string? mapped))
+        {
+            session = mapped;
+            return HostRoute.Session;
+        }
+
+        if (_dottedSuffix is null || name.Length <= _dottedSuffix.Length || !name.EndsWith(_dottedSuffix, StringComparison.OrdinalIgnoreCase))
+        {
+            return HostRoute.None;
+        }
+
+        ReadOnlySpan<char> label = name[..^_dottedSuffix.Length];
+        if (!HandshakeProtocol.IsValidSessionId(label))
+        {
+            return HostRoute.NotASession;
+        }
+
+        session = label.ToString();
+        return HostRoute.Session;
+    }
+
+    /// <summary>A DNS host name: dot-separated labels of letters, digits and inner hyphens, 253 characters at most.</summary>
+    public static bool IsHostName(string name) =>
+        name.Length is > 0 and <= 253 && Uri.CheckHostName(name.TrimEnd('.')) == UriHostNameType.Dns;
+}
