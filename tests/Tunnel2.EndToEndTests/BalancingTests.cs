@@ -62,11 +62,8 @@ public sealed class BalancingTests
     public async Task Cookie_affinity_keeps_each_caller_on_the_client_that_answered_it_first()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync("--affinity", "Cookie");
-        await using ReplicaBackend a = await ReplicaBackend.StartAsync("a");
-        await using ReplicaBackend b = await ReplicaBackend.StartAsync("b");
         string session = NewSession();
-        await stack.StartClientAsync(session, a.Url);
-        await stack.StartClientAsync(session, b.Url);
+        await using ReplicaSet replicas = await ReplicaSet.StartAsync(stack, session, ["a", "b"]);
 
         using var first = new HttpClient(new SocketsHttpHandler { CookieContainer = new CookieContainer() });
         using var second = new HttpClient(new SocketsHttpHandler { CookieContainer = new CookieContainer() });
@@ -91,50 +88,33 @@ public sealed class BalancingTests
     public async Task Header_affinity_sends_each_key_to_one_client_and_spreads_the_keys()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync("--affinity", "Header", "--affinity-header", "X-User");
-        ReplicaBackend[] replicas = [await ReplicaBackend.StartAsync("a"), await ReplicaBackend.StartAsync("b"), await ReplicaBackend.StartAsync("c")];
-        try
-        {
-            string session = NewSession();
-            foreach (ReplicaBackend replica in replicas)
-            {
-                await stack.StartClientAsync(session, replica.Url);
-            }
+        string session = NewSession();
+        await using ReplicaSet replicas = await ReplicaSet.StartAsync(stack, session, ["a", "b", "c"]);
 
-            using var http = NewHttp();
-            var replicaOfKey = new Dictionary<string, string>();
-            for (int round = 0; round < 3; round++)
-            {
-                for (int key = 0; key < 30; key++)
-                {
-                    using var request = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, "/work"));
-                    request.Headers.Add("X-User", $"user-{key}");
-                    using HttpResponseMessage response = await http.SendAsync(request);
-                    string replica = await response.Content.ReadAsStringAsync();
-                    Assert.Equal(replicaOfKey.GetValueOrDefault($"user-{key}", replica), replica);
-                    replicaOfKey[$"user-{key}"] = replica;
-                }
-            }
-
-            Assert.True(replicaOfKey.Values.Distinct().Count() >= 2, "thirty keys all hashed to one client");
-        }
-        finally
+        using var http = NewHttp();
+        var replicaOfKey = new Dictionary<string, string>();
+        for (int round = 0; round < 3; round++)
         {
-            foreach (ReplicaBackend replica in replicas)
+            for (int key = 0; key < 30; key++)
             {
-                await replica.DisposeAsync();
+                using var request = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, "/work"));
+                request.Headers.Add("X-User", $"user-{key}");
+                using HttpResponseMessage response = await http.SendAsync(request);
+                string replica = await response.Content.ReadAsStringAsync();
+                Assert.Equal(replicaOfKey.GetValueOrDefault($"user-{key}", replica), replica);
+                replicaOfKey[$"user-{key}"] = replica;
             }
         }
+
+        Assert.True(replicaOfKey.Values.Distinct().Count() >= 2, "thirty keys all hashed to one client");
     }
 
     [Fact]
     public async Task Client_ip_affinity_keeps_one_caller_address_on_one_client()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync("--affinity", "ClientIp");
-        await using ReplicaBackend a = await ReplicaBackend.StartAsync("a");
-        await using ReplicaBackend b = await ReplicaBackend.StartAsync("b");
         string session = NewSession();
-        await stack.StartClientAsync(session, a.Url);
-        await stack.StartClientAsync(session, b.Url);
+        await using ReplicaSet replicas = await ReplicaSet.StartAsync(stack, session, ["a", "b"]);
 
         using var http = NewHttp();
         for (int i = 0; i < 20; i++)
@@ -144,7 +124,7 @@ public sealed class BalancingTests
         }
 
         // Every request came from 127.0.0.1: one client took them all, where round robin would have split them.
-        Assert.Equal(20, Math.Max(a.Requests, b.Requests));
+        Assert.Equal(20, Math.Max(replicas[0].Requests, replicas[1].Requests));
     }
 
     private static string NewSession() => "lb-" + Guid.NewGuid().ToString("N")[..12];

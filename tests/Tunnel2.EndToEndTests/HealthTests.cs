@@ -19,11 +19,9 @@ public sealed class HealthTests
     public async Task An_unready_client_gets_no_requests_until_its_probe_passes_again()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();
-        await using ReplicaBackend a = await ReplicaBackend.StartAsync("a");
-        await using ReplicaBackend b = await ReplicaBackend.StartAsync("b");
         string session = NewSession();
-        await stack.StartClientAsync(session, a.Url, extraArgs: FastProbe);
-        await stack.StartClientAsync(session, b.Url, extraArgs: FastProbe);
+        await using ReplicaSet replicas = await ReplicaSet.StartAsync(stack, session, ["a", "b"], FastProbe);
+        ReplicaBackend a = replicas[0];
         SessionMember memberA = MemberAt(stack, session, 0);
         using var http = NewHttp();
 
