@@ -43,7 +43,7 @@ public static class ProxyEntryExtensions
         HostRouter hosts = app.ApplicationServices.GetRequiredService<HostRouter>();
         return app.Use(next => context =>
         {
-            if (hosts.IsEnabled && hosts.Match(context.Request.Host.Host, out string session) is var route and not HostRoute.None)
+            if (hosts.IsEnabled && hosts.Match(context.Request.Host.Value, out string session) is var route and not HostRoute.None)
             {
                 return forwarder.ForwardByHostAsync(context, route, session);
             }

@@ -124,6 +124,36 @@ public sealed class HealthTests
         Assert.Contains(CapturedLogs.MessagesWhere("Session", session), message => message.Contains("passed over for", StringComparison.Ordinal));
     }
 
+    [Fact]
+    public async Task A_crowd_of_1000_concurrent_gets_loses_none_while_one_of_two_clients_has_lost_its_backend()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using ReplicaBackend b = await ReplicaBackend.StartAsync("b");
+        string session = NewSession();
+        await stack.StartClientAsync(session, ReplicaBackend.Unreachable());
+        await stack.StartClientAsync(session, b.Url);
+        using var http = new HttpClient(new SocketsHttpHandler { UseCookies = false, MaxConnectionsPerServer = 1000 }) { Timeout = TimeSpan.FromSeconds(60) };
+
+        // All at once, so hundreds reach the dead client's uplink before its ejection: each is retried on the other.
+        Task<HttpResponseMessage>[] crowd = new Task<HttpResponseMessage>[1000];
+        for (int i = 0; i < crowd.Length; i++)
+        {
+            crowd[i] = http.GetAsync(stack.SessionUrl(session, $"/item/{i}"));
+        }
+
+        foreach (HttpResponseMessage response in await Task.WhenAll(crowd))
+        {
+            using (response)
+            {
+                Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+                Assert.Equal("b", await response.Content.ReadAsStringAsync());
+            }
+        }
+
+        Assert.Equal(1000, b.Requests);
+        Assert.Contains(CapturedLogs.MessagesWhere("Session", session), message => message.Contains("passed over for", StringComparison.Ordinal));
+    }
+
     /// <summary>The session's member for the client started <paramref name="index"/>th (one uplink each, in login order).</summary>
     private static SessionMember MemberAt(TunnelStack stack, string session, int index)
     {

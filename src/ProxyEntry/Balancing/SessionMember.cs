@@ -52,10 +52,11 @@ public sealed class SessionMember
 
     /// <summary>
     /// Counts an answer that said the backend could not be reached. After <see cref="BalancingOptions.EjectAfter"/> in a
-    /// row the member is ejected until <paramref name="now"/> plus the backoff, and true is returned with that backoff.
-    /// Once the backoff ends the member takes requests again; one more failure ejects it again, for twice as long.
+    /// row the member is ejected from <paramref name="now"/> (a <see cref="TimeProvider"/> timestamp) for the backoff,
+    /// and true is returned with it. Once the backoff ends the member takes requests again; one more failure ejects it
+    /// again, for twice as long, up to <see cref="BalancingOptions.MaxEjectionBackoff"/>.
     /// </summary>
-    public bool OnBackendUnreachable(long now, TimeProvider clock, BalancingOptions options, out TimeSpan backoff)
+    public bool OnBackendUnreachable(long now, long timestampFrequency, BalancingOptions options, out TimeSpan backoff)
     {
         backoff = TimeSpan.Zero;
         if (options.EjectAfter == 0)
@@ -70,14 +71,15 @@ public sealed class SessionMember
                 return false;
             }
 
-            int doublings = Math.Min(_ejections++, 30);
-            backoff = TimeSpan.FromTicks(Math.Min(options.EjectionBackoff.Ticks << doublings, options.MaxEjectionBackoff.Ticks));
-            if (backoff < options.EjectionBackoff)
+            backoff = options.EjectionBackoff;
+            for (int i = 0; i < _ejections && backoff < options.MaxEjectionBackoff; i++)
             {
-                backoff = options.MaxEjectionBackoff; // the shift overflowed
+                backoff *= 2;
             }
 
-            Volatile.Write(ref _ejectedUntil, now + (long)(backoff.TotalSeconds * clock.TimestampFrequency));
+            backoff = backoff < options.MaxEjectionBackoff ? backoff : options.MaxEjectionBackoff;
+            _ejections++;
+            Volatile.Write(ref _ejectedUntil, now + (long)(backoff.TotalSeconds * timestampFrequency));
             return true;
         }
     }

@@ -28,6 +28,6 @@ internal static partial class ProxyEntryLog
     [LoggerMessage(EventId = 207, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: the client could not connect to its backend; retrying once on another client")]
     public static partial void RetryingOnAnotherClient(ILogger logger, string session, uint streamId);
 
-    [LoggerMessage(EventId = 208, Level = LogLevel.Warning, Message = "Session {Session}: client {Uplink} passed over for {BackoffMs} ms after {Failures} answers in a row that its backend was unreachable")]
-    public static partial void ClientEjected(ILogger logger, string session, string uplink, int failures, long backoffMs);
+    [LoggerMessage(EventId = 208, Level = LogLevel.Warning, Message = "Session {Session}: client {Uplink} passed over for {BackoffMs} ms after answers in a row that its backend was unreachable")]
+    public static partial void ClientEjected(ILogger logger, string session, string uplink, long backoffMs);
 }

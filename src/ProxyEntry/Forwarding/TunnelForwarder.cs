@@ -53,7 +53,7 @@ public sealed partial class TunnelForwarder
         switch (SessionTarget.TryParse(rawTarget, out string session, out string prefix, out string backendTarget))
         {
             case SessionTargetStatus.NoSession:
-                await WriteNotFoundAsync(context, new SessionRoute("(none)", string.Empty, Host: null));
+                await WriteNotFoundAsync(context, new SessionRoute("(none)", string.Empty, ByHost: false));
                 return;
             case SessionTargetStatus.ClimbsAboveSession:
                 await FailAsync(context, streamId: 0, "(none)", ForwardingFailure.PathOutsideSession);
@@ -63,16 +63,15 @@ public sealed partial class TunnelForwarder
                 return;
         }
 
-        await ForwardToSessionAsync(context, new SessionRoute(session, prefix, Host: null), backendTarget);
+        await ForwardToSessionAsync(context, new SessionRoute(session, prefix, ByHost: false), backendTarget);
     }
 
     /// <summary>Forwards a request that <see cref="HostRouter"/> routed by its host: the whole path is the backend's.</summary>
     public async Task ForwardByHostAsync(HttpContext context, HostRoute route, string session)
     {
-        string host = context.Request.Host.Host;
         if (route == HostRoute.NotASession)
         {
-            await WriteNotFoundAsync(context, new SessionRoute("(none)", string.Empty, host));
+            await WriteNotFoundAsync(context, new SessionRoute(string.Empty, string.Empty, ByHost: true));
             return;
         }
 
@@ -88,7 +87,7 @@ public sealed partial class TunnelForwarder
                 break;
         }
 
-        await ForwardToSessionAsync(context, new SessionRoute(session, Prefix: string.Empty, host), backendTarget);
+        await ForwardToSessionAsync(context, new SessionRoute(session, Prefix: string.Empty, ByHost: true), backendTarget);
     }
 
     private async Task ForwardToSessionAsync(HttpContext context, SessionRoute route, string backendTarget)
@@ -404,9 +403,9 @@ public sealed partial class TunnelForwarder
     /// <summary>The member's backend could not be reached: counted towards its passive ejection.</summary>
     private void OnBackendUnreachable(in Exchange exchange)
     {
-        if (exchange.Member.OnBackendUnreachable(_registry.Clock.GetTimestamp(), _registry.Clock, _registry.Balancing, out TimeSpan backoff))
+        if (_registry.ReportUnreachable(exchange.Member, out TimeSpan backoff))
         {
-            ProxyEntryLog.ClientEjected(_logger, exchange.Route.Session, exchange.Member.Uplink.Name, _registry.Balancing.EjectAfter, (long)backoff.TotalMilliseconds);
+            ProxyEntryLog.ClientEjected(_logger, exchange.Route.Session, exchange.Member.Uplink.Name, (long)backoff.TotalMilliseconds);
             _metrics.ClientEjected();
         }
     }
@@ -437,9 +436,9 @@ public sealed partial class TunnelForwarder
 
     private static Task WriteNotFoundAsync(HttpContext context, in SessionRoute route) =>
         ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, ProblemTypes.TunnelNotFound, "Tunnel not found",
-            route.Host is null
+            !route.ByHost
                 ? $"No tunnel client is connected for session '{route.Session}'."
-                : route.Session == "(none)"
-                    ? $"No tunnel is served at host '{route.Host}'."
-                    : $"No tunnel client is connected for host '{route.Host}' (session '{route.Session}').");
+                : route.Session.Length == 0
+                    ? $"No tunnel is served at host '{context.Request.Host.Host}'."
+                    : $"No tunnel client is connected for host '{context.Request.Host.Host}' (session '{route.Session}').");
 }

@@ -31,17 +31,23 @@ public sealed class HostRouter
     /// <summary>False when neither a suffix nor a custom domain is set: every request is path-routed, with no host check.</summary>
     public bool IsEnabled { get; }
 
-    /// <param name="host">The request's host without its port (<c>HostString.Host</c>).</param>
-    public HostRoute Match(string host, out string session)
+    /// <param name="host">The request's <c>Host</c> as sent (<c>HostString.Value</c>), with or without a port.</param>
+    public HostRoute Match(string? host, out string session)
     {
         session = string.Empty;
-        if (host.Length == 0)
+        if (string.IsNullOrEmpty(host) || host[0] == '[')
+        {
+            return HostRoute.None; // none, or an IPv6 literal: never a session's host
+        }
+
+        // Cut the port without a copy, and a fully qualified name's final dot (demo.tunnel.example.com.): the same host.
+        int colon = host.IndexOf(':', StringComparison.Ordinal);
+        ReadOnlySpan<char> name = (colon < 0 ? host.AsSpan() : host.AsSpan(0, colon)).TrimEnd('.');
+        if (name.IsEmpty)
         {
             return HostRoute.None;
         }
 
-        // A fully qualified name may end in a dot (demo.tunnel.example.com.): the same host.
-        ReadOnlySpan<char> name = host.AsSpan().TrimEnd('.');
         if (_hosts.Count > 0 && _hosts.GetAlternateLookup<ReadOnlySpan<char>>().TryGetValue(name, out string? mapped))
         {
             session = mapped;

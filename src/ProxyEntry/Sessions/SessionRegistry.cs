@@ -16,7 +16,9 @@ public sealed class SessionRegistry
     private readonly ConcurrentDictionary<string, SessionUplinks>.AlternateLookup<ReadOnlySpan<char>> _bySpan;
     private readonly Lock _mutation = new();
     private readonly BalancingOptions _balancing;
-    private readonly BalancingPolicy? _uniformPolicy;
+    private readonly BalancingPolicy _defaultPolicy;
+    private readonly Dictionary<string, BalancingPolicy> _sessionPolicies = new(StringComparer.Ordinal);
+    private readonly TimeProvider _clock;
 
     public SessionRegistry()
         : this(new BalancingOptions(), TimeProvider.System)
@@ -32,16 +34,15 @@ public sealed class SessionRegistry
     {
         _bySpan = _sessions.GetAlternateLookup<ReadOnlySpan<char>>();
         _balancing = balancing;
-        Clock = clock;
+        _clock = clock;
 
-        // Without per-session overrides every session has the one policy: no lookup per request.
-        _uniformPolicy = balancing.Sessions.Count == 0 ? balancing.PolicyFor(string.Empty) : null;
+        // Resolved once: a request costs no allocation for its policy, and no lookup when no session has its own.
+        _defaultPolicy = balancing.PolicyFor(string.Empty);
+        foreach (string session in balancing.Sessions.Keys)
+        {
+            _sessionPolicies[session] = balancing.PolicyFor(session);
+        }
     }
-
-    /// <summary>The clock ejection backoffs run on.</summary>
-    public TimeProvider Clock { get; }
-
-    public BalancingOptions Balancing => _balancing;
 
     /// <summary>Sessions with at least one uplink.</summary>
     public int SessionCount => _sessions.Count;
@@ -50,7 +51,15 @@ public sealed class SessionRegistry
     public const string ReplacedReason = "replaced by a new login";
 
     /// <summary>The balancing policy of a session, whether or not a client serves it now.</summary>
-    public BalancingPolicy PolicyFor(string sessionId) => _uniformPolicy ?? _balancing.PolicyFor(sessionId);
+    public BalancingPolicy PolicyFor(string sessionId) =>
+        _sessionPolicies.Count > 0 && _sessionPolicies.TryGetValue(sessionId, out BalancingPolicy? own) ? own : _defaultPolicy;
+
+    /// <summary>
+    /// A member's answer said its backend could not be reached: counted towards its passive ejection
+    /// (<see cref="BalancingOptions.EjectAfter"/>). True when this answer ejected it, for <paramref name="backoff"/>.
+    /// </summary>
+    public bool ReportUnreachable(SessionMember member, out TimeSpan backoff) =>
+        member.OnBackendUnreachable(_clock.GetTimestamp(), _clock.TimestampFrequency, _balancing, out backoff);
 
     /// <summary>
     /// Adds an uplink to its session. When <paramref name="instanceId"/> names a client instance that already has an
@@ -96,7 +105,7 @@ public sealed class SessionRegistry
     {
         if (_bySpan.TryGetValue(sessionId, out SessionUplinks? members))
         {
-            return members.Pick(context, Clock.GetTimestamp(), out status);
+            return members.Pick(context, _clock.GetTimestamp(), out status);
         }
 
         status = PickStatus.NoClient;

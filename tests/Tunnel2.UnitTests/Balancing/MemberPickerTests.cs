@@ -237,26 +237,26 @@ public sealed class MemberPickerTests
         Register(registry, 2);
         SessionMember failing = registry.GetMembers("s")[0];
 
-        Assert.False(Fail(failing, registry, options, out _));
-        Assert.False(Fail(failing, registry, options, out _));
-        Assert.True(Fail(failing, registry, options, out TimeSpan first));
+        Assert.False(Fail(failing, registry, out _));
+        Assert.False(Fail(failing, registry, out _));
+        Assert.True(Fail(failing, registry, out TimeSpan first));
         Assert.Equal(TimeSpan.FromSeconds(1), first);
         Assert.False(failing.IsReady(clock.GetTimestamp()));
         Assert.Equal(20, Count(registry, 20).GetValueOrDefault(registry.GetMembers("s")[1].Uplink));
 
         clock.Advance(TimeSpan.FromSeconds(1));
         Assert.True(failing.IsReady(clock.GetTimestamp()));
-        Assert.True(Fail(failing, registry, options, out TimeSpan second)); // still failing: out again at once, for longer
+        Assert.True(Fail(failing, registry, out TimeSpan second)); // still failing: out again at once, for longer
         Assert.Equal(TimeSpan.FromSeconds(2), second);
         clock.Advance(TimeSpan.FromSeconds(2));
-        Assert.True(Fail(failing, registry, options, out TimeSpan third));
+        Assert.True(Fail(failing, registry, out TimeSpan third));
         Assert.Equal(TimeSpan.FromSeconds(3), third); // capped
 
         clock.Advance(TimeSpan.FromSeconds(3));
         failing.OnAnswered();
-        Assert.False(Fail(failing, registry, options, out _)); // the run and the backoff start over
-        Assert.False(Fail(failing, registry, options, out _));
-        Assert.True(Fail(failing, registry, options, out TimeSpan afresh));
+        Assert.False(Fail(failing, registry, out _)); // the run and the backoff start over
+        Assert.False(Fail(failing, registry, out _));
+        Assert.True(Fail(failing, registry, out TimeSpan afresh));
         Assert.Equal(TimeSpan.FromSeconds(1), afresh);
     }
 
@@ -270,10 +270,10 @@ public sealed class MemberPickerTests
 
         for (int i = 0; i < 100; i++)
         {
-            Assert.False(Fail(member, registry, options, out _));
+            Assert.False(Fail(member, registry, out _));
         }
 
-        Assert.True(member.IsReady(registry.Clock.GetTimestamp()));
+        Assert.True(member.IsReady(TimeProvider.System.GetTimestamp()));
     }
 
     [Fact]
@@ -287,10 +287,16 @@ public sealed class MemberPickerTests
 
         Assert.Equal(new BalancingPolicy(BalancingStrategy.LeastRequests, AffinityMode.Cookie, null, "Tunnel2-Affinity"), options.PolicyFor("shop"));
         Assert.Equal(new BalancingPolicy(BalancingStrategy.RoundRobin, AffinityMode.Cookie, null, "Tunnel2-Affinity"), options.PolicyFor("other"));
+
+        // The registry resolves them once: the same policy object on every request.
+        var registry = new SessionRegistry(options, TimeProvider.System);
+        Assert.Equal(options.PolicyFor("shop"), registry.PolicyFor("shop"));
+        Assert.Same(registry.PolicyFor("shop"), registry.PolicyFor("shop"));
+        Assert.Same(registry.PolicyFor("other"), registry.PolicyFor("another"));
     }
 
-    private static bool Fail(SessionMember member, SessionRegistry registry, BalancingOptions options, out TimeSpan backoff) =>
-        member.OnBackendUnreachable(registry.Clock.GetTimestamp(), registry.Clock, options, out backoff);
+    private static bool Fail(SessionMember member, SessionRegistry registry, out TimeSpan backoff) =>
+        registry.ReportUnreachable(member, out backoff);
 
     private static SessionRegistry Registry(BalancingOptions options) => new(options, TimeProvider.System);
 

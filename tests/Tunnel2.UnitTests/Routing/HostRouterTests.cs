@@ -16,6 +16,8 @@ public sealed class HostRouterTests
     [InlineData("MixedCase.tunnel.example.com", "MixedCase")]
     [InlineData("app.example.org", "demo")]
     [InlineData("APP.example.org.", "demo")]
+    [InlineData("shop.tunnel.example.com:12000", "shop")]
+    [InlineData("app.example.org:443", "demo")]
     public void A_session_host_names_its_session(string host, string session)
     {
         Assert.Equal(HostRoute.Session, Router.Match(host, out string matched));
@@ -30,7 +32,10 @@ public sealed class HostRouterTests
     [InlineData("localhost")]
     [InlineData("")]
     [InlineData("other.example.org")]
-    public void Any_other_host_is_left_to_path_routing(string host)
+    [InlineData("[::1]:12000")]
+    [InlineData(":12000")]
+    [InlineData(null)]
+    public void Any_other_host_is_left_to_path_routing(string? host)
     {
         Assert.Equal(HostRoute.None, Router.Match(host, out _));
     }
