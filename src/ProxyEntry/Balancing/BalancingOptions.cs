@@ -1,3 +1,4 @@
+using Tunnel2.Protocol.Balancing;
 using System.ComponentModel.DataAnnotations;
 using Tunnel2.Protocol.Configuration;
 

@@ -1,3 +1,5 @@
+using Tunnel2.Protocol.Balancing;
+
 namespace Tunnel2.ProxyEntry.Balancing;
 
 /// <summary>The resolved choice for one session: its strategy and affinity with the defaults filled in.</summary>

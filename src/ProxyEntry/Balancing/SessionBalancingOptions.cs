@@ -1,3 +1,5 @@
+using Tunnel2.Protocol.Balancing;
+
 namespace Tunnel2.ProxyEntry.Balancing;
 
 /// <summary>One session's own choices (<c>ProxyEntry:Balancing:Sessions:{id}</c>); what it leaves unset comes from the defaults.</summary>

@@ -1,6 +1,5 @@
-using System.IO.Hashing;
-using System.Runtime.InteropServices;
 using System.Security.Cryptography;
+using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.ProxyEntry.Balancing;
@@ -9,12 +8,9 @@ namespace Tunnel2.ProxyEntry.Balancing;
 /// One uplink serving a session, as balancing sees it: its weight, the key affinity remembers it by, and its passive
 /// health (answers in a row that said the backend could not be reached, and the ejection they led to).
 /// </summary>
-public sealed class SessionMember
+public sealed class SessionMember : IBalancingMember
 {
-    private readonly Lock _health = new();
-    private int _unreachableInARow;
-    private int _ejections;
-    private long _ejectedUntil;
+    private readonly PassiveEjection _ejection = new();
 
     public SessionMember(Uplink uplink, string? instanceId, int weight)
     {
@@ -26,8 +22,8 @@ public sealed class SessionMember
         // survives the client reconnecting; random otherwise.
         KeyHash = instanceId is null
             ? BitConverter.ToUInt64(RandomNumberGenerator.GetBytes(sizeof(ulong)))
-            : XxHash3.HashToUInt64(MemoryMarshal.AsBytes(instanceId.AsSpan()));
-        AffinityKey = KeyHash.ToString("x16", System.Globalization.CultureInfo.InvariantCulture);
+            : AffinityKeys.Hash(instanceId);
+        AffinityKey = AffinityKeys.CookieValue(KeyHash);
     }
 
     public Uplink Uplink { get; }
@@ -39,13 +35,13 @@ public sealed class SessionMember
     /// <summary>What an affinity cookie holds: derived from the instance id, which it does not reveal.</summary>
     public string AffinityKey { get; }
 
-    internal ulong KeyHash { get; }
+    public ulong KeyHash { get; }
 
     /// <summary>Streams open on the uplink: what least-requests compares.</summary>
     public int Outstanding => Uplink.ActiveStreamCount;
 
     /// <summary>The client says its backend is ready, and no run of failures has put it aside.</summary>
-    public bool IsReady(long now) => Uplink.PeerReady && now >= Volatile.Read(ref _ejectedUntil);
+    public bool IsReady(long now) => Uplink.PeerReady && !_ejection.IsEjected(now);
 
     /// <summary>May take a new request now: ready, and its uplink open with room for a stream.</summary>
     public bool CanTake(long now) => Uplink.HasRoomForStream && IsReady(now);
@@ -56,46 +52,9 @@ public sealed class SessionMember
     /// and true is returned with it. Once the backoff ends the member takes requests again; one more failure ejects it
     /// again, for twice as long, up to <see cref="BalancingOptions.MaxEjectionBackoff"/>.
     /// </summary>
-    public bool OnBackendUnreachable(long now, long timestampFrequency, BalancingOptions options, out TimeSpan backoff)
-    {
-        backoff = TimeSpan.Zero;
-        if (options.EjectAfter == 0)
-        {
-            return false;
-        }
-
-        lock (_health)
-        {
-            if (++_unreachableInARow < options.EjectAfter || now < _ejectedUntil)
-            {
-                return false;
-            }
-
-            backoff = options.EjectionBackoff;
-            for (int i = 0; i < _ejections && backoff < options.MaxEjectionBackoff; i++)
-            {
-                backoff *= 2;
-            }
-
-            backoff = backoff < options.MaxEjectionBackoff ? backoff : options.MaxEjectionBackoff;
-            _ejections++;
-            Volatile.Write(ref _ejectedUntil, now + (long)(backoff.TotalSeconds * timestampFrequency));
-            return true;
-        }
-    }
+    public bool OnBackendUnreachable(long now, long timestampFrequency, BalancingOptions options, out TimeSpan backoff) =>
+        _ejection.OnUnreachable(now, timestampFrequency, options.EjectAfter, options.EjectionBackoff, options.MaxEjectionBackoff, out backoff);
 
     /// <summary>A response head came back: the run of failures, and the backoff it built up, are over.</summary>
-    public void OnAnswered()
-    {
-        if (Volatile.Read(ref _unreachableInARow) == 0)
-        {
-            return; // the usual case: no lock, no write
-        }
-
-        lock (_health)
-        {
-            _unreachableInARow = 0;
-            _ejections = 0;
-        }
-    }
+    public void OnAnswered() => _ejection.OnAnswered();
 }

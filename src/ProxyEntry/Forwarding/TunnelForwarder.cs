@@ -1,3 +1,4 @@
+using Tunnel2.Protocol.Balancing;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Logging;

@@ -1,5 +1,4 @@
-using System.IO.Hashing;
-using System.Runtime.InteropServices;
+using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
 
@@ -83,31 +82,8 @@ internal sealed class SessionUplinks(BalancingPolicy policy)
             return null;
         }
 
-        SessionMember? picked = null;
-        if (all.Length == 1)
-        {
-            // The common case, one client: no strategy to run and no shared cursor to step.
-            picked = all[0] != context.Exclude && all[0].CanTake(now) ? all[0] : null;
-        }
-        else if (context.AffinityKey is { } key && Policy.Affinity != AffinityMode.None)
-        {
-            picked = Policy.Affinity == AffinityMode.Cookie
-                ? MemberPicker.ByAffinityKey(all, key, context.Exclude, now)
-                : MemberPicker.Rendezvous(all, XxHash3.HashToUInt64(MemoryMarshal.AsBytes(key.AsSpan())), context.Exclude, now);
-        }
-
-        // One cursor step per pick, then a walk from there: stepping the shared cursor for every candidate would let
-        // concurrent picks skip the one member that still takes streams while the others drain or fail.
-        if (picked is null && all.Length > 1)
-        {
-            picked = Policy.Strategy switch
-            {
-                BalancingStrategy.LeastRequests => MemberPicker.LeastRequests(all, Random.Shared, context.Exclude, now),
-                BalancingStrategy.Weighted => MemberPicker.Weighted(all, members.WeightedSchedule, Interlocked.Increment(ref _cursor), context.Exclude, now),
-                _ => MemberPicker.RoundRobin(all, Interlocked.Increment(ref _cursor), context.Exclude, now),
-            };
-        }
-
+        SessionMember? picked = MemberPicker.Pick(all, members.WeightedSchedule, ref _cursor, Policy.Strategy, Policy.Affinity,
+            context.AffinityKey, context.Exclude, now);
         if (picked is not null)
         {
             status = PickStatus.Picked;

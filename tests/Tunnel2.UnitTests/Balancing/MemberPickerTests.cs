@@ -1,3 +1,4 @@
+using Tunnel2.Protocol.Balancing;
 using System.IO.Pipelines;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Time.Testing;

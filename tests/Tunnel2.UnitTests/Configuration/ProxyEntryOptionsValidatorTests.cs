@@ -1,3 +1,4 @@
+using Tunnel2.Protocol.Balancing;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Forwarding;

@@ -1,4 +1,4 @@
-namespace Tunnel2.ProxyEntry.Balancing;
+namespace Tunnel2.Protocol.Balancing;
 
 /// <summary>
 /// The order in which weighted round robin visits members, built once per change of membership: each member appears
@@ -7,10 +7,11 @@ namespace Tunnel2.ProxyEntry.Balancing;
 /// </summary>
 public static class WeightedSchedule
 {
-    public static int[] Build(SessionMember[] members)
+    public static int[] Build<T>(T[] members)
+        where T : IBalancingMember
     {
         int total = 0;
-        foreach (SessionMember member in members)
+        foreach (T member in members)
         {
             total += member.Weight;
         }
