@@ -6,6 +6,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
 using Tunnel2.IdleSessions;
+using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Health;
@@ -48,6 +49,8 @@ await using ServiceProvider services = new ServiceCollection()
     .AddMetrics()
     .AddSingleton<TunnelClientStatus>()
     .AddSingleton<TunnelClientMetrics>()
+    .AddSingleton<BackendSet>()
+    .AddSingleton<BackendHealth>() // no health path: always ready
     .AddSingleton<BackendRelay>()
     // The relay is never used (no request reaches an idle session); it only has to exist, as every client uplink has one.
     .AddSingleton(Options.Create(new TunnelClientOptions { Backend = "http://127.0.0.1:9", Token = options.Token }))
@@ -66,7 +69,7 @@ var open = new ConcurrentDictionary<int, (DialedUplink Dialed, Task Run)>();
 var connectFailures = new ConcurrentBag<string>();
 var drops = new ConcurrentQueue<string>();
 var clock = Stopwatch.StartNew();
-var noHealthProbe = new BackendHealth(Options.Create(new TunnelClientOptions())); // always ready
+BackendHealth noHealthProbe = services.GetRequiredService<BackendHealth>();
 try
 {
     await Parallel.ForEachAsync(

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
+using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Health;
@@ -14,6 +15,7 @@ public static class TunnelClientApp
     /// <exception cref="OptionsValidationException">The configuration is invalid; the message says what to fix.</exception>
     public static IHost Create(string[] args)
     {
+        args = CommandLine.JoinRepeatedBackends(args);
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings
         {
             Args = args,
@@ -31,6 +33,7 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<TunnelClientMetrics>();
         builder.Services.AddSingleton<TunnelClientStatus>();
         builder.Services.AddSingleton<IExitCodeSource>(services => services.GetRequiredService<TunnelClientStatus>());
+        builder.Services.AddSingleton<BackendSet>();
         builder.Services.AddSingleton<BackendRelay>();
         builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<BackendHealth>();

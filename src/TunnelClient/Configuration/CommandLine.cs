@@ -9,6 +9,9 @@ public static class CommandLine
         ["--session"] = "TunnelClient:Session",
         ["--token"] = "TunnelClient:Token",
         ["--backend"] = "TunnelClient:Backend",
+        ["--backend-balancing"] = "TunnelClient:BackendBalancing",
+        ["--backend-affinity"] = "TunnelClient:BackendAffinity",
+        ["--backend-affinity-header"] = "TunnelClient:BackendAffinityHeader",
         ["--uplinks"] = "TunnelClient:Uplinks",
         ["--weight"] = "TunnelClient:Weight",
         ["--health-path"] = "TunnelClient:HealthPath",
@@ -27,6 +30,42 @@ public static class CommandLine
         ["--server-certificate-sha256"] = "TunnelClient:ServerCertificateSha256",
     };
 
+    private const string BackendSwitch = "--backend";
+
+    /// <summary>
+    /// The arguments with every <c>--backend</c> joined into one, comma-separated (what <c>TunnelClient:Backend</c> reads),
+    /// since the configuration's command-line source keeps only the last of a repeated switch.
+    /// </summary>
+    public static string[] JoinRepeatedBackends(string[] args)
+    {
+        var backends = new List<string>();
+        var rest = new List<string>(args.Length);
+        for (int i = 0; i < args.Length; i++)
+        {
+            if (args[i] == BackendSwitch && i + 1 < args.Length)
+            {
+                backends.Add(args[++i]);
+            }
+            else if (args[i].StartsWith(BackendSwitch + "=", StringComparison.Ordinal))
+            {
+                backends.Add(args[i][(BackendSwitch.Length + 1)..]);
+            }
+            else
+            {
+                rest.Add(args[i]);
+            }
+        }
+
+        if (backends.Count < 2)
+        {
+            return args;
+        }
+
+        rest.Add(BackendSwitch);
+        rest.Add(string.Join(", ", backends));
+        return [.. rest];
+    }
+
     public const string HelpText = """
         TunnelClient: keeps an uplink to a Tunnel2 server and relays the requests of a session to a backend.
 
@@ -43,11 +82,20 @@ public static class CommandLine
           --session <id>             Session to serve (1-128 chars of A-Z a-z 0-9 - _ . ~)
           --token <token>            Token the server expects
           --backend <url>            Backend base URL                  [default http://127.0.0.1:12007]
+                                     Give it several times (or comma-separated) to balance over several
+                                     backends; "<url> weight=<n>" (quoted) sets one's weight (1-100)
+          --backend-balancing <s>    How requests spread over several backends: RoundRobin, LeastRequests
+                                     (fewer in flight of two at random) or Weighted   [default RoundRobin]
+          --backend-affinity <mode>  Keep a caller on one backend: None, Cookie (Tunnel2-Backend), Header
+                                     (a hash of the header named next) or ClientIp    [default None]
+          --backend-affinity-header <name>
+                                     The header Header affinity hashes, e.g. X-User-Id
           --uplinks <n>              Uplink connections, all serving the session (1-16) [default 1]
           --weight <n>               This client's share when the server balances the session by weight
                                      (1-100)                                [default 1]
-          --health-path <path>       Probe this backend path (e.g. /healthz); while it fails (not 2xx/3xx,
-                                     or no answer) the server sends this client no requests [default none]
+          --health-path <path>       Probe this path on each backend (e.g. /healthz); a backend that fails
+                                     (not 2xx/3xx, or no answer) gets no requests, and while all fail the
+                                     server sends this client none                   [default none]
           --health-interval <t>      How often to probe it                  [default 00:00:05]
           --health-timeout <t>       A probe not answered within this fails [default 00:00:02]
           --max-concurrency <n>      Backend requests waiting for their response head at once, across
@@ -75,6 +123,8 @@ public static class CommandLine
 
         Every setting can also come from appsettings.json or environment variables:
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
+          TunnelClient__BackendBalancing, TunnelClient__BackendAffinity, TunnelClient__BackendAffinityHeader,
+          TunnelClient__BackendAffinityCookie,
           TunnelClient__Uplinks, TunnelClient__Weight, TunnelClient__HealthPath, TunnelClient__HealthInterval,
           TunnelClient__HealthTimeout, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
           TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout, TunnelClient__RewritePaths,

@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Configuration;
 
 namespace Tunnel2.TunnelClient.Configuration;
@@ -31,9 +32,26 @@ public sealed class TunnelClientOptions
     [Required(ErrorMessage = "TunnelClient:Token is required (--token or TunnelClient__Token).")]
     public string Token { get; set; } = string.Empty;
 
-    /// <summary>Base URL of the backend requests are relayed to.</summary>
+    /// <summary>
+    /// Base URL of the backend requests are relayed to, or several separated by commas (a repeated <c>--backend</c> is
+    /// joined so), each optionally followed by <c>weight=N</c>: <c>http://127.0.0.1:8081, http://127.0.0.1:8082 weight=3</c>.
+    /// Several are balanced by <see cref="BackendBalancing"/> and <see cref="BackendAffinity"/>.
+    /// </summary>
     [Required(ErrorMessage = "TunnelClient:Backend is required (--backend).")]
     public string Backend { get; set; } = "http://127.0.0.1:12007";
+
+    /// <summary>How requests spread over several backends.</summary>
+    public BalancingStrategy BackendBalancing { get; set; } = BalancingStrategy.RoundRobin;
+
+    /// <summary>What keeps a caller on one of several backends (the strategy places callers without it).</summary>
+    public AffinityMode BackendAffinity { get; set; } = AffinityMode.None;
+
+    /// <summary>The header hashed when <see cref="BackendAffinity"/> is <see cref="AffinityMode.Header"/>.</summary>
+    public string? BackendAffinityHeader { get; set; }
+
+    /// <summary>The cookie that names a caller's backend when <see cref="BackendAffinity"/> is <see cref="AffinityMode.Cookie"/>.</summary>
+    [RegularExpression("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", ErrorMessage = "TunnelClient:BackendAffinityCookie must be a cookie name (an RFC 9110 token).")]
+    public string BackendAffinityCookie { get; set; } = "Tunnel2-Backend";
 
     /// <summary>
     /// Uplink connections this client keeps to the server, each logged in on its own and all serving the session; the
@@ -49,7 +67,8 @@ public sealed class TunnelClientOptions
 
     /// <summary>
     /// A path on the backend to probe, e.g. <c>/healthz</c>: while its answer is not 2xx or 3xx, the server sends this
-    /// client no requests. Null: no probe, always ready.
+    /// client no requests (with several backends: a backend that fails gets none, and the server none while all fail).
+    /// Null: no probe, always ready.
     /// </summary>
     public string? HealthPath { get; set; }
 

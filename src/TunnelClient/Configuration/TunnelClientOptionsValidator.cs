@@ -1,10 +1,12 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Handshake;
+using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Configuration;
 
-/// <summary>Checks what data annotations cannot: URLs, the session id's form, and the timers' order.</summary>
+/// <summary>Checks what data annotations cannot: URLs and backend lists, the session id's form, and the timers' order.</summary>
 public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClientOptions>
 {
     public ValidateOptionsResult Validate(string? name, TunnelClientOptions options)
@@ -50,10 +52,14 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
             failures.Add("--ca-certificate and --server-certificate-sha256 check an https:// server; TunnelClient:Server is not one.");
         }
 
-        if (!Uri.TryCreate(options.Backend, UriKind.Absolute, out Uri? backend)
-            || (backend.Scheme != Uri.UriSchemeHttp && backend.Scheme != Uri.UriSchemeHttps))
+        if (BackendAddress.ParseList(options.Backend, out string? backendError) is null)
         {
-            failures.Add($"TunnelClient:Backend must be an http:// or https:// URL, not '{options.Backend}'.");
+            failures.Add($"TunnelClient:Backend must be an http:// or https:// URL, or several separated by commas, each optionally followed by weight=N: {backendError}");
+        }
+
+        if (options.BackendAffinity == AffinityMode.Header && string.IsNullOrWhiteSpace(options.BackendAffinityHeader))
+        {
+            failures.Add("TunnelClient:BackendAffinity is Header but TunnelClient:BackendAffinityHeader names no header (--backend-affinity-header).");
         }
 
         if (!string.IsNullOrEmpty(options.Session) && !HandshakeProtocol.IsValidSessionId(options.Session))

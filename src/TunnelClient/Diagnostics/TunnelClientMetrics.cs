@@ -2,7 +2,7 @@ using System.Diagnostics.Metrics;
 
 namespace Tunnel2.TunnelClient.Diagnostics;
 
-/// <summary>Meter <c>Tunnel2.TunnelClient</c>: requests relayed, failures by reason, connects, backend connections closed by cause.</summary>
+/// <summary>Meter <c>Tunnel2.TunnelClient</c>: requests relayed, failures by reason, connects, backend connections closed by cause, backend ejections.</summary>
 public sealed class TunnelClientMetrics : IDisposable
 {
     public const string MeterName = "Tunnel2.TunnelClient";
@@ -13,6 +13,7 @@ public sealed class TunnelClientMetrics : IDisposable
     private readonly Counter<long> _connects;
     private readonly Counter<long> _backendClosed;
     private readonly UpDownCounter<long> _upgraded;
+    private readonly Counter<long> _backendEjections;
 
     public TunnelClientMetrics(IMeterFactory meterFactory)
     {
@@ -22,6 +23,8 @@ public sealed class TunnelClientMetrics : IDisposable
         _connects = _meter.CreateCounter<long>("tunnel2.client.connects", "{connect}", "Uplinks established");
         _backendClosed = _meter.CreateCounter<long>("tunnel2.client.backend_connections.closed", "{connection}",
             "Backend connections closed instead of going back to the pool, by cause");
+        _backendEjections = _meter.CreateCounter<long>("tunnel2.client.backend_ejections", "{ejection}",
+            "Backends passed over for a while after connects in a row failed, by backend");
         _upgraded = _meter.CreateUpDownCounter<long>("tunnel2.client.upgraded_streams", "{stream}", "Streams switched to another protocol (WebSocket, …), relaying bytes");
     }
 
@@ -32,6 +35,8 @@ public sealed class TunnelClientMetrics : IDisposable
     public void Connected() => _connects.Add(1);
 
     public void BackendConnectionClosed(string cause) => _backendClosed.Add(1, new KeyValuePair<string, object?>("cause", cause));
+
+    public void BackendEjected(string backend) => _backendEjections.Add(1, new KeyValuePair<string, object?>("backend", backend));
 
     public void UpgradeStarted() => _upgraded.Add(1);
 

@@ -1,19 +1,23 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 
 namespace Tunnel2.TunnelClient.Health;
 
 /// <summary>
-/// Whether the backend passes its health probe, as the last probe found; uplinks read it at login and hear of changes.
-/// Without a health path it is always ready and nothing waits for a probe.
+/// Whether this client can serve, as the last probes found: ready while at least one of its backends passes its probe.
+/// Uplinks read it at login and hear of changes. Without a health path it is always ready and nothing waits for a probe.
 /// </summary>
 public sealed class BackendHealth
 {
     private readonly TaskCompletionSource _firstProbe = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly BackendSet _backends;
+    private readonly Lock _lock = new();
     private volatile bool _ready = true;
 
-    public BackendHealth(IOptions<TunnelClientOptions> options)
+    public BackendHealth(IOptions<TunnelClientOptions> options, BackendSet backends)
     {
+        _backends = backends;
         IsProbed = !string.IsNullOrEmpty(options.Value.HealthPath);
         if (!IsProbed)
         {
@@ -26,23 +30,34 @@ public sealed class BackendHealth
 
     public bool IsReady => _ready;
 
-    /// <summary>Completes once the first probe has answered (at once without probes), so that a login reports a real state.</summary>
+    /// <summary>Completes once every backend has answered its first probe (at once without probes), so that a login reports a real state.</summary>
     public Task FirstProbe => _firstProbe.Task;
 
     /// <summary>Raised with the new state when it changes; handlers run on the prober's thread and must not block.</summary>
     public event Action<bool>? Changed;
 
-    /// <returns>True when the state changed.</returns>
-    public bool Report(bool ready)
+    /// <summary>Records one backend's probe; the client's state follows (ready while any backend is).</summary>
+    /// <returns>True when that backend's state changed.</returns>
+    public bool Report(Backend backend, bool ready)
     {
-        bool changed = _ready != ready;
-        _ready = ready;
-        _firstProbe.TrySetResult();
-        if (changed)
+        bool clientChanged;
+        bool backendChanged;
+        lock (_lock)
         {
-            Changed?.Invoke(ready);
+            backendChanged = backend.ReportProbe(ready);
+            bool anyReady = _backends.AnyProbedReady;
+            clientChanged = _ready != anyReady;
+            _ready = anyReady;
         }
 
-        return changed;
+        if (clientChanged)
+        {
+            Changed?.Invoke(_ready);
+        }
+
+        return backendChanged;
     }
+
+    /// <summary>Every backend has been probed once.</summary>
+    public void OnFirstRoundProbed() => _firstProbe.TrySetResult();
 }

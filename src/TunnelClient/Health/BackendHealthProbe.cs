@@ -1,35 +1,41 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 
 namespace Tunnel2.TunnelClient.Health;
 
 /// <summary>
-/// Probes the backend's health path every interval: a 2xx or 3xx answer within the timeout is ready, anything else
-/// (another status, a refused connection, no answer) is unready. One failed probe is enough, so the server stops
-/// sending requests within one interval; one good probe brings the client back. Redirects are not followed.
+/// Probes the health path of each backend every interval, all at once: a 2xx or 3xx answer within the timeout is
+/// ready, anything else (another status, a refused connection, no answer) is unready. One failed probe is enough, so a
+/// backend gets no requests within one interval (nor the client, from the server, once all fail); one good probe
+/// brings it back. Redirects are not followed.
 /// </summary>
 public sealed class BackendHealthProbe : BackgroundService
 {
     private readonly BackendHealth _health;
     private readonly TunnelClientOptions _options;
     private readonly ILogger<BackendHealthProbe> _logger;
-    private readonly Uri? _url;
+    private readonly (Backend Backend, Uri Url)[] _targets = [];
 
-    public BackendHealthProbe(BackendHealth health, IOptions<TunnelClientOptions> options, ILogger<BackendHealthProbe> logger)
+    public BackendHealthProbe(BackendHealth health, BackendSet backends, IOptions<TunnelClientOptions> options, ILogger<BackendHealthProbe> logger)
     {
         _health = health;
         _options = options.Value;
         _logger = logger;
         if (health.IsProbed)
         {
-            _url = new Uri(new Uri(_options.Backend), _options.HealthPath);
+            _targets = new (Backend, Uri)[backends.All.Count];
+            for (int i = 0; i < _targets.Length; i++)
+            {
+                _targets[i] = (backends.All[i], new Uri(backends.All[i].Url, _options.HealthPath));
+            }
         }
     }
 
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        if (_url is null)
+        if (_targets.Length == 0)
         {
             return;
         }
@@ -45,28 +51,41 @@ public sealed class BackendHealthProbe : BackgroundService
             Timeout = _options.HealthTimeout,
         };
         using var timer = new PeriodicTimer(_options.HealthInterval);
+        var round = new Task[_targets.Length];
+        bool first = true;
         do
         {
-            (bool ready, string detail) = await ProbeAsync(client, stoppingToken);
+            for (int i = 0; i < _targets.Length; i++)
+            {
+                round[i] = ProbeAndReportAsync(client, _targets[i].Backend, _targets[i].Url, first, stoppingToken);
+            }
+
+            await Task.WhenAll(round);
             if (stoppingToken.IsCancellationRequested)
             {
                 return;
             }
 
-            bool first = !_health.FirstProbe.IsCompleted;
-            if (_health.Report(ready) || first)
-            {
-                TunnelClientLog.HealthChanged(_logger, _url.ToString(), ready ? "ready" : "unready", detail);
-            }
+            _health.OnFirstRoundProbed();
+            first = false;
         }
         while (await WaitAsync(timer, stoppingToken));
     }
 
-    private async Task<(bool Ready, string Detail)> ProbeAsync(HttpClient client, CancellationToken stoppingToken)
+    private async Task ProbeAndReportAsync(HttpClient client, Backend backend, Uri url, bool first, CancellationToken stoppingToken)
+    {
+        (bool ready, string detail) = await ProbeAsync(client, backend, url, stoppingToken);
+        if (!stoppingToken.IsCancellationRequested && (_health.Report(backend, ready) || first))
+        {
+            TunnelClientLog.HealthChanged(_logger, url.ToString(), ready ? "ready" : "unready", detail);
+        }
+    }
+
+    private async Task<(bool Ready, string Detail)> ProbeAsync(HttpClient client, Backend backend, Uri url, CancellationToken stoppingToken)
     {
         try
         {
-            using HttpResponseMessage response = await client.GetAsync(_url, HttpCompletionOption.ResponseHeadersRead, stoppingToken);
+            using HttpResponseMessage response = await client.GetAsync(url, HttpCompletionOption.ResponseHeadersRead, stoppingToken);
             int status = (int)response.StatusCode;
             return (status is >= 200 and < 400, $"status {status}");
         }
@@ -80,7 +99,7 @@ public sealed class BackendHealthProbe : BackgroundService
         }
         catch (OperationCanceledException)
         {
-            return (_health.IsReady, "stopping");
+            return (backend.IsProbedReady, "stopping");
         }
     }
 

@@ -5,42 +5,37 @@ using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay.Http1;
-using Tunnel2.TunnelClient.Relay.Rewriting;
 using Tunnel2.TunnelClient.Relay.Upgrades;
 using Tunnel2.TunnelClient.Uplinks;
 
 namespace Tunnel2.TunnelClient.Relay;
 
 /// <summary>
-/// Relays each stream the server opens to the backend: waits for a concurrency slot, then speaks HTTP/1.1 on a pooled
-/// keep-alive connection, full duplex (the request body keeps flowing while the response streams back, which
+/// Relays each stream the server opens to a backend (<see cref="BackendSet"/> picks one when there are several): waits
+/// for a concurrency slot, then speaks HTTP/1.1 on a pooled keep-alive connection, full duplex (the request body keeps flowing while the response streams back, which
 /// <c>SocketsHttpHandler</c> does not do on HTTP/1.1). The slot is given back once the response head is out: a long
 /// body, an SSE stream or a WebSocket holds none. An upgrade request answered 101 becomes an upgraded stream
 /// (<see cref="UpgradedStreams"/>). Failures become a stream reset whose code tells the server which status the caller gets.
 /// </summary>
 public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
 {
-    private readonly BackendConnectionPool _pool;
+    private readonly BackendSet _backends;
     private readonly ConcurrencyGate _gate;
     private readonly UpgradedStreams _upgrades;
-    private readonly string _host;
     private readonly bool _requestBuffering;
-    private readonly PublicPathRewriter? _pathRewriter;
     private readonly TunnelClientStatus _status;
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendRelay> _logger;
 
-    public BackendRelay(IOptions<TunnelClientOptions> options, TunnelClientStatus status, TunnelClientMetrics metrics, ILogger<BackendRelay> logger)
+    public BackendRelay(IOptions<TunnelClientOptions> options, BackendSet backends, TunnelClientStatus status, TunnelClientMetrics metrics, ILogger<BackendRelay> logger)
     {
         TunnelClientOptions settings = options.Value;
-        var backend = new Uri(settings.Backend);
-        _host = backend.Authority;
+        _backends = backends;
         _requestBuffering = settings.RequestBuffering;
-        _pathRewriter = settings.RewritePaths ? new PublicPathRewriter(backend) : null;
-        _pool = new BackendConnectionPool(backend, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout, maxIdle: settings.MaxConcurrency, settings.UnsentBytesLimit, OnConnectionClosed);
         _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
         _upgrades = new UpgradedStreams(settings.MaxUpgradedStreams, settings.UpgradedIdleTimeout, metrics, logger);
         _status = status;
@@ -62,7 +57,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        await _pool.DisposeAsync();
+        await _backends.DisposeAsync();
         _gate.Dispose();
         _upgrades.Dispose();
     }
@@ -132,22 +127,39 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         bool isHead = request.Method == "HEAD";
         bool requestHasBody = stream.RequestHasBody && !upgrade;
         bool slotHeld = true;
+        Backend backend = _backends.Pick(request)!;
+        backend.ExchangeStarted();
+        bool connectRetried = false;
         try
         {
             for (int attempt = 0; ; attempt++)
             {
                 bool reused = true;
-                if (!_pool.TryRentIdle(stream.Id, out BackendConnection? connection))
+                if (!backend.Pool.TryRentIdle(stream.Id, out BackendConnection? connection))
                 {
                     reused = false;
                     try
                     {
-                        connection = await _pool.ConnectAsync(stream.Aborted);
+                        connection = await backend.Pool.ConnectAsync(stream.Aborted);
                     }
                     catch (Exception ex) when (!stream.IsAborted
                                                && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
                     {
-                        // Nothing reached the backend: a version-4 server may try the request on another client.
+                        _backends.ReportUnreachable(backend);
+
+                        // Nothing reached the backend, so another may take the request: once here, among this
+                        // client's backends, then a version-4 server may try it on another client.
+                        if (!connectRetried && _backends.Pick(request, exclude: backend) is { } next)
+                        {
+                            TunnelClientLog.BackendConnectRetried(_logger, stream.Id, backend.ToString(), ex.Message, next.ToString());
+                            connectRetried = true;
+                            backend.ExchangeEnded();
+                            backend = next;
+                            backend.ExchangeStarted();
+                            attempt = -1;
+                            continue;
+                        }
+
                         ProtocolErrorCode code = stream.Uplink.Settings.ProtocolVersion >= HandshakeProtocol.HealthVersion
                             ? ProtocolErrorCode.BackendConnectFailed
                             : ProtocolErrorCode.BackendUnreachable;
@@ -166,7 +178,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     bool chunked;
                     try
                     {
-                        chunked = RequestWriter.WriteHead(connection.Output, request, _host, requestHasBody, upgrade);
+                        chunked = RequestWriter.WriteHead(connection.Output, request, backend.Host, requestHasBody, upgrade);
                     }
                     catch (InvalidDataException ex)
                     {
@@ -207,12 +219,18 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                         return;
                     }
 
+                    backend.OnAnswered();
                     _status.OnRequestRelayed();
                     _metrics.RequestRelayed();
                     // The reader passes a 101 only to an upgrade request; its stream stays open for the new protocol's bytes.
                     bool switched = response.CloseCause == CloseCause.Upgraded;
                     bool noBody = response.Framing == BodyFraming.None && !switched;
-                    _pathRewriter?.Rewrite(response.Headers, request);
+                    if (_backends.UsesAffinityCookie)
+                    {
+                        _backends.SetAffinityCookie(response.Headers, request, backend);
+                    }
+
+                    backend.PathRewriter?.Rewrite(response.Headers, request);
                     stream.SendResponseHead(new ResponseHead(response.StatusCode, response.Headers), endStream: noBody);
                     slotHeld = false;
                     _gate.Release();
@@ -255,29 +273,17 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                         closeCause ??= CloseCause.ExchangeFailed;
                     }
 
-                    await _pool.ReturnOrCloseAsync(connection, closeCause, stream.Id);
+                    await backend.Pool.ReturnOrCloseAsync(connection, closeCause, stream.Id);
                 }
             }
         }
         finally
         {
+            backend.ExchangeEnded();
             if (slotHeld)
             {
                 _gate.Release();
             }
-        }
-    }
-
-    private void OnConnectionClosed(CloseCause cause, uint streamId)
-    {
-        _metrics.BackendConnectionClosed(cause.Name);
-        if (cause.Suspicious)
-        {
-            TunnelClientLog.BackendBrokeFraming(_logger, streamId, cause.Name);
-        }
-        else
-        {
-            TunnelClientLog.BackendConnectionClosed(_logger, streamId, cause.Name);
         }
     }
 

@@ -68,12 +68,31 @@ public sealed class TunnelClientOptionsValidatorTests
     [InlineData("https://backend.internal", true)]
     [InlineData("ftp://backend", false)]
     [InlineData("backend:80", false)]
-    public void The_backend_may_be_http_or_https(string backend, bool valid)
+    [InlineData("http://127.0.0.1:8081, http://127.0.0.1:8082 weight=3", true)]
+    [InlineData("http://127.0.0.1:8081,http://127.0.0.1:8082", true)]
+    [InlineData("http://127.0.0.1:8081, ftp://127.0.0.1:8082", false)]
+    [InlineData("http://127.0.0.1:8081 weight=0", false)]
+    [InlineData("http://127.0.0.1:8081 weight=101", false)]
+    [InlineData("http://127.0.0.1:8081 weigth=3", false)]
+    [InlineData("http://127.0.0.1:8081, http://127.0.0.1:8081", false)]
+    [InlineData(" , ", false)]
+    public void The_backend_may_be_http_or_https_one_or_several_each_with_an_optional_weight(string backend, bool valid)
     {
         TunnelClientOptions options = Valid();
         options.Backend = backend;
 
         Assert.Equal(valid, Validate(options).Succeeded);
+    }
+
+    [Fact]
+    public void Header_affinity_over_backends_needs_a_header_name()
+    {
+        TunnelClientOptions options = Valid();
+        options.BackendAffinity = Tunnel2.Protocol.Balancing.AffinityMode.Header;
+
+        Assert.Contains("BackendAffinityHeader", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+        options.BackendAffinityHeader = "X-User";
+        Assert.True(Validate(options).Succeeded);
     }
 
     [Theory]

@@ -1,0 +1,72 @@
+using Tunnel2.Protocol.Balancing;
+using Tunnel2.TunnelClient.Relay.Http1;
+using Tunnel2.TunnelClient.Relay.Rewriting;
+
+namespace Tunnel2.TunnelClient.Backends;
+
+/// <summary>
+/// One backend behind the client, as the relay and balancing see it: its address, its pool of keep-alive connections,
+/// its path rewriting, its health as the last probe found it, its passive ejection, and the exchanges it has in flight.
+/// </summary>
+public sealed class Backend : IBalancingMember, IAsyncDisposable
+{
+    private readonly PassiveEjection _ejection = new();
+    private volatile bool _probedReady = true;
+    private int _outstanding;
+
+    internal Backend(BackendAddress address, BackendConnectionPool pool, bool rewritePaths)
+    {
+        Url = address.Url;
+        Weight = address.Weight;
+        Host = address.Url.Authority;
+        Pool = pool;
+        PathRewriter = rewritePaths ? new PublicPathRewriter(address.Url) : null;
+        KeyHash = AffinityKeys.Hash(address.Url.GetLeftPart(UriPartial.Authority));
+        AffinityKey = AffinityKeys.CookieValue(KeyHash);
+    }
+
+    public Uri Url { get; }
+
+    public int Weight { get; }
+
+    /// <summary>The <c>Host</c> the backend is sent.</summary>
+    public string Host { get; }
+
+    internal BackendConnectionPool Pool { get; }
+
+    public PublicPathRewriter? PathRewriter { get; }
+
+    /// <summary>Derived from the backend's origin, so a caller's affinity cookie survives the client restarting.</summary>
+    public ulong KeyHash { get; }
+
+    public string AffinityKey { get; }
+
+    /// <summary>Exchanges running on this backend now, response bodies included.</summary>
+    public int Outstanding => Volatile.Read(ref _outstanding);
+
+    /// <summary>Passes its health probe (always, without a health path).</summary>
+    public bool IsProbedReady => _probedReady;
+
+    public bool CanTake(long now) => _probedReady && !_ejection.IsEjected(now);
+
+    internal PassiveEjection Ejection => _ejection;
+
+    /// <returns>True when the state changed.</returns>
+    internal bool ReportProbe(bool ready)
+    {
+        bool changed = _probedReady != ready;
+        _probedReady = ready;
+        return changed;
+    }
+
+    /// <summary>A response head came back: a run of failed connects is over.</summary>
+    internal void OnAnswered() => _ejection.OnAnswered();
+
+    internal void ExchangeStarted() => Interlocked.Increment(ref _outstanding);
+
+    internal void ExchangeEnded() => Interlocked.Decrement(ref _outstanding);
+
+    public ValueTask DisposeAsync() => Pool.DisposeAsync();
+
+    public override string ToString() => Url.GetLeftPart(UriPartial.Authority);
+}

@@ -1,0 +1,212 @@
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Balancing;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.TunnelClient.Configuration;
+using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Relay.Http1;
+
+namespace Tunnel2.TunnelClient.Backends;
+
+/// <summary>
+/// The backends behind this client (<c>--backend</c>, one or several) and how a request picks one: the strategies and
+/// affinity the server uses for its clients (<see cref="MemberPicker"/>), a backend whose probe fails passed over, and
+/// passive ejection after <see cref="EjectAfter"/> connects in a row that failed. With one backend there is nothing to
+/// pick: every request goes to it.
+/// </summary>
+public sealed class BackendSet : IAsyncDisposable
+{
+    /// <summary>Failed connects in a row that eject a backend (the server's default for its clients).</summary>
+    public const int EjectAfter = 3;
+
+    public static readonly TimeSpan EjectionBackoff = TimeSpan.FromSeconds(1);
+
+    public static readonly TimeSpan MaxEjectionBackoff = TimeSpan.FromSeconds(30);
+
+    private readonly Backend[] _all;
+    private readonly int[] _weightedSchedule;
+    private readonly BalancingStrategy _strategy;
+    private readonly AffinityMode _affinity;
+    private readonly string? _affinityHeader;
+    private readonly TimeProvider _clock;
+    private readonly TunnelClientMetrics _metrics;
+    private readonly ILogger<BackendSet> _logger;
+    private uint _cursor;
+
+    public BackendSet(IOptions<TunnelClientOptions> options, TunnelClientMetrics metrics, ILogger<BackendSet> logger, TimeProvider? clock = null)
+    {
+        TunnelClientOptions settings = options.Value;
+        List<BackendAddress> addresses = BackendAddress.ParseList(settings.Backend, out string? error)
+                                         ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:Backend: {error}"]);
+        _metrics = metrics;
+        _logger = logger;
+        _clock = clock ?? TimeProvider.System;
+        _all = new Backend[addresses.Count];
+        for (int i = 0; i < _all.Length; i++)
+        {
+            var pool = new BackendConnectionPool(addresses[i].Url, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout,
+                maxIdle: settings.MaxConcurrency, settings.UnsentBytesLimit, OnConnectionClosed);
+            _all[i] = new Backend(addresses[i], pool, settings.RewritePaths);
+        }
+
+        _strategy = settings.BackendBalancing;
+        _affinity = _all.Length > 1 ? settings.BackendAffinity : AffinityMode.None;
+        _affinityHeader = settings.BackendAffinityHeader;
+        AffinityCookie = settings.BackendAffinityCookie;
+        _weightedSchedule = _strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(_all) : [];
+    }
+
+    public IReadOnlyList<Backend> All => _all;
+
+    /// <summary>The cookie that names a caller's backend under cookie affinity.</summary>
+    public string AffinityCookie { get; }
+
+    /// <summary>Cookie affinity is on: a response from a backend other than the one the caller's cookie names sets it.</summary>
+    public bool UsesAffinityCookie => _affinity == AffinityMode.Cookie;
+
+    /// <summary>Some backend passes its probe: what the client reports to the server.</summary>
+    public bool AnyProbedReady
+    {
+        get
+        {
+            foreach (Backend backend in _all)
+            {
+                if (backend.IsProbedReady)
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+    }
+
+    /// <summary>
+    /// The backend for one request, other than <paramref name="exclude"/> (the one a retried connect failed on). When no
+    /// backend passes its probe or all are ejected, the next in turn anyway: the server has been told this client is
+    /// unready (or ejected it itself), and a connect that fails costs less than refusing what still came. Null only
+    /// when <paramref name="exclude"/> is the one backend.
+    /// </summary>
+    public Backend? Pick(RequestHead request, Backend? exclude = null)
+    {
+        if (_all.Length == 1)
+        {
+            return _all[0] == exclude ? null : _all[0];
+        }
+
+        string? key = _affinity == AffinityMode.None ? null : AffinityKeyOf(request);
+        return MemberPicker.Pick(_all, _weightedSchedule, ref _cursor, _strategy, _affinity, key, exclude, _clock.GetTimestamp())
+               ?? NextInTurn(exclude);
+    }
+
+    /// <summary>
+    /// Cookie affinity: when the request's cookie names another backend than the one that answered (or none), adds the
+    /// cookie naming this one, for the whole origin (in path mode the path rewriting moves it under the session's prefix).
+    /// </summary>
+    public void SetAffinityCookie(List<HeaderField> response, RequestHead request, Backend backend)
+    {
+        if (AffinityKeyOf(request) == backend.AffinityKey)
+        {
+            return;
+        }
+
+        bool https = false;
+        foreach (HeaderField field in request.Headers)
+        {
+            if (string.Equals(field.Name, "X-Forwarded-Proto", StringComparison.OrdinalIgnoreCase))
+            {
+                https = string.Equals(field.Value, "https", StringComparison.OrdinalIgnoreCase);
+            }
+        }
+
+        response.Add(new HeaderField("Set-Cookie", string.Concat(AffinityCookie, "=", backend.AffinityKey,
+            https ? "; Path=/; HttpOnly; SameSite=Lax; Secure" : "; Path=/; HttpOnly; SameSite=Lax")));
+    }
+
+    /// <summary>A connect to <paramref name="backend"/> failed: counts toward its ejection (logged and counted when it happens).</summary>
+    public void ReportUnreachable(Backend backend)
+    {
+        if (_all.Length > 1
+            && backend.Ejection.OnUnreachable(_clock.GetTimestamp(), _clock.TimestampFrequency, EjectAfter, EjectionBackoff, MaxEjectionBackoff, out TimeSpan backoff))
+        {
+            TunnelClientLog.BackendEjected(_logger, backend.ToString(), EjectAfter, (long)backoff.TotalMilliseconds);
+            _metrics.BackendEjected(backend.ToString());
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (Backend backend in _all)
+        {
+            await backend.DisposeAsync();
+        }
+    }
+
+    private Backend? NextInTurn(Backend? exclude)
+    {
+        uint start = Interlocked.Increment(ref _cursor);
+        for (uint offset = 0; offset < (uint)_all.Length; offset++)
+        {
+            Backend candidate = _all[(int)((start + offset) % (uint)_all.Length)];
+            if (candidate != exclude)
+            {
+                return candidate;
+            }
+        }
+
+        return null;
+    }
+
+    private string? AffinityKeyOf(RequestHead request)
+    {
+        string? name = _affinity switch
+        {
+            AffinityMode.Cookie => "Cookie",
+            AffinityMode.Header => _affinityHeader,
+            // The server replaces X-Forwarded-For with the one address it saw, so the value is the caller's and no one else's.
+            AffinityMode.ClientIp => "X-Forwarded-For",
+            _ => null,
+        };
+        if (name is null)
+        {
+            return null;
+        }
+
+        foreach (HeaderField field in request.Headers)
+        {
+            if (string.Equals(field.Name, name, StringComparison.OrdinalIgnoreCase))
+            {
+                return _affinity == AffinityMode.Cookie ? CookieValue(field.Value, AffinityCookie) : field.Value;
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>The value of cookie <paramref name="name"/> in a Cookie field (<c>a=1; b=2</c>), or null.</summary>
+    internal static string? CookieValue(string cookies, string name)
+    {
+        foreach (Range range in cookies.AsSpan().Split(';'))
+        {
+            ReadOnlySpan<char> pair = cookies.AsSpan(range).Trim();
+            if (pair.Length > name.Length && pair[name.Length] == '=' && pair.StartsWith(name, StringComparison.Ordinal))
+            {
+                return pair[(name.Length + 1)..].ToString();
+            }
+        }
+
+        return null;
+    }
+
+    private void OnConnectionClosed(CloseCause cause, uint streamId)
+    {
+        _metrics.BackendConnectionClosed(cause.Name);
+        if (cause.Suspicious)
+        {
+            TunnelClientLog.BackendBrokeFraming(_logger, streamId, cause.Name);
+        }
+        else
+        {
+            TunnelClientLog.BackendConnectionClosed(_logger, streamId, cause.Name);
+        }
+    }
+}
