@@ -116,6 +116,46 @@ public sealed class BackendBalancingTests
     }
 
     [Fact]
+    public async Task An_idempotent_request_whose_backend_dies_before_answering_goes_to_another_backend_a_post_does_not()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using ReplicaBackend good = await ReplicaBackend.StartAsync("good");
+        await using var dying = new HangUpBackend();
+        string session = NewSession();
+        await stack.StartClientAsync(session, good.Url, extraArgs: ["--backend", dying.Url.ToString().TrimEnd('/')]);
+
+        // Three failures in a row eject the dying backend, so the requests that reach it come first: two GETs, then a POST.
+        using var http = NewHttp();
+        var reachedDying = new List<(string Method, HttpStatusCode Status)>();
+        foreach (HttpMethod method in new[] { HttpMethod.Get, HttpMethod.Get, HttpMethod.Post })
+        {
+            int before = dying.Requests;
+            using var request = new HttpRequestMessage(method, stack.SessionUrl(session, "/work"));
+            if (method == HttpMethod.Post)
+            {
+                request.Content = new StringContent("once");
+            }
+
+            using HttpResponseMessage response = await http.SendAsync(request);
+            if (dying.Requests > before)
+            {
+                reachedDying.Add((method.Method, response.StatusCode));
+            }
+            else
+            {
+                Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            }
+        }
+
+        // A GET that reached it was sent on to the good backend and answered; a POST may have done its work before the
+        // backend died, so it is not sent again and its caller hears 502.
+        Assert.Contains(reachedDying, entry => entry.Method == "GET");
+        Assert.Contains(reachedDying, entry => entry.Method == "POST");
+        Assert.All(reachedDying, entry => Assert.Equal(entry.Method == "GET" ? HttpStatusCode.OK : HttpStatusCode.BadGateway, entry.Status));
+        Assert.Equal(2, good.Requests); // the two GETs, not the POST
+    }
+
+    [Fact]
     public async Task A_backend_whose_probe_fails_gets_no_requests_and_the_server_hears_unready_only_when_all_fail()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();

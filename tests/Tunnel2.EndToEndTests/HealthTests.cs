@@ -155,6 +155,44 @@ public sealed class HealthTests
     }
 
     /// <summary>The session's member for the client started <paramref name="index"/>th (one uplink each, in login order).</summary>
+    [Fact]
+    public async Task An_idempotent_request_whose_backend_dies_before_answering_is_retried_on_another_client_a_post_is_not()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using ReplicaBackend good = await ReplicaBackend.StartAsync("good");
+        await using var dying = new HangUpBackend();
+        string session = NewSession();
+        await stack.StartClientAsync(session, good.Url);
+        await stack.StartClientAsync(session, dying.Url);
+
+        // Three failures in a row eject the dying client, so the requests that reach it come first: two GETs, then a POST.
+        using var http = NewHttp();
+        var reachedDying = new List<(string Method, HttpStatusCode Status)>();
+        foreach (HttpMethod method in new[] { HttpMethod.Get, HttpMethod.Get, HttpMethod.Post, HttpMethod.Post })
+        {
+            int before = dying.Requests;
+            using var request = new HttpRequestMessage(method, stack.SessionUrl(session, "/work"));
+            if (method == HttpMethod.Post)
+            {
+                request.Content = new StringContent("once");
+            }
+
+            using HttpResponseMessage response = await http.SendAsync(request);
+            if (dying.Requests > before)
+            {
+                reachedDying.Add((method.Method, response.StatusCode));
+            }
+            else
+            {
+                Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            }
+        }
+
+        Assert.Contains(reachedDying, entry => entry.Method == "GET");
+        Assert.Contains(reachedDying, entry => entry.Method == "POST");
+        Assert.All(reachedDying, entry => Assert.Equal(entry.Method == "GET" ? HttpStatusCode.OK : HttpStatusCode.BadGateway, entry.Status));
+    }
+
     private static SessionMember MemberAt(TunnelStack stack, string session, int index)
     {
         IReadOnlyList<SessionMember> members = stack.Registry.GetMembers(session);

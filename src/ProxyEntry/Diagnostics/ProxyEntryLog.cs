@@ -25,7 +25,7 @@ internal static partial class ProxyEntryLog
     [LoggerMessage(EventId = 206, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: upgraded connection ended after {BytesIn} bytes in, {BytesOut} out ({Reason})")]
     public static partial void UpgradeEnded(ILogger logger, string session, uint streamId, long bytesIn, long bytesOut, string reason);
 
-    [LoggerMessage(EventId = 207, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: the client could not connect to its backend; retrying once on another client")]
+    [LoggerMessage(EventId = 207, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: the client could not reach its backend, or it failed before answering an idempotent request; retrying once on another client")]
     public static partial void RetryingOnAnotherClient(ILogger logger, string session, uint streamId);
 
     [LoggerMessage(EventId = 208, Level = LogLevel.Warning, Message = "Session {Session}: client {Uplink} passed over for {BackoffMs} ms after answers in a row that its backend was unreachable")]

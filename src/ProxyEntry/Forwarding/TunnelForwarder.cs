@@ -1,9 +1,9 @@
-using Tunnel2.Protocol.Balancing;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Microsoft.Net.Http.Headers;
+using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
@@ -156,9 +156,12 @@ public sealed partial class TunnelForwarder
             }
 
             // A request without a body that a draining client refused, or whose client could not connect to its backend,
-            // never reached a backend: another client may take it (the second kind once, on another client).
+            // never reached a backend: another client may take it (the second kind once, on another client), and so may
+            // an idempotent one whose backend failed before answering.
             bool mayRetry = !hasBody && attempt + 1 < OpenAttempts;
-            var exchange = new Exchange(route, member!, policy, affinityKey, mayRetry, MayRetryConnect: mayRetry && failedMember is null);
+            bool mayRetryConnect = mayRetry && failedMember is null;
+            var exchange = new Exchange(route, member!, policy, affinityKey, mayRetry, mayRetryConnect,
+                MayRetryUnanswered: mayRetryConnect && !upgrade && HttpSyntax.IsIdempotentMethod(head.Method));
             ExchangeOutcome outcome;
             _metrics.RequestStarted();
             try
@@ -177,7 +180,7 @@ public sealed partial class TunnelForwarder
             {
                 case ExchangeOutcome.Done:
                     return;
-                case ExchangeOutcome.BackendConnectFailed:
+                case ExchangeOutcome.BackendFailed:
                     failedMember = member;
                     ProxyEntryLog.RetryingOnAnotherClient(_logger, session, stream.Id);
                     break;
@@ -253,10 +256,11 @@ public sealed partial class TunnelForwarder
         {
             return ExchangeOutcome.RefusedByDrainingClient;
         }
-        catch (StreamResetException ex) when (exchange.MayRetryConnect && ex.ErrorCode == ProtocolErrorCode.BackendConnectFailed)
+        catch (StreamResetException ex) when ((exchange.MayRetryConnect && ex.ErrorCode == ProtocolErrorCode.BackendConnectFailed)
+                                               || (exchange.MayRetryUnanswered && ex.ErrorCode == ProtocolErrorCode.BackendUnreachable))
         {
             OnBackendUnreachable(exchange);
-            return ExchangeOutcome.BackendConnectFailed;
+            return ExchangeOutcome.BackendFailed;
         }
         catch (Exception ex) when (ex is not OperationCanceledException || !context.RequestAborted.IsCancellationRequested)
         {

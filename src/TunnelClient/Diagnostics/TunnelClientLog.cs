@@ -64,6 +64,6 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 20, Level = LogLevel.Warning, Message = "Backend {Backend} ejected for {BackoffMs} ms after {Failures} failed connects in a row; the other backends take its requests")]
     public static partial void BackendEjected(ILogger logger, string backend, int failures, long backoffMs);
 
-    [LoggerMessage(EventId = 21, Level = LogLevel.Debug, Message = "Stream {StreamId}: backend {Failed} could not be reached ({Detail}); trying {Next}")]
-    public static partial void BackendConnectRetried(ILogger logger, uint streamId, string failed, string detail, string next);
+    [LoggerMessage(EventId = 21, Level = LogLevel.Debug, Message = "Stream {StreamId}: backend {Failed} could not be reached or failed before answering ({Detail}); trying {Next}")]
+    public static partial void BackendRetried(ILogger logger, uint streamId, string failed, string detail, string next);
 }

@@ -129,7 +129,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         bool slotHeld = true;
         Backend backend = _backends.Pick(request)!;
         backend.ExchangeStarted();
-        bool connectRetried = false;
+        bool moved = false;
         try
         {
             for (int attempt = 0; ; attempt++)
@@ -145,18 +145,11 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     catch (Exception ex) when (!stream.IsAborted
                                                && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
                     {
-                        _backends.ReportUnreachable(backend);
-
-                        // Nothing reached the backend, so another may take the request: once here, among this
-                        // client's backends, then a version-4 server may try it on another client.
-                        if (!connectRetried && _backends.Pick(request, exclude: backend) is { } next)
+                        // Nothing reached the backend, so another may take the request, body or not: once here, among
+                        // this client's backends, then a version-4 server may try it on another client.
+                        if (!moved && MoveToAnotherBackend(stream, request, backend, ex.Message) is { } next)
                         {
-                            TunnelClientLog.BackendConnectRetried(_logger, stream.Id, backend.ToString(), ex.Message, next.ToString());
-                            connectRetried = true;
-                            backend.ExchangeEnded();
-                            backend = next;
-                            backend.ExchangeStarted();
-                            attempt = -1;
+                            (backend, moved, attempt) = (next, true, -1);
                             continue;
                         }
 
@@ -198,6 +191,12 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException)
                     {
                         Observe(requestBody);
+                        if (!moved && MayResend(request, requestHasBody, upgrade) && MoveToAnotherBackend(stream, request, backend, ex.Message) is { } next)
+                        {
+                            (backend, moved, attempt) = (next, true, -1);
+                            continue;
+                        }
+
                         Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-failed", ex.Message);
                         return;
                     }
@@ -213,6 +212,13 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                         if (reused && !requestHasBody && attempt == 0)
                         {
                             continue; // a keep-alive connection the backend closed while idle: one fresh try is safe
+                        }
+
+                        if (!moved && MayResend(request, requestHasBody, upgrade)
+                            && MoveToAnotherBackend(stream, request, backend, "closed without answering") is { } next)
+                        {
+                            (backend, moved, attempt) = (next, true, -1);
+                            continue;
                         }
 
                         Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-closed", "the backend closed the connection without answering");
@@ -286,6 +292,31 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
             }
         }
     }
+
+    /// <summary>
+    /// Counts the failure toward <paramref name="failed"/>'s ejection and, when the client has another backend, moves the
+    /// exchange's count to it and returns it; null with one backend.
+    /// </summary>
+    private Backend? MoveToAnotherBackend(UplinkStream stream, RequestHead request, Backend failed, string detail)
+    {
+        _backends.ReportUnreachable(failed);
+        if (_backends.Pick(request, exclude: failed) is not { } next)
+        {
+            return null;
+        }
+
+        TunnelClientLog.BackendRetried(_logger, stream.Id, failed.ToString(), detail, next.ToString());
+        failed.ExchangeEnded();
+        next.ExchangeStarted();
+        return next;
+    }
+
+    /// <summary>
+    /// A request that may have reached a backend which then failed before answering may go to another only when it has
+    /// no body and RFC 9110 calls its method idempotent (nginx's <c>proxy_next_upstream error</c>, without non_idempotent).
+    /// </summary>
+    private static bool MayResend(RequestHead request, bool requestHasBody, bool upgrade) =>
+        !requestHasBody && !upgrade && HttpSyntax.IsIdempotentMethod(request.Method);
 
     private void Fail(UplinkStream stream, RequestHead request, ProtocolErrorCode code, string reason, string detail)
     {
