@@ -6,6 +6,7 @@
 #   direct  the load generator itself takes the three replicas in turn (no balancer, no health: the floor)
 #   nginx   one nginx hop with the three as an upstream (passive health, proxy_next_upstream for GETs)
 #   tunnel  one TunnelServer, three TunnelClients (one per replica) probing /healthz every --health-interval
+#   agent   the same server, one TunnelClient in front of all three (--backend three times, tgin's agent), probing each
 # Writes tunnel2-load-tests/reports/<UTC>-failover/{summary.md,failover.png,*-per-second.csv}.
 set -euo pipefail
 
@@ -26,7 +27,7 @@ SECONDS_TOTAL=60
 KILL_AT=20
 RESTART_AT=40
 HEALTH_INTERVAL=00:00:01
-TARGETS="direct nginx tunnel"
+TARGETS="direct nginx tunnel agent"
 TOKEN="failover-load-$$-token"
 ENGINE="$SCRIPT_DIR/lib/failover.py"
 PY=/usr/bin/python3
@@ -34,12 +35,13 @@ PY=/usr/bin/python3
 usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/failover.sh [--rate N] [--seconds N] [--kill-at N] [--restart-at N]
-       [--health-interval T] [--targets "direct nginx tunnel"] [--help]
+       [--health-interval T] [--targets "direct nginx tunnel agent"] [--help]
 
 $RATE GET/s (--rate) of /loadtest/get for $SECONDS_TOTAL s (--seconds) over three TestBackend replicas (ports
 ${REPLICAS[*]}); the first is killed with SIGKILL at $KILL_AT s and started again at $RESTART_AT s. Targets:
 direct (the generator round-robins the three itself), nginx (one hop, upstream of three, port $HOP), tunnel
-(TunnelServer ports $PUBLIC/$TUNNEL, three TunnelClients with --health-path /healthz --health-interval $HEALTH_INTERVAL).
+(TunnelServer ports $PUBLIC/$TUNNEL, three TunnelClients with --health-path /healthz --health-interval $HEALTH_INTERVAL),
+agent (the same server, one TunnelClient with the three as --backend, each probed the same way).
 Needs a Release build; installs nginx, python3-aiohttp and python3-matplotlib (Debian) when missing and root.
 Exit: 0 every target ran (read the numbers); 1 the set-up failed; 2 bad usage; 127 a missing tool.
 EOF
@@ -115,6 +117,12 @@ for port in "${REPLICAS[@]}"; do
     --Serilog:MinimumLevel:Default=Information
   PIDS+=("$STARTED")
 done
+agent_backends=()
+for port in "${REPLICAS[@]}"; do agent_backends+=(--backend "http://127.0.0.1:$port"); done
+start client-agent TunnelClient --server "http://127.0.0.1:$TUNNEL" --session failover-agent --token "$TOKEN" \
+  "${agent_backends[@]}" --health-path /healthz --health-interval "$HEALTH_INTERVAL" --max-concurrency 1000 \
+  --Serilog:MinimumLevel:Default=Information
+PIDS+=("$STARTED")
 
 nginx_conf hop 1 "  upstream replicas {
     server 127.0.0.1:${REPLICAS[0]} max_fails=1 fail_timeout=5s;
@@ -130,15 +138,18 @@ nginx_conf hop 1 "  upstream replicas {
     } }"
 start_nginx hop "http://127.0.0.1:$HOP/loadtest/ping"
 
-# Every replica answers through the tunnel before the first run (three clients logged in and ready).
-deadline=$((SECONDS + 30))
-declare -A seen=()
-while ((${#seen[@]} < 3)); do
-  ((SECONDS < deadline)) || die "the tunnel did not reach all three replicas within 30 s (see $REPORT_DIR/*.log)"
-  port="$(curl -s --max-time 2 "http://127.0.0.1:$PUBLIC/session/failover/loadtest/get" \
-    | $PY -c 'import json, sys; print(json.load(sys.stdin)["url"].split("//")[1].split("/")[0].rsplit(":", 1)[1])' 2>/dev/null || true)"
-  [[ -n "$port" ]] && seen[$port]=1
-  sleep 0.1
+# Every replica answers through the tunnel before the first run (three clients logged in and ready), and through the agent.
+for session in failover failover-agent; do
+  deadline=$((SECONDS + 30))
+  declare -A seen=()
+  while ((${#seen[@]} < 3)); do
+    ((SECONDS < deadline)) || die "session $session did not reach all three replicas within 30 s (see $REPORT_DIR/*.log)"
+    port="$(curl -s --max-time 2 "http://127.0.0.1:$PUBLIC/session/$session/loadtest/get" \
+      | $PY -c 'import json, sys; print(json.load(sys.stdin)["url"].split("//")[1].split("/")[0].rsplit(":", 1)[1])' 2>/dev/null || true)"
+    [[ -n "$port" ]] && seen[$port]=1
+    sleep 0.1
+  done
+  unset seen
 done
 
 KILLED="${REPLICAS[0]}"
@@ -147,6 +158,7 @@ for target in $TARGETS; do
     direct) urls=(); for port in "${REPLICAS[@]}"; do urls+=(--url "http://127.0.0.1:$port/loadtest/get"); done ;;
     nginx)  urls=(--url "http://127.0.0.1:$HOP/loadtest/get") ;;
     tunnel) urls=(--url "http://127.0.0.1:$PUBLIC/session/failover/loadtest/get") ;;
+    agent)  urls=(--url "http://127.0.0.1:$PUBLIC/session/failover-agent/loadtest/get") ;;
     *) die "unknown target '$target'" 2 ;;
   esac
   ready="$REPORT_DIR/$target.started"
@@ -177,6 +189,6 @@ done
   $PY "$ENGINE" report "$REPORT_DIR"
 } >"$REPORT_DIR/summary.md"
 $PY "$ENGINE" plot "$REPORT_DIR" --out "$REPORT_DIR/failover.png"
-grep -h "passed over\|health probe\|reports its backend" "$REPORT_DIR"/server.log "$REPORT_DIR"/client-*.log >"$REPORT_DIR/health-events.log" 2>/dev/null || true
+grep -h "passed over\|health probe\|reports its backend\|ejected" "$REPORT_DIR"/server.log "$REPORT_DIR"/client-*.log >"$REPORT_DIR/health-events.log" 2>/dev/null || true
 cat "$REPORT_DIR/summary.md"
 log "report: $REPORT_DIR"

@@ -89,7 +89,7 @@ def load(folder):
         if name.endswith(".json"):
             with open(os.path.join(folder, name)) as f:
                 targets.append(json.load(f))
-    order = {"direct": 0, "nginx": 1, "tunnel": 2}
+    order = {"direct": 0, "nginx": 1, "tunnel": 2, "agent": 3}
     return sorted(targets, key=lambda d: order.get(d["target"], 9))
 
 
