@@ -10,12 +10,12 @@ namespace Tunnel2.TunnelClient.Backends;
 /// <summary>
 /// The backends behind this client (<c>--backend</c>, one or several) and how a request picks one: the strategies and
 /// affinity the server uses for its clients (<see cref="MemberPicker"/>), a backend whose probe fails passed over, and
-/// passive ejection after <see cref="EjectAfter"/> connects in a row that failed. With one backend there is nothing to
-/// pick: every request goes to it.
+/// passive ejection after <see cref="EjectAfter"/> failures in a row (a refused connect, or a failure before the
+/// answer). With one backend there is nothing to pick: every request goes to it.
 /// </summary>
 public sealed class BackendSet : IAsyncDisposable
 {
-    /// <summary>Failed connects in a row that eject a backend (the server's default for its clients).</summary>
+    /// <summary>Failures in a row that eject a backend (the server's default for its clients).</summary>
     public const int EjectAfter = 3;
 
     public static readonly TimeSpan EjectionBackoff = TimeSpan.FromSeconds(1);
@@ -122,7 +122,7 @@ public sealed class BackendSet : IAsyncDisposable
             https ? "; Path=/; HttpOnly; SameSite=Lax; Secure" : "; Path=/; HttpOnly; SameSite=Lax")));
     }
 
-    /// <summary>A connect to <paramref name="backend"/> failed: counts toward its ejection (logged and counted when it happens).</summary>
+    /// <summary><paramref name="backend"/> refused a connect or failed before answering: counts toward its ejection (logged and counted when it happens).</summary>
     public void ReportUnreachable(Backend backend)
     {
         if (_all.Length > 1

@@ -61,7 +61,7 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 19, Level = LogLevel.Warning, Message = "The server speaks protocol version {Version}, which has no health reports: it keeps sending requests while the backend is unready")]
     public static partial void HealthNotSupported(ILogger logger, int version);
 
-    [LoggerMessage(EventId = 20, Level = LogLevel.Warning, Message = "Backend {Backend} ejected for {BackoffMs} ms after {Failures} failed connects in a row; the other backends take its requests")]
+    [LoggerMessage(EventId = 20, Level = LogLevel.Warning, Message = "Backend {Backend} ejected for {BackoffMs} ms after {Failures} failures in a row (connect refused, or failed before answering); the other backends take its requests")]
     public static partial void BackendEjected(ILogger logger, string backend, int failures, long backoffMs);
 
     [LoggerMessage(EventId = 21, Level = LogLevel.Debug, Message = "Stream {StreamId}: backend {Failed} could not be reached or failed before answering ({Detail}); trying {Next}")]
