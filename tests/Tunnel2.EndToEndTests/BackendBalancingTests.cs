@@ -63,20 +63,7 @@ public sealed class BackendBalancingTests
 
         using var http = NewHttp();
         const int Callers = 8, RequestsEach = 40;
-        var callers = new Task[Callers];
-        for (int i = 0; i < Callers; i++)
-        {
-            callers[i] = Task.Run(async () =>
-            {
-                for (int r = 0; r < RequestsEach; r++)
-                {
-                    using HttpResponseMessage response = await http.GetAsync(stack.SessionUrl(session, "/work"));
-                    Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-                }
-            });
-        }
-
-        await Task.WhenAll(callers);
+        await RequestRuns.GetConcurrentlyAsync(http, stack.SessionUrl(session, "/work"), Callers, RequestsEach);
         Assert.Equal(Callers * RequestsEach, fast.Requests + slow.Requests);
         Assert.True(fast.Requests >= 0.8 * Callers * RequestsEach, $"fast {fast.Requests}, slow {slow.Requests}");
     }
@@ -126,29 +113,11 @@ public sealed class BackendBalancingTests
 
         // Three failures in a row eject the dying backend, so the requests that reach it come first: two GETs, then a POST.
         using var http = NewHttp();
-        var reachedDying = new List<(string Method, HttpStatusCode Status)>();
-        foreach (HttpMethod method in new[] { HttpMethod.Get, HttpMethod.Get, HttpMethod.Post })
-        {
-            int before = dying.Requests;
-            using var request = new HttpRequestMessage(method, stack.SessionUrl(session, "/work"));
-            if (method == HttpMethod.Post)
-            {
-                request.Content = new StringContent("once");
-            }
+        List<(string Method, HttpStatusCode Status)> reachedDying = await RequestRuns.SendNotingWhichReachedAsync(
+            http, stack.SessionUrl(session, "/work"), [HttpMethod.Get, HttpMethod.Get, HttpMethod.Post], dying);
 
-            using HttpResponseMessage response = await http.SendAsync(request);
-            if (dying.Requests > before)
-            {
-                reachedDying.Add((method.Method, response.StatusCode));
-            }
-            else
-            {
-                Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-            }
-        }
-
-        // A GET that reached it was sent on to the good backend and answered; a POST may have done its work before the
-        // backend died, so it is not sent again and its caller hears 502.
+        // A GET that reached it was sent on and answered; a POST may have done its work before the backend died, so it
+        // is not sent again and its caller hears 502.
         Assert.Contains(reachedDying, entry => entry.Method == "GET");
         Assert.Contains(reachedDying, entry => entry.Method == "POST");
         Assert.All(reachedDying, entry => Assert.Equal(entry.Method == "GET" ? HttpStatusCode.OK : HttpStatusCode.BadGateway, entry.Status));

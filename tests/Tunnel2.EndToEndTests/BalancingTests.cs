@@ -18,20 +18,7 @@ public sealed class BalancingTests
 
         using var http = NewHttp();
         const int Callers = 8, RequestsEach = 40;
-        var callers = new Task[Callers];
-        for (int i = 0; i < Callers; i++)
-        {
-            callers[i] = Task.Run(async () =>
-            {
-                for (int r = 0; r < RequestsEach; r++)
-                {
-                    using HttpResponseMessage response = await http.GetAsync(stack.SessionUrl(session, "/work"));
-                    Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-                }
-            });
-        }
-
-        await Task.WhenAll(callers);
+        await RequestRuns.GetConcurrentlyAsync(http, stack.SessionUrl(session, "/work"), Callers, RequestsEach);
         Assert.Equal(Callers * RequestsEach, fast.Requests + slow.Requests);
         Assert.True(fast.Requests >= 0.8 * Callers * RequestsEach, $"fast {fast.Requests}, slow {slow.Requests}");
     }
