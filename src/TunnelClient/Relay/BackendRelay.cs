@@ -16,9 +16,9 @@ namespace Tunnel2.TunnelClient.Relay;
 
 /// <summary>
 /// Relays each stream the server opens to a backend (<see cref="BackendSet"/> picks one when there are several): waits
-/// for a concurrency slot, then speaks HTTP/1.1 on a pooled keep-alive connection, full duplex (the request body keeps flowing while the response streams back, which
-/// <c>SocketsHttpHandler</c> does not do on HTTP/1.1). The slot is given back once the response head is out: a long
-/// body, an SSE stream or a WebSocket holds none. An upgrade request answered 101 becomes an upgraded stream
+/// for a concurrency slot, then speaks HTTP/1.1 on a pooled keep-alive connection, full duplex (the request body keeps
+/// flowing while the response streams back, which <c>SocketsHttpHandler</c> does not do on HTTP/1.1). The slot is given
+/// back once the response head is out: a long body, an SSE stream or a WebSocket holds none. An upgrade request answered 101 becomes an upgraded stream
 /// (<see cref="UpgradedStreams"/>). Failures become a stream reset whose code tells the server which status the caller gets.
 /// </summary>
 public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
