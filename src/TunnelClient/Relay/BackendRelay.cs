@@ -55,11 +55,12 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     public void OnStreamOpened(UplinkStream stream) =>
         ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Relay.RelayAsync(state.Stream), (Relay: this, Stream: stream), preferLocal: false);
 
-    public async ValueTask DisposeAsync()
+    // The backends and their pools belong to the container (BackendSet is a singleton of its own).
+    public ValueTask DisposeAsync()
     {
-        await _backends.DisposeAsync();
         _gate.Dispose();
         _upgrades.Dispose();
+        return ValueTask.CompletedTask;
     }
 
     // No cancellation token on the usual path: a token would mean a CancellationTokenSource per request and a
