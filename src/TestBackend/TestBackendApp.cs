@@ -38,9 +38,9 @@ public static class TestBackendApp
         var limits = KestrelLimitsSettings.Load(builder.Configuration);
         var settings = TestBackendSettings.Load(builder.Configuration);
 
-        if (!ListenAddress.IsConfigured(builder.Configuration))
+        if (!Configuration.ListenAddress.IsConfigured(builder.Configuration))
         {
-            builder.WebHost.UseUrls(ListenAddress.DefaultUrl);
+            builder.WebHost.UseUrls(Configuration.ListenAddress.DefaultUrl);
         }
 
         builder.WebHost.ConfigureKestrel(kestrel =>

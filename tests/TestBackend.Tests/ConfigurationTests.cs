@@ -99,7 +99,7 @@ public sealed class ConfigurationTests
 
         var configuration = new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
 
-        Assert.Equal(expected, ListenAddress.IsConfigured(configuration));
+        Assert.Equal(expected, Tunnel2.TestBackend.Configuration.ListenAddress.IsConfigured(configuration));
     }
 
     [Fact]

@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 
 namespace Tunnel2.TunnelServer.Configuration;
 

@@ -6,6 +6,7 @@ using System.Net.Sockets;
 using System.Security.Authentication;
 using System.Net.WebSockets;
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Http1;
 using Tunnel2.Protocol.Multiplexing;

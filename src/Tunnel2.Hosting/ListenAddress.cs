@@ -1,7 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Net;
 
-namespace Tunnel2.TunnelServer.Configuration;
+namespace Tunnel2.Hosting;
 
 /// <summary>
 /// Parses <c>http://host:port</c> or <c>https://host:port</c> into what a listener binds: an IP (or any/localhost), a
