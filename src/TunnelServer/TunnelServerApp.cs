@@ -7,7 +7,9 @@ using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
+using Tunnel2.Hosting.Admin;
 using Tunnel2.ProxyEntry;
+using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.Protocol.Sockets;
@@ -42,6 +44,11 @@ public static class TunnelServerApp
         builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
+        if (!string.IsNullOrEmpty(options.AdminUrl))
+        {
+            builder.Services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
+        }
+
         if (!string.IsNullOrEmpty(options.Certificate))
         {
             builder.Services.AddSingleton(services => new ServerCertificate(
@@ -82,9 +89,22 @@ public static class TunnelServerApp
                 });
                 endpoints.PublicH2cListener = h2cListener;
             }
+
+            if (!string.IsNullOrEmpty(options.AdminUrl) && ListenAddress.TryParse(options.AdminUrl, out ListenAddress? admin, out _))
+            {
+                ListenOptions? adminListener = null;
+                kestrel.Listen(admin.EndPoint, listen => adminListener = listen);
+                endpoints.AdminListener = adminListener;
+            }
         });
 
         WebApplication app = builder.Build();
+        if (endpoints.AdminListener is not null)
+        {
+            // Requests that arrived on the admin listener never reach ProxyEntry; a public request pays one port compare.
+            app.MapWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminEndpoints(options.AdminToken));
+        }
+
         // Public requests leave the pipeline here, before routing: an explicit UseRouting after ProxyEntry keeps the
         // host from putting its implicit one first, so /session/... never pays for endpoint matching.
         app.UseProxyEntry();
@@ -94,7 +114,14 @@ public static class TunnelServerApp
             "Not found", "Public requests go to /session/{id}/{path}."));
 
         app.Lifetime.ApplicationStarted.Register(() =>
-            TunnelServerLog.Listening(app.Services.GetRequiredService<ILogger<ServerEndpoints>>(), endpoints.PublicUrl, endpoints.TunnelUrl));
+        {
+            ILogger<ServerEndpoints> logger = app.Services.GetRequiredService<ILogger<ServerEndpoints>>();
+            TunnelServerLog.Listening(logger, endpoints.PublicUrl, endpoints.TunnelUrl);
+            if (endpoints.AdminUrl is { } adminUrl)
+            {
+                TunnelServerLog.AdminListening(logger, adminUrl);
+            }
+        });
         return app;
     }
 

@@ -1,8 +1,14 @@
 using System.Diagnostics.Metrics;
+using Microsoft.Extensions.Options;
+using Tunnel2.ProxyEntry.Forwarding;
 
 namespace Tunnel2.ProxyEntry.Diagnostics;
 
-/// <summary>Counters of the public side (meter <c>Tunnel2.ProxyEntry</c>), readable by dotnet-counters or any exporter.</summary>
+/// <summary>
+/// Instruments of the public side (meter <c>Tunnel2.ProxyEntry</c>), readable by dotnet-counters or any exporter:
+/// requests, failures by reason and status, requests in flight, ejections, upgraded connections, and the duration of
+/// each request by session (sessions beyond <see cref="SessionLabels"/>' bound counted together).
+/// </summary>
 public sealed class ProxyEntryMetrics : IDisposable
 {
     public const string MeterName = "Tunnel2.ProxyEntry";
@@ -13,10 +19,16 @@ public sealed class ProxyEntryMetrics : IDisposable
     private readonly UpDownCounter<long> _active;
     private readonly UpDownCounter<long> _upgraded;
     private readonly Counter<long> _ejections;
+    private readonly Histogram<double> _duration;
+    private readonly SessionLabels _sessions;
 
-    public ProxyEntryMetrics(IMeterFactory meterFactory)
+    public ProxyEntryMetrics(IMeterFactory meterFactory, IOptions<ProxyEntryOptions> options)
     {
         _meter = meterFactory.Create(MeterName);
+        _sessions = new SessionLabels(options.Value.MetricsSessionLimit);
+        _duration = _meter.CreateHistogram("tunnel2.proxy.request.duration", "s",
+            "Time from a request's arrival until its response ends, by session and status code",
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
         _requests = _meter.CreateCounter<long>("tunnel2.proxy.requests", "{request}", "Requests forwarded through a tunnel");
         _failures = _meter.CreateCounter<long>("tunnel2.proxy.failures", "{request}", "Requests the tunnel answered with an error or aborted, by reason");
         _active = _meter.CreateUpDownCounter<long>("tunnel2.proxy.active_requests", "{request}", "Requests in flight through a tunnel");
@@ -36,7 +48,20 @@ public sealed class ProxyEntryMetrics : IDisposable
 
     public void UpgradeEnded() => _upgraded.Add(-1);
 
-    public void RequestFailed(string reason) => _failures.Add(1, new KeyValuePair<string, object?>("reason", reason));
+    /// <summary>Whether an exporter listens to request durations: the forwarder reads the clock only then.</summary>
+    public bool DurationEnabled => _duration.Enabled;
+
+    /// <param name="status">What the caller got: the status written, or 499 (nginx's "client closed request") when it left first.</param>
+    public void RequestFailed(string reason, int status) =>
+        _failures.Add(1, new KeyValuePair<string, object?>("reason", reason), new KeyValuePair<string, object?>("http.response.status_code", status));
+
+    /// <param name="session">The request's session; null when it had no client (a made-up id must not take a label).</param>
+    public void RequestEnded(string? session, int status, TimeSpan elapsed) =>
+        _duration.Record(elapsed.TotalSeconds, new KeyValuePair<string, object?>("tunnel2.session", session is null ? SessionLabels.Unknown : _sessions.LabelFor(session)),
+            new KeyValuePair<string, object?>("http.response.status_code", status));
+
+    /// <summary>The buckets ASP.NET Core gives <c>http.server.request.duration</c>, so the two compare bucket by bucket.</summary>
+    private static readonly double[] DurationBuckets = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
     public void ClientEjected() => _ejections.Add(1);
 

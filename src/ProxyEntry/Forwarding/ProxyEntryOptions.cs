@@ -27,6 +27,13 @@ public sealed class ProxyEntryOptions
 
     public const int DefaultMaxRequestHeadersBytes = 32 * 1024;
 
+    /// <summary>
+    /// Sessions that get a <c>tunnel2.session</c> label of their own in per-session metrics (the first ones seen); the
+    /// rest share one, <c>_other</c>.
+    /// </summary>
+    [Range(0, 100_000)]
+    public int MetricsSessionLimit { get; set; } = 100;
+
     /// <summary>Value of <c>Retry-After</c> (seconds) on 503 answers.</summary>
     [Range(1, 3600)]
     public int RetryAfterSeconds { get; set; } = 1;

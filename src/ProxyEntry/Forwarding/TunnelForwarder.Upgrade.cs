@@ -35,7 +35,7 @@ public sealed partial class TunnelForwarder
         {
             stream.Reset(ProtocolErrorCode.Cancelled);
             ProxyEntryLog.CallerGone(_logger, session, stream.Id, $"while switching protocols: {ex.Message}");
-            _metrics.RequestFailed("caller-gone");
+            _metrics.RequestFailed("caller-gone", ClientClosedRequest);
             return;
         }
 

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Logging;
@@ -25,6 +26,9 @@ public sealed partial class TunnelForwarder
 {
     /// <summary>How many uplinks to try when the one picked closes under us, is full, or refuses as it drains.</summary>
     private const int OpenAttempts = 3;
+
+    /// <summary>nginx's code for a caller that left before its answer, used in metrics (nothing is sent with it).</summary>
+    private const int ClientClosedRequest = 499;
 
     private static readonly Task<ForwardingFailure?> NoBodyFailure = Task.FromResult<ForwardingFailure?>(null);
 
@@ -116,17 +120,25 @@ public sealed partial class TunnelForwarder
         }
 
         _drain.RequestStarted();
+        long started = _metrics.DurationEnabled ? Stopwatch.GetTimestamp() : 0;
+        bool sessionFound = false;
         try
         {
-            await ForwardToClientAsync(context, route, backendTarget, head);
+            sessionFound = await ForwardToClientAsync(context, route, backendTarget, head);
         }
         finally
         {
             _drain.RequestEnded();
+            if (started != 0)
+            {
+                _metrics.RequestEnded(sessionFound ? session : null, context.RequestAborted.IsCancellationRequested && !context.Response.HasStarted
+                    ? ClientClosedRequest : context.Response.StatusCode, Stopwatch.GetElapsedTime(started));
+            }
         }
     }
 
-    private async Task ForwardToClientAsync(HttpContext context, SessionRoute route, string backendTarget, RequestHead head)
+    /// <returns>False when the session has no client at all (404): its id does not earn a metrics label.</returns>
+    private async Task<bool> ForwardToClientAsync(HttpContext context, SessionRoute route, string backendTarget, RequestHead head)
     {
         string session = route.Session;
 
@@ -152,7 +164,7 @@ public sealed partial class TunnelForwarder
                     _ => null,
                 };
                 await (failure is null ? TunnelNotFoundAsync(context, route, backendTarget) : FailAsync(context, streamId: 0, session, failure.Value));
-                return;
+                return failure is not null;
             }
 
             // A request without a body that a draining client refused, or whose client could not connect to its backend,
@@ -179,7 +191,7 @@ public sealed partial class TunnelForwarder
             switch (outcome)
             {
                 case ExchangeOutcome.Done:
-                    return;
+                    return true;
                 case ExchangeOutcome.BackendFailed:
                     failedMember = member;
                     ProxyEntryLog.RetryingOnAnotherClient(_logger, session, stream.Id);
@@ -194,7 +206,7 @@ public sealed partial class TunnelForwarder
     private Task TunnelNotFoundAsync(HttpContext context, SessionRoute route, string backendTarget)
     {
         ProxyEntryLog.TunnelNotFound(_logger, route.Session, context.Request.Method, backendTarget);
-        _metrics.RequestFailed("tunnel-not-found");
+        _metrics.RequestFailed("tunnel-not-found", StatusCodes.Status404NotFound);
         return WriteNotFoundAsync(context, route);
     }
 
@@ -282,7 +294,7 @@ public sealed partial class TunnelForwarder
         catch (OperationCanceledException)
         {
             ProxyEntryLog.CallerGone(_logger, session, stream.Id, "before the response head");
-            _metrics.RequestFailed("caller-gone");
+            _metrics.RequestFailed("caller-gone", ClientClosedRequest);
             stream.Reset(ProtocolErrorCode.Cancelled);
             await StopRequestBodyAsync(context, requestBody);
             return ExchangeOutcome.Done;
@@ -324,7 +336,7 @@ public sealed partial class TunnelForwarder
             if (context.RequestAborted.IsCancellationRequested)
             {
                 ProxyEntryLog.CallerGone(_logger, session, stream.Id, "during the response body");
-                _metrics.RequestFailed("caller-gone");
+                _metrics.RequestFailed("caller-gone", ClientClosedRequest);
             }
             else if (!context.Response.HasStarted)
             {
@@ -339,7 +351,7 @@ public sealed partial class TunnelForwarder
             else
             {
                 ProxyEntryLog.ResponseAborted(_logger, session, stream.Id, ex.Message);
-                _metrics.RequestFailed("aborted-mid-response");
+                _metrics.RequestFailed("aborted-mid-response", context.Response.StatusCode);
                 context.Abort();
             }
         }
@@ -427,7 +439,7 @@ public sealed partial class TunnelForwarder
     private async Task FailAsync(HttpContext context, uint streamId, string session, ForwardingFailure failure)
     {
         ProxyEntryLog.RequestFailed(_logger, session, streamId, context.Request.Method, context.Request.Path.Value ?? "/", failure.Status, failure.Reason);
-        _metrics.RequestFailed(failure.Reason);
+        _metrics.RequestFailed(failure.Reason, failure.Status);
         if (context.Response.HasStarted)
         {
             context.Abort();

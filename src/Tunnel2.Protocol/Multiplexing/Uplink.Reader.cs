@@ -27,15 +27,22 @@ public sealed partial class Uplink
 
                 _keepAlive.OnReceived();
                 ReadOnlySequence<byte> buffer = result.Buffer;
+                int frames = 0;
                 try
                 {
                     while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
                     {
+                        frames++;
                         Dispatch(header, payload);
                     }
                 }
                 finally
                 {
+                    if (frames > 0)
+                    {
+                        UplinkMetrics.Received(frames, result.Buffer.Length - buffer.Length);
+                    }
+
                     input.AdvanceTo(buffer.Start, buffer.End);
                 }
 

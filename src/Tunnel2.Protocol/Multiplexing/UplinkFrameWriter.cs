@@ -39,12 +39,14 @@ internal sealed class UplinkFrameWriter
                 // Read before taking frames: once completion is seen, every frame queued before it is visible too.
                 bool completed = _scheduler.IsCompleted;
                 int unflushed = 0;
+                int frames = 0;
                 bool yielded = false;
                 while (true)
                 {
                     while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
                     {
                         unflushed += frame.TotalLength;
+                        frames++;
                         frame.WriteTo(_output);
                     }
 
@@ -72,6 +74,7 @@ internal sealed class UplinkFrameWriter
                     continue;
                 }
 
+                UplinkMetrics.Sent(frames, unflushed);
                 FlushResult flush = await _output.FlushAsync().ConfigureAwait(false);
                 Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
                 if (flush.IsCanceled || flush.IsCompleted)

@@ -9,6 +9,8 @@ public static class CommandLine
         ["--tunnel-url"] = "TunnelServer:TunnelUrl",
         ["--token"] = "TunnelServer:Token",
         ["--public-h2c-url"] = "TunnelServer:PublicH2cUrl",
+        ["--admin-url"] = "TunnelServer:AdminUrl",
+        ["--admin-token"] = "TunnelServer:AdminToken",
         ["--certificate"] = "TunnelServer:Certificate",
         ["--certificate-key"] = "TunnelServer:CertificateKey",
         ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
@@ -32,6 +34,10 @@ public static class CommandLine
                                      and HTTP/1.1 by ALPN); it needs the two options below
           --public-h2c-url <url>     Optional extra public endpoint speaking cleartext HTTP/2 only (prior
                                      knowledge, for load balancers and h2load) [default none]
+          --admin-url <url>          Admin listener: /metrics (Prometheus) and /healthz, e.g. http://127.0.0.1:12002
+                                     [default none: no metrics collected]
+          --admin-token <token>      Bearer token admin requests must carry (16+ chars); required when the
+                                     admin URL is not loopback
           --certificate <pem>        Server certificate, PEM (leaf first, then intermediates); reloaded on change
           --certificate-key <pem>    Its private key, PEM, unencrypted
           --token <token>            Token clients must present (required; the Development environment has a dev token)
@@ -54,7 +60,8 @@ public static class CommandLine
           TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow, TunnelServer__ConnectionWindow,
           TunnelServer__UnsentBytesLimit, TunnelServer__UplinkReceiveBuffer,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
-          TunnelServer__HandshakeTimeout, TunnelServer__PublicH2cUrl,
+          TunnelServer__HandshakeTimeout, TunnelServer__PublicH2cUrl, TunnelServer__AdminUrl, TunnelServer__AdminToken,
+          ProxyEntry__MetricsSessionLimit (sessions with a metrics label of their own, the rest '_other') [100],
           TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
           ProxyEntry__MaxRequestHeadersBytes, ProxyEntry__HostSuffix, ProxyEntry__Hosts__<host>=<session> (custom
           domains), ProxyEntry__Balancing__Strategy, ProxyEntry__Balancing__Affinity,

@@ -33,6 +33,15 @@ public sealed class TunnelServerOptions
     /// </summary>
     public string? PublicH2cUrl { get; set; }
 
+    /// <summary>
+    /// An admin listener, <c>http://127.0.0.1:12002</c> for instance, serving <c>/metrics</c> (Prometheus) and
+    /// <c>/healthz</c>. Null: none, and no metrics are collected. Anywhere but loopback it needs <see cref="AdminToken"/>.
+    /// </summary>
+    public string? AdminUrl { get; set; }
+
+    /// <summary>A bearer token every admin request must carry (at least 16 characters); required off loopback.</summary>
+    public string? AdminToken { get; set; }
+
     /// <summary>The token clients must present. There is no default: the dev value lives only in appsettings.Development.json.</summary>
     [Required(ErrorMessage = "TunnelServer:Token is required (set it with --token, TunnelServer__Token or appsettings).")]
     [StringLength(int.MaxValue, MinimumLength = 8, ErrorMessage = "TunnelServer:Token must be at least 8 characters.")]

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
+using Tunnel2.Hosting.Admin;
 
 namespace Tunnel2.TunnelServer.Configuration;
 
@@ -53,6 +54,8 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
                 failures.Add("TunnelServer:PublicH2cUrl is for cleartext HTTP/2 (http://); an https:// PublicUrl offers HTTP/2 by ALPN.");
             }
         }
+
+        failures.AddRange(AdminSettings.Problems(TunnelServerOptions.SectionName, options.AdminUrl, options.AdminToken));
 
         if (options.KeepAliveTimeout <= options.KeepAliveInterval)
         {

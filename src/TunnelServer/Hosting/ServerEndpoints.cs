@@ -3,7 +3,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace Tunnel2.TunnelServer.Hosting;
 
-/// <summary>The two listeners of the server; after start their endpoints carry the ports actually bound (port 0 in tests).</summary>
+/// <summary>The listeners of the server (public, tunnel, and the optional h2c and admin ones); after start their endpoints carry the ports actually bound (port 0 in tests).</summary>
 public sealed class ServerEndpoints
 {
     private IPEndPoint? _tunnel;
@@ -11,6 +11,14 @@ public sealed class ServerEndpoints
     internal ListenOptions? PublicListener { get; set; }
 
     internal ListenOptions? PublicH2cListener { get; set; }
+
+    internal ListenOptions? AdminListener { get; set; }
+
+    /// <summary>The admin listener's URL (<c>/metrics</c>), when one is configured.</summary>
+    public Uri? AdminUrl => AdminListener is { } admin ? new Uri($"http://{admin.IPEndPoint}") : null;
+
+    /// <summary>The admin listener's port once bound, else 0 (no request arrives on port 0).</summary>
+    internal int AdminPort => AdminListener?.IPEndPoint?.Port ?? 0;
 
     /// <summary>The cleartext HTTP/2 public listener's URL, when one is configured.</summary>
     public Uri? PublicH2cUrl => PublicH2cListener is { } h2c ? new Uri($"http://{h2c.IPEndPoint}") : null;

@@ -1,0 +1,92 @@
+using System.Net;
+using System.Text.Json;
+using Microsoft.Extensions.DependencyInjection;
+using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.TunnelServer.Hosting;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>The server's admin listener: Prometheus metrics that move with known traffic, and its admin token.</summary>
+public sealed class MetricsTests
+{
+    private const string AdminToken = "an-admin-token-for-tests";
+
+    [Fact]
+    public async Task Metrics_on_the_admin_listener_count_known_traffic_by_session_status_and_direction()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0");
+        Uri metrics = new(AdminUrl(stack), "/metrics");
+        string session = "metrics-" + Guid.NewGuid().ToString("N")[..8];
+        await stack.StartClientAsync(session);
+        using var http = CallerHttp.Create();
+
+        for (int i = 0; i < 7; i++)
+        {
+            using HttpResponseMessage response = await http.GetAsync(stack.SessionUrl(session, "/loadtest/ping"));
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
+
+        string unknown = "nobody-" + Guid.NewGuid().ToString("N")[..8];
+        using (HttpResponseMessage missing = await http.GetAsync(stack.SessionUrl(unknown, "/x")))
+        {
+            Assert.Equal(HttpStatusCode.NotFound, missing.StatusCode);
+        }
+
+        string text = "";
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            text = await http.GetStringAsync(metrics); // the exporter caches a scrape for 300 ms
+            return PrometheusText.Sum(text, "tunnel2_proxy_request_duration_seconds_count", $"tunnel2_session=\"{session}\"") == 7;
+        }, "the duration histogram counts the session's seven requests");
+
+        Assert.Equal(7, PrometheusText.Sum(text, "tunnel2_proxy_request_duration_seconds_count", $"tunnel2_session=\"{session}\"", "http_response_status_code=\"200\""));
+        Assert.Equal(1, PrometheusText.Sum(text, "tunnel2_proxy_failures_total", "reason=\"tunnel-not-found\"", "http_response_status_code=\"404\""));
+        Assert.DoesNotContain(unknown, text, StringComparison.Ordinal); // a made-up id takes no label of its own
+        Assert.True(PrometheusText.Sum(text, "tunnel2_proxy_request_duration_seconds_count", "tunnel2_session=\"_unknown\"") >= 1);
+        Assert.True(PrometheusText.Sum(text, "tunnel2_proxy_requests_total") >= 7);
+        Assert.True(PrometheusText.Sum(text, "http_server_request_duration_seconds_count", "http_response_status_code=\"200\"") >= 7);
+        Assert.Equal(1, PrometheusText.Sum(text, "tunnel2_server_uplinks"));
+        Assert.Equal(1, PrometheusText.Sum(text, "tunnel2_server_sessions"));
+        Assert.True(PrometheusText.Sum(text, "tunnel2_uplink_frames_total", "network_io_direction=\"transmit\"") >= 7);
+        Assert.True(PrometheusText.Sum(text, "tunnel2_uplink_bytes_total", "network_io_direction=\"receive\"") > 7 * 9);
+
+        // The admin listener is not a public port: a session path there is the admin's 404, not a tunnel's.
+        using HttpResponseMessage notPublic = await http.GetAsync(new Uri(AdminUrl(stack), $"/session/{session}/loadtest/ping"));
+        Assert.Equal(HttpStatusCode.NotFound, notPublic.StatusCode);
+        using JsonDocument problem = JsonDocument.Parse(await notPublic.Content.ReadAsStringAsync());
+        Assert.Equal("urn:tunnel2:problem:not-found", problem.RootElement.GetProperty("type").GetString());
+        Assert.Contains("admin listener", problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task With_an_admin_token_a_request_without_it_gets_401_problem_details_and_one_with_it_gets_the_metrics()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0", "--admin-token", AdminToken);
+        Uri metrics = new(AdminUrl(stack), "/metrics");
+        using var http = CallerHttp.Create();
+
+        using (HttpResponseMessage bare = await http.GetAsync(metrics))
+        {
+            Assert.Equal(HttpStatusCode.Unauthorized, bare.StatusCode);
+            Assert.Equal("application/problem+json", bare.Content.Headers.ContentType?.MediaType);
+            Assert.Equal("Bearer", bare.Headers.WwwAuthenticate.ToString());
+        }
+
+        foreach (string wrong in new[] { "Bearer not-the-token", "Basic " + AdminToken, "Bearer " + AdminToken + "x" })
+        {
+            using var request = new HttpRequestMessage(HttpMethod.Get, metrics);
+            request.Headers.TryAddWithoutValidation("Authorization", wrong);
+            using HttpResponseMessage refused = await http.SendAsync(request);
+            Assert.Equal(HttpStatusCode.Unauthorized, refused.StatusCode);
+        }
+
+        using var good = new HttpRequestMessage(HttpMethod.Get, metrics);
+        good.Headers.Authorization = new System.Net.Http.Headers.AuthenticationHeaderValue("Bearer", AdminToken);
+        using HttpResponseMessage answered = await http.SendAsync(good);
+        Assert.Equal(HttpStatusCode.OK, answered.StatusCode);
+        Assert.Contains("# TYPE", await answered.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+    }
+
+    private static Uri AdminUrl(TunnelStack stack) =>
+        stack.Server.Services.GetRequiredService<ServerEndpoints>().AdminUrl ?? throw new InvalidOperationException("no admin listener");
+}
