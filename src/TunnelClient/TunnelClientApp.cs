@@ -1,5 +1,7 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
+using Tunnel2.Hosting.Admin;
+using Tunnel2.TunnelClient.Admin;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -40,6 +42,13 @@ public static class TunnelClientApp
         builder.Services.AddHostedService<BackendHealthProbe>();
         builder.Services.AddSingleton<UplinkDialer>();
         builder.Services.AddHostedService<TunnelClientService>();
+        if (!string.IsNullOrEmpty(builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.AdminUrl)}"]))
+        {
+            builder.Services.AddAdminMetrics(TunnelClientMetrics.MeterName);
+            builder.Services.AddSingleton<ClientAdminListener>();
+            builder.Services.AddHostedService(services => services.GetRequiredService<ClientAdminListener>());
+        }
+
         builder.Services.AddOptions<HostOptions>().Configure<IOptions<TunnelClientOptions>>((host, client) =>
             host.ShutdownTimeout = ShutdownTimeout(client.Value.DrainTimeout));
         return builder.Build();

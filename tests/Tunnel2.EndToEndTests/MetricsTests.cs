@@ -2,11 +2,12 @@ using System.Net;
 using System.Text.Json;
 using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.TunnelClient.Admin;
 using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.EndToEndTests;
 
-/// <summary>The server's admin listener: Prometheus metrics that move with known traffic, and its admin token.</summary>
+/// <summary>The admin listeners of server and client: Prometheus metrics that move with known traffic, and the admin token.</summary>
 public sealed class MetricsTests
 {
     private const string AdminToken = "an-admin-token-for-tests";
@@ -86,6 +87,45 @@ public sealed class MetricsTests
         Assert.Equal(HttpStatusCode.OK, answered.StatusCode);
         Assert.Contains("# TYPE", await answered.Content.ReadAsStringAsync(), StringComparison.Ordinal);
     }
+
+    [Fact]
+    public async Task The_client_serves_its_own_metrics_with_requests_relayed_and_each_backends_health()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using ReplicaBackend a = await ReplicaBackend.StartAsync("a");
+        await using ReplicaBackend b = await ReplicaBackend.StartAsync("b");
+        string session = "cmetrics-" + Guid.NewGuid().ToString("N")[..8];
+        TunnelClientHandle client = await stack.StartClientAsync(session, a.Url, extraArgs:
+            ["--backend", b.Url.ToString().TrimEnd('/'), "--health-path", ReplicaBackend.HealthPath, "--health-interval", "00:00:00.200",
+             "--admin-url", "http://127.0.0.1:0", "--admin-token", AdminToken]);
+        Uri metrics = new(client.Host.Services.GetRequiredService<ClientAdminListener>().Url!, "/metrics");
+        using var http = CallerHttp.Create();
+        http.DefaultRequestHeaders.Authorization = new System.Net.Http.Headers.AuthenticationHeaderValue("Bearer", AdminToken);
+        for (int i = 0; i < 6; i++)
+        {
+            Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl(session, "/work"))).StatusCode);
+        }
+
+        b.Healthy = false;
+        string text = "";
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            text = await http.GetStringAsync(metrics);
+            return PrometheusText.Sum(text, "tunnel2_client_backend_ready", $"tunnel2_backend=\"{Origin(b)}\"") == 0;
+        }, "the client's metrics show backend b unready");
+
+        Assert.Equal(6, PrometheusText.Sum(text, "tunnel2_client_requests_total"));
+        Assert.Equal(1, PrometheusText.Sum(text, "tunnel2_client_backend_ready", $"tunnel2_backend=\"{Origin(a)}\""));
+        Assert.Equal(0, PrometheusText.Sum(text, "tunnel2_client_queued_requests"));
+        Assert.Equal(0, PrometheusText.Sum(text, "tunnel2_client_backend_active_requests"));
+        Assert.Equal(1, PrometheusText.Sum(text, "tunnel2_client_connects_total"));
+        Assert.True(PrometheusText.Sum(text, "tunnel2_uplink_frames_total", "network_io_direction=\"transmit\"") >= 6);
+
+        http.DefaultRequestHeaders.Authorization = null;
+        Assert.Equal(HttpStatusCode.Unauthorized, (await http.GetAsync(metrics)).StatusCode);
+    }
+
+    private static string Origin(ReplicaBackend replica) => replica.Url.GetLeftPart(UriPartial.Authority);
 
     private static Uri AdminUrl(TunnelStack stack) =>
         stack.Server.Services.GetRequiredService<ServerEndpoints>().AdminUrl ?? throw new InvalidOperationException("no admin listener");

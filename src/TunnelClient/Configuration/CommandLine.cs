@@ -24,6 +24,8 @@ public static class CommandLine
         ["--request-buffering"] = "TunnelClient:RequestBuffering",
         ["--rewrite-paths"] = "TunnelClient:RewritePaths",
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
+        ["--admin-url"] = "TunnelClient:AdminUrl",
+        ["--admin-token"] = "TunnelClient:AdminToken",
         ["--pooled-connection-idle-timeout"] = "TunnelClient:PooledConnectionIdleTimeout",
         ["--transport"] = "TunnelClient:Transport",
         ["--ca-certificate"] = "TunnelClient:CaCertificate",
@@ -118,6 +120,10 @@ public static class CommandLine
           --transport <kind>         upgrade (HTTP/1.1 upgrade to raw frames) or websocket (the same
                                      frames in WebSocket binary messages, for proxies that pass only
                                      WebSocket)                             [default upgrade]
+          --admin-url <url>          Admin listener: /metrics (Prometheus) and /healthz, e.g. http://127.0.0.1:12003
+                                     [default none: no metrics collected]
+          --admin-token <token>      Bearer token admin requests must carry (16+ chars); required when the
+                                     admin URL is not loopback
           --environment <name>       Development loads appsettings.Development.json (dev token)
           --help, -h                 Show this help
 
@@ -131,7 +137,7 @@ public static class CommandLine
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport, TunnelClient__CaCertificate,
-          TunnelClient__ServerCertificateSha256,
+          TunnelClient__ServerCertificateSha256, TunnelClient__AdminUrl, TunnelClient__AdminToken,
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
           TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144].
 

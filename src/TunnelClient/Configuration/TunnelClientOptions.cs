@@ -162,6 +162,15 @@ public sealed class TunnelClientOptions
     [Range(0, 64 * 1024 * 1024)]
     public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
 
+    /// <summary>
+    /// An admin listener, <c>http://127.0.0.1:12003</c> for instance, serving <c>/metrics</c> (Prometheus) and
+    /// <c>/healthz</c>. Null: none, and no metrics are collected. Anywhere but loopback it needs <see cref="AdminToken"/>.
+    /// </summary>
+    public string? AdminUrl { get; set; }
+
+    /// <summary>A bearer token every admin request must carry (at least 16 characters); required off loopback.</summary>
+    public string? AdminToken { get; set; }
+
     /// <summary>On stop (SIGTERM, Ctrl+C): how long the streams in flight may take to finish after the GoAway before the uplink closes.</summary>
     [TimeSpanRange("00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);

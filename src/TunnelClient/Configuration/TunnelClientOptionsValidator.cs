@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting.Admin;
 using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.TunnelClient.Backends;
@@ -61,6 +62,8 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
         {
             failures.Add("TunnelClient:BackendAffinity is Header but TunnelClient:BackendAffinityHeader names no header (--backend-affinity-header).");
         }
+
+        failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.AdminUrl, options.AdminToken));
 
         if (!string.IsNullOrEmpty(options.Session) && !HandshakeProtocol.IsValidSessionId(options.Session))
         {

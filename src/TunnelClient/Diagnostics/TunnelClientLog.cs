@@ -66,4 +66,7 @@ internal static partial class TunnelClientLog
 
     [LoggerMessage(EventId = 21, Level = LogLevel.Debug, Message = "Stream {StreamId}: backend {Failed} could not be reached or failed before answering ({Detail}); trying {Next}")]
     public static partial void BackendRetried(ILogger logger, uint streamId, string failed, string detail, string next);
+
+    [LoggerMessage(EventId = 22, Level = LogLevel.Information, Message = "Admin listener on {AdminUrl}: /metrics, /healthz")]
+    public static partial void AdminListening(ILogger logger, Uri adminUrl);
 }
