@@ -13,6 +13,7 @@ using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.Protocol.Sockets;
+using Tunnel2.TunnelServer.Admin;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;
@@ -47,6 +48,8 @@ public static class TunnelServerApp
         if (!string.IsNullOrEmpty(options.AdminUrl))
         {
             builder.Services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
+            builder.Services.AddOpenApi();
+            builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, AdminJsonContext.Default));
         }
 
         if (!string.IsNullOrEmpty(options.Certificate))
@@ -101,17 +104,25 @@ public static class TunnelServerApp
         WebApplication app = builder.Build();
         if (endpoints.AdminListener is not null)
         {
-            // Requests that arrived on the admin listener never reach ProxyEntry; a public request pays one port compare.
-            app.MapWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminEndpoints(options.AdminToken));
+            // Requests that arrived on the admin listener never reach ProxyEntry: they pass the admin token and /metrics,
+            // then the routes below (the admin API answers only there). A public request pays one port compare.
+            app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.AdminToken));
+            app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseProxyEntry());
+            AdminApi.Map(app, endpoints);
+        }
+        else
+        {
+            // Public requests leave the pipeline here, before routing: an explicit UseRouting after ProxyEntry keeps the
+            // host from putting its implicit one first, so /session/... never pays for endpoint matching.
+            app.UseProxyEntry();
         }
 
-        // Public requests leave the pipeline here, before routing: an explicit UseRouting after ProxyEntry keeps the
-        // host from putting its implicit one first, so /session/... never pays for endpoint matching.
-        app.UseProxyEntry();
         app.UseRouting();
         app.MapGet("/healthz", () => Results.Text("ok"));
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
-            "Not found", "Public requests go to /session/{id}/{path}."));
+            "Not found", context.Connection.LocalPort == endpoints.AdminPort
+                ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
+                : "Public requests go to /session/{id}/{path}."));
 
         app.Lifetime.ApplicationStarted.Register(() =>
         {

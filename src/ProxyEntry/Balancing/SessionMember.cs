@@ -10,13 +10,22 @@ namespace Tunnel2.ProxyEntry.Balancing;
 /// </summary>
 public sealed class SessionMember : IBalancingMember
 {
+    private static long s_lastId;
     private readonly PassiveEjection _ejection = new();
+    private long _requests;
+    private long _serverErrors;
 
-    public SessionMember(Uplink uplink, string? instanceId, int weight)
+    /// <param name="remote">The client's address as the server saw it (admin API), when known.</param>
+    /// <param name="transport">How the uplink is carried: <c>upgrade</c> or <c>websocket</c> (admin API).</param>
+    public SessionMember(Uplink uplink, string? instanceId, int weight, string? remote = null, string transport = "upgrade")
     {
         Uplink = uplink;
         InstanceId = instanceId;
         Weight = weight;
+        Remote = remote;
+        Transport = transport;
+        Id = Interlocked.Increment(ref s_lastId);
+        ConnectedAt = DateTimeOffset.UtcNow;
 
         // Keyed on the client's instance id where it sent one, so that the key, and with it every caller's affinity,
         // survives the client reconnecting; random otherwise.
@@ -26,7 +35,22 @@ public sealed class SessionMember : IBalancingMember
         AffinityKey = AffinityKeys.CookieValue(KeyHash);
     }
 
+    /// <summary>This process's number for the member, unique while it runs: how the admin API names one client.</summary>
+    public long Id { get; }
+
     public Uplink Uplink { get; }
+
+    public string? Remote { get; }
+
+    public string Transport { get; }
+
+    public DateTimeOffset ConnectedAt { get; }
+
+    /// <summary>Requests sent to this client.</summary>
+    public long Requests => Volatile.Read(ref _requests);
+
+    /// <summary>Of those, answered with a 5xx (by its backend, or by the tunnel on its behalf).</summary>
+    public long ServerErrors => Volatile.Read(ref _serverErrors);
 
     public string? InstanceId { get; }
 
@@ -54,6 +78,10 @@ public sealed class SessionMember : IBalancingMember
     /// </summary>
     public bool OnBackendUnreachable(long now, long timestampFrequency, BalancingOptions options, out TimeSpan backoff) =>
         _ejection.OnUnreachable(now, timestampFrequency, options.EjectAfter, options.EjectionBackoff, options.MaxEjectionBackoff, out backoff);
+
+    public void CountRequest() => Interlocked.Increment(ref _requests);
+
+    public void CountServerError() => Interlocked.Increment(ref _serverErrors);
 
     /// <summary>A response head came back: the run of failures, and the backoff it built up, are over.</summary>
     public void OnAnswered() => _ejection.OnAnswered();

@@ -176,6 +176,7 @@ public sealed partial class TunnelForwarder
                 MayRetryUnanswered: mayRetryConnect && !upgrade && HttpSyntax.IsIdempotentMethod(head.Method));
             ExchangeOutcome outcome;
             _metrics.RequestStarted();
+            member!.CountRequest();
             try
             {
                 using (stream)
@@ -191,6 +192,11 @@ public sealed partial class TunnelForwarder
             switch (outcome)
             {
                 case ExchangeOutcome.Done:
+                    if (context.Response.StatusCode >= StatusCodes.Status500InternalServerError)
+                    {
+                        member.CountServerError();
+                    }
+
                     return true;
                 case ExchangeOutcome.BackendFailed:
                     failedMember = member;

@@ -68,7 +68,8 @@ public sealed class SessionRegistry
     /// </summary>
     /// <param name="weight">The client's declared weight, for the weighted strategy.</param>
     /// <returns>The uplink that was replaced (already closed), or null.</returns>
-    public Uplink? Register(string sessionId, Uplink uplink, string? instanceId = null, int weight = 1)
+    /// <param name="remote">The client's address, and <paramref name="transport"/> how its uplink is carried (admin API).</param>
+    public Uplink? Register(string sessionId, Uplink uplink, string? instanceId = null, int weight = 1, string? remote = null, string transport = "upgrade")
     {
         SessionMember? replaced;
         lock (_mutation)
@@ -79,7 +80,7 @@ public sealed class SessionRegistry
                 _sessions[sessionId] = members;
             }
 
-            replaced = members.Add(new SessionMember(uplink, instanceId, weight));
+            replaced = members.Add(new SessionMember(uplink, instanceId, weight, remote, transport));
         }
 
         replaced?.Uplink.Close(ReplacedReason);
@@ -122,6 +123,9 @@ public sealed class SessionRegistry
     /// <summary>The members now registered for a session (a snapshot).</summary>
     public IReadOnlyList<SessionMember> GetMembers(string sessionId) =>
         _sessions.TryGetValue(sessionId, out SessionUplinks? members) ? members.Snapshot : [];
+
+    /// <summary>The ids of the sessions that have a client now (a snapshot, unordered).</summary>
+    public List<string> GetSessionIds() => [.. _sessions.Keys];
 
     /// <summary>Every registered uplink (a snapshot), e.g. to close them all on shutdown.</summary>
     public List<Uplink> GetAllUplinks()

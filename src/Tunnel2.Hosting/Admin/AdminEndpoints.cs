@@ -2,21 +2,36 @@ using System.Security.Cryptography;
 using System.Text;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Mvc;
 using OpenTelemetry.Metrics;
 
 namespace Tunnel2.Hosting.Admin;
 
 /// <summary>
 /// The admin listener's pipeline, the same in both executables: the admin token when one is set (a bearer token;
-/// anything else is 401 problem+json), <c>/metrics</c> in Prometheus' text format, <c>/healthz</c>, and 404
-/// problem+json for the rest.
+/// anything else is 401 problem+json), <c>/metrics</c> in Prometheus' text format, then the executable's own
+/// endpoints (the server's admin API) or <c>/healthz</c> and 404 problem+json.
 /// </summary>
 public static class AdminEndpoints
 {
     public const string MetricsPath = "/metrics";
 
-    /// <param name="meterProvider">The process's provider when the admin pipeline runs in a host of its own (the client's); null to take it from the services.</param>
+    /// <summary>The whole admin pipeline of a host that serves nothing else (the client's): access, <c>/healthz</c>, 404.</summary>
+    /// <param name="meterProvider">The process's provider when the admin pipeline runs in a host of its own; null to take it from the services.</param>
     public static void UseAdminEndpoints(this IApplicationBuilder admin, string? token, MeterProvider? meterProvider = null)
+    {
+        admin.UseAdminAccess(token, meterProvider);
+        admin.Run(context => context.Request.Path == "/healthz"
+            ? context.Response.WriteAsync("ok")
+            : WriteProblemAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found", "Not found",
+                $"The admin listener serves {MetricsPath} and /healthz."));
+    }
+
+    /// <summary>
+    /// The start of every admin pipeline: the admin token when one is set, then <c>/metrics</c>; other requests go on
+    /// (to the server's admin API, or to a 404).
+    /// </summary>
+    public static IApplicationBuilder UseAdminAccess(this IApplicationBuilder admin, string? token, MeterProvider? meterProvider = null)
     {
         if (!string.IsNullOrEmpty(token))
         {
@@ -24,12 +39,8 @@ public static class AdminEndpoints
             admin.Use((context, next) => IsAuthorized(context.Request, expected) ? next(context) : RefuseAsync(context));
         }
 
-        admin.UseOpenTelemetryPrometheusScrapingEndpoint(meterProvider, context => context.Request.Path == MetricsPath, path: null,
+        return admin.UseOpenTelemetryPrometheusScrapingEndpoint(meterProvider, context => context.Request.Path == MetricsPath, path: null,
             configureBranchedPipeline: null, optionsName: null);
-        admin.Run(context => context.Request.Path == "/healthz"
-            ? context.Response.WriteAsync("ok")
-            : Results.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:not-found", title: "Not found",
-                detail: $"The admin listener serves {MetricsPath} and /healthz.").ExecuteAsync(context));
     }
 
     /// <summary><c>Authorization: Bearer {token}</c>, compared in constant time (of hashes, so the length leaks nothing either).</summary>
@@ -48,7 +59,15 @@ public static class AdminEndpoints
     private static Task RefuseAsync(HttpContext context)
     {
         context.Response.Headers.WWWAuthenticate = "Bearer";
-        return Results.Problem(statusCode: StatusCodes.Status401Unauthorized, type: "urn:tunnel2:problem:admin-token",
-            title: "Admin token required", detail: "Send the admin token as 'Authorization: Bearer <token>'.").ExecuteAsync(context);
+        return WriteProblemAsync(context, StatusCodes.Status401Unauthorized, "urn:tunnel2:problem:admin-token", "Admin token required",
+            "Send the admin token as 'Authorization: Bearer <token>'.");
+    }
+
+    /// <summary>An RFC 9457 problem, serialized by generated code (the hosts may run as Native AOT, without reflection).</summary>
+    private static Task WriteProblemAsync(HttpContext context, int status, string type, string title, string detail)
+    {
+        context.Response.StatusCode = status;
+        var problem = new ProblemDetails { Status = status, Type = type, Title = title, Detail = detail, Instance = context.Request.Path };
+        return context.Response.WriteAsJsonAsync(problem, AdminProblemJsonContext.Default.ProblemDetails, "application/problem+json");
     }
 }

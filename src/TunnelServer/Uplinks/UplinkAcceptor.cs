@@ -254,7 +254,8 @@ public sealed class UplinkAcceptor
             PeerReady = accepted.Ready,
         };
 
-        Uplink? replaced = _registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight);
+        Uplink? replaced = _registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight, remote?.ToString(),
+            accepted.IsWebSocket ? "websocket" : "upgrade");
         _metrics.UplinkConnected();
         TunnelServerLog.UplinkConnected(_logger, accepted.Session, remote?.Address, accepted.Version, transportName);
         if (replaced is not null)

@@ -1,0 +1,142 @@
+using System.Reflection;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Draining;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.TunnelServer.Hosting;
+
+namespace Tunnel2.TunnelServer.Admin;
+
+/// <summary>
+/// The admin API on the admin listener: the server, its sessions and their clients as JSON, and one client drained
+/// (GoAway: it finishes what it has in flight and logs in again on a new uplink) or disconnected (closed at once; it
+/// reconnects after its backoff). Described by the OpenAPI document at <c>/openapi/v1.json</c>.
+/// </summary>
+public static class AdminApi
+{
+    private static readonly DateTimeOffset StartedAt = DateTimeOffset.UtcNow;
+
+    /// <summary>How long a drained client may take to finish its streams before its uplink is closed.</summary>
+    public static readonly TimeSpan ClientDrainTimeout = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// Maps the API on the application's routes, answering only requests that came in on the admin listener (whose
+    /// branch checked the admin token first): on any other port these paths are 404, as if they did not exist.
+    /// </summary>
+    public static void Map(IEndpointRouteBuilder endpoints, ServerEndpoints listeners)
+    {
+        RouteGroupBuilder admin = endpoints.MapGroup("").AddEndpointFilter((context, next) =>
+            context.HttpContext.Connection.LocalPort == listeners.AdminPort ? next(context) : ValueTask.FromResult<object?>(TypedResults.NotFound()));
+        admin.MapOpenApi("/openapi/{documentName}.json");
+        RouteGroupBuilder api = admin.MapGroup("/api").WithTags("admin");
+        api.MapGet("/server", GetServer).WithName("GetServer").WithSummary("The server: version, listeners, sessions and uplinks");
+        api.MapGet("/sessions", GetSessions).WithName("GetSessions").WithSummary("Every session with a client, busiest first");
+        api.MapGet("/sessions/{session}", GetSession).WithName("GetSession").WithSummary("One session and its clients");
+        api.MapPost("/sessions/{session}/clients/{client:long}/drain", DrainClient).WithName("DrainClient")
+            .WithSummary("GoAway to one client: it finishes its requests in flight, then logs in again on a new uplink");
+        api.MapDelete("/sessions/{session}/clients/{client:long}", DisconnectClient).WithName("DisconnectClient")
+            .WithSummary("Close one client's uplink at once: its requests in flight fail; it reconnects after its backoff");
+    }
+
+    private static Ok<ServerInfo> GetServer(SessionRegistry registry, ServerEndpoints listeners, PublicDrain drain)
+    {
+        string version = typeof(AdminApi).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? "unknown";
+        return TypedResults.Ok(new ServerInfo("TunnelServer", version, StartedAt, listeners.PublicUrl.ToString(), listeners.TunnelUrl.ToString(),
+            registry.SessionCount, registry.GetAllUplinks().Count, drain.IsDraining));
+    }
+
+    private static Ok<SessionSummary[]> GetSessions(SessionRegistry registry)
+    {
+        var sessions = new List<SessionSummary>();
+        foreach (string id in registry.GetSessionIds())
+        {
+            IReadOnlyList<SessionMember> members = registry.GetMembers(id);
+            if (members.Count == 0)
+            {
+                continue;
+            }
+
+            int ready = 0, open = 0;
+            long requests = 0, errors = 0;
+            long now = TimeProvider.System.GetTimestamp();
+            foreach (SessionMember member in members)
+            {
+                ready += member.IsReady(now) ? 1 : 0;
+                open += member.Outstanding;
+                requests += member.Requests;
+                errors += member.ServerErrors;
+            }
+
+            BalancingPolicy policy = registry.PolicyFor(id);
+            sessions.Add(new SessionSummary(id, members.Count, ready, open, requests, errors, policy.Strategy.ToString(), policy.Affinity.ToString()));
+        }
+
+        sessions.Sort(static (a, b) => b.Requests.CompareTo(a.Requests));
+        return TypedResults.Ok(sessions.ToArray());
+    }
+
+    private static Results<Ok<SessionDetail>, ProblemHttpResult> GetSession(string session, SessionRegistry registry)
+    {
+        IReadOnlyList<SessionMember> members = registry.GetMembers(session);
+        if (members.Count == 0)
+        {
+            return NoSuchSession(session);
+        }
+
+        long now = TimeProvider.System.GetTimestamp();
+        var clients = new ClientInfo[members.Count];
+        for (int i = 0; i < clients.Length; i++)
+        {
+            SessionMember member = members[i];
+            clients[i] = new ClientInfo(member.Id, member.InstanceId, member.Remote, member.Transport, member.Uplink.Settings.ProtocolVersion,
+                member.ConnectedAt, member.Weight, member.Outstanding, member.Requests, member.ServerErrors, member.IsReady(now),
+                member.Uplink.IsDraining || !member.Uplink.AcceptsNewStreams);
+        }
+
+        BalancingPolicy policy = registry.PolicyFor(session);
+        return TypedResults.Ok(new SessionDetail(session, policy.Strategy.ToString(), policy.Affinity.ToString(), clients));
+    }
+
+    private static Results<Accepted<ClientAction>, ProblemHttpResult> DrainClient(string session, long client, SessionRegistry registry)
+    {
+        if (Find(registry, session, client) is not { } member)
+        {
+            return NoSuchClient(session, client);
+        }
+
+        _ = member.Uplink.DrainAsync(ClientDrainTimeout);
+        return TypedResults.Accepted((string?)null, new ClientAction(client, session, "draining"));
+    }
+
+    private static Results<Ok<ClientAction>, ProblemHttpResult> DisconnectClient(string session, long client, SessionRegistry registry)
+    {
+        if (Find(registry, session, client) is not { } member)
+        {
+            return NoSuchClient(session, client);
+        }
+
+        member.Uplink.Close("disconnected through the admin API");
+        return TypedResults.Ok(new ClientAction(client, session, "disconnected"));
+    }
+
+    private static SessionMember? Find(SessionRegistry registry, string session, long client)
+    {
+        foreach (SessionMember member in registry.GetMembers(session))
+        {
+            if (member.Id == client)
+            {
+                return member;
+            }
+        }
+
+        return null;
+    }
+
+    private static ProblemHttpResult NoSuchSession(string session) =>
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:no-such-session", title: "No such session",
+            detail: $"Session '{session}' has no client.");
+
+    private static ProblemHttpResult NoSuchClient(string session, long client) =>
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:no-such-client", title: "No such client",
+            detail: $"Session '{session}' has no client {client}.");
+}

@@ -1,0 +1,124 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Microsoft.Extensions.DependencyInjection;
+using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.TunnelServer.Hosting;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>The server's admin API: sessions and clients as JSON, one client drained or disconnected, its OpenAPI document.</summary>
+public sealed class AdminApiTests
+{
+    [Fact]
+    public async Task Sessions_and_their_clients_are_listed_with_their_traffic_and_a_client_can_be_drained_and_disconnected()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0");
+        Uri admin = stack.Server.Services.GetRequiredService<ServerEndpoints>().AdminUrl!;
+        string session = "admin-" + Guid.NewGuid().ToString("N")[..8];
+        await stack.StartClientAsync(session);
+        await stack.StartClientAsync(session, extraArgs: ["--transport", "websocket"]);
+        using var http = CallerHttp.Create();
+        for (int i = 0; i < 10; i++)
+        {
+            Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl(session, "/loadtest/ping"))).StatusCode);
+        }
+
+        using (JsonDocument server = JsonDocument.Parse(await http.GetStringAsync(new Uri(admin, "/api/server"))))
+        {
+            Assert.Equal("TunnelServer", server.RootElement.GetProperty("name").GetString());
+            Assert.Equal(2, server.RootElement.GetProperty("uplinks").GetInt32());
+            Assert.False(string.IsNullOrEmpty(server.RootElement.GetProperty("version").GetString()));
+        }
+
+        using (JsonDocument sessions = JsonDocument.Parse(await http.GetStringAsync(new Uri(admin, "/api/sessions"))))
+        {
+            JsonElement listed = Assert.Single(sessions.RootElement.EnumerateArray(), s => s.GetProperty("id").GetString() == session);
+            Assert.Equal(2, listed.GetProperty("clients").GetInt32());
+            Assert.Equal(2, listed.GetProperty("readyClients").GetInt32());
+            Assert.Equal(10, listed.GetProperty("requests").GetInt64());
+            Assert.Equal("RoundRobin", listed.GetProperty("strategy").GetString());
+        }
+
+        JsonElement[] clients = await ClientsAsync(http, admin, session);
+        Assert.Equal(2, clients.Length);
+        Assert.Equal(["upgrade", "websocket"], clients.Select(c => c.GetProperty("transport").GetString()).Order());
+        Assert.All(clients, c => Assert.StartsWith("127.0.0.1:", c.GetProperty("remote").GetString(), StringComparison.Ordinal));
+        Assert.All(clients, c => Assert.Equal(5, c.GetProperty("requests").GetInt64())); // round robin
+        Assert.All(clients, c => Assert.True(c.GetProperty("ready").GetBoolean()));
+
+        // Drain: GoAway; the client finishes, logs in again on a new uplink (a new id), and the session keeps two clients.
+        long drained = clients[0].GetProperty("id").GetInt64();
+        using (HttpResponseMessage drain = await http.PostAsync(new Uri(admin, $"/api/sessions/{session}/clients/{drained}/drain"), null))
+        {
+            Assert.Equal(HttpStatusCode.Accepted, drain.StatusCode);
+            Assert.Equal("draining", (await drain.Content.ReadFromJsonAsync<JsonElement>()).GetProperty("action").GetString());
+        }
+
+        await Eventually.WaitUntilAsync(async () => await IdsAsync(http, admin, session) is { Count: 2 } ids && !ids.Contains(drained),
+            "the drained client logs in again on a new uplink");
+
+        // Disconnect: the uplink closes at once; the client reconnects after its backoff.
+        long cut = (await ClientsAsync(http, admin, session))[1].GetProperty("id").GetInt64();
+        using (HttpResponseMessage disconnect = await http.DeleteAsync(new Uri(admin, $"/api/sessions/{session}/clients/{cut}")))
+        {
+            Assert.Equal(HttpStatusCode.OK, disconnect.StatusCode);
+        }
+
+        await Eventually.WaitUntilAsync(async () => await IdsAsync(http, admin, session) is { Count: 2 } ids && !ids.Contains(cut),
+            "the disconnected client reconnects");
+        Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl(session, "/loadtest/ping"))).StatusCode);
+
+        // Unknown ones are 404 problem+json.
+        using (HttpResponseMessage none = await http.PostAsync(new Uri(admin, $"/api/sessions/{session}/clients/999999/drain"), null))
+        {
+            Assert.Equal(HttpStatusCode.NotFound, none.StatusCode);
+            Assert.Equal("application/problem+json", none.Content.Headers.ContentType?.MediaType);
+        }
+
+        using HttpResponseMessage noSession = await http.GetAsync(new Uri(admin, "/api/sessions/no-such-session"));
+        Assert.Equal(HttpStatusCode.NotFound, noSession.StatusCode);
+    }
+
+    [Fact]
+    public async Task The_api_and_its_openapi_document_exist_only_on_the_admin_listener_behind_its_token()
+    {
+        const string Token = "an-admin-token-for-tests";
+        await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0", "--admin-token", Token);
+        Uri admin = stack.Server.Services.GetRequiredService<ServerEndpoints>().AdminUrl!;
+        using var http = CallerHttp.Create();
+
+        Assert.Equal(HttpStatusCode.Unauthorized, (await http.GetAsync(new Uri(admin, "/api/sessions"))).StatusCode);
+        Assert.Equal(HttpStatusCode.Unauthorized, (await http.PostAsync(new Uri(admin, "/api/sessions/x/clients/1/drain"), null)).StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, (await http.GetAsync(new Uri(stack.PublicUrl, "/api/sessions"))).StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, (await http.GetAsync(new Uri(stack.PublicUrl, "/openapi/v1.json"))).StatusCode);
+
+        http.DefaultRequestHeaders.Authorization = new System.Net.Http.Headers.AuthenticationHeaderValue("Bearer", Token);
+        using JsonDocument document = JsonDocument.Parse(await http.GetStringAsync(new Uri(admin, "/openapi/v1.json")));
+        JsonElement paths = document.RootElement.GetProperty("paths");
+        foreach (string path in new[] { "/api/server", "/api/sessions", "/api/sessions/{session}", "/api/sessions/{session}/clients/{client}/drain", "/api/sessions/{session}/clients/{client}" })
+        {
+            Assert.True(paths.TryGetProperty(path, out _), $"the OpenAPI document describes {path}");
+        }
+
+        Assert.Equal("[]", await http.GetStringAsync(new Uri(admin, "/api/sessions")));
+    }
+
+    private static async Task<JsonElement[]> ClientsAsync(HttpClient http, Uri admin, string session)
+    {
+        JsonElement detail = await http.GetFromJsonAsync<JsonElement>(new Uri(admin, $"/api/sessions/{session}"));
+        return [.. detail.GetProperty("clients").EnumerateArray()];
+    }
+
+    private static async Task<List<long>> IdsAsync(HttpClient http, Uri admin, string session)
+    {
+        using HttpResponseMessage response = await http.GetAsync(new Uri(admin, $"/api/sessions/{session}"));
+        if (response.StatusCode != HttpStatusCode.OK)
+        {
+            return [];
+        }
+
+        JsonElement detail = await response.Content.ReadFromJsonAsync<JsonElement>();
+        return [.. detail.GetProperty("clients").EnumerateArray().Select(c => c.GetProperty("id").GetInt64())];
+    }
+}
