@@ -34,7 +34,8 @@ public static class CommandLine
                                      and HTTP/1.1 by ALPN); it needs the two options below
           --public-h2c-url <url>     Optional extra public endpoint speaking cleartext HTTP/2 only (prior
                                      knowledge, for load balancers and h2load) [default none]
-          --admin-url <url>          Admin listener: /metrics (Prometheus) and /healthz, e.g. http://127.0.0.1:12002
+          --admin-url <url>          Admin listener: /metrics (Prometheus), /healthz, the admin API (/api/…,
+                                     described at /openapi/v1.json), e.g. http://127.0.0.1:12002
                                      [default none: no metrics collected]
           --admin-token <token>      Bearer token admin requests must carry (16+ chars); required when the
                                      admin URL is not loopback

@@ -34,8 +34,8 @@ public sealed class TunnelServerOptions
     public string? PublicH2cUrl { get; set; }
 
     /// <summary>
-    /// An admin listener, <c>http://127.0.0.1:12002</c> for instance, serving <c>/metrics</c> (Prometheus) and
-    /// <c>/healthz</c>. Null: none, and no metrics are collected. Anywhere but loopback it needs <see cref="AdminToken"/>.
+    /// An admin listener, <c>http://127.0.0.1:12002</c> for instance, serving <c>/metrics</c> (Prometheus),
+    /// <c>/healthz</c> and the admin API (<c>/api/…</c>, <c>/openapi/v1.json</c>). Null: none, and no metrics are collected. Anywhere but loopback it needs <see cref="AdminToken"/>.
     /// </summary>
     public string? AdminUrl { get; set; }
 

@@ -56,6 +56,6 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 17, Level = LogLevel.Debug, Message = "Tunnel port: TLS handshake with {Remote} failed: {Reason}")]
     public static partial void TlsHandshakeFailed(ILogger logger, IPAddress? remote, string reason);
 
-    [LoggerMessage(EventId = 18, Level = LogLevel.Information, Message = "Admin listener on {AdminUrl}: /metrics, /healthz")]
+    [LoggerMessage(EventId = 18, Level = LogLevel.Information, Message = "Admin listener on {AdminUrl}: /metrics, /healthz, /api/…, /openapi/v1.json")]
     public static partial void AdminListening(ILogger logger, Uri adminUrl);
 }
