@@ -49,6 +49,7 @@ public static class TunnelServerApp
         {
             builder.Services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
             builder.Services.AddOpenApi();
+            builder.Services.AddSingleton<LiveTraffic>();
             builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, AdminJsonContext.Default));
         }
 
@@ -109,6 +110,7 @@ public static class TunnelServerApp
             app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.AdminToken));
             app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseProxyEntry());
             AdminApi.Map(app, endpoints);
+            _ = app.Services.GetRequiredService<LiveTraffic>(); // listening from the start, so the first minute is in the charts
         }
         else
         {

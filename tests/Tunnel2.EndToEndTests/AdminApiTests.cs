@@ -104,6 +104,82 @@ public sealed class AdminApiTests
         Assert.Equal("[]", await http.GetStringAsync(new Uri(admin, "/api/sessions")));
     }
 
+    [Fact]
+    public async Task The_dashboard_page_is_served_and_its_live_events_show_a_sessions_traffic_as_it_happens()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0");
+        Uri admin = stack.Server.Services.GetRequiredService<ServerEndpoints>().AdminUrl!;
+        string session = "live-" + Guid.NewGuid().ToString("N")[..8];
+        await stack.StartClientAsync(session);
+        using var http = CallerHttp.Create();
+
+        using (HttpResponseMessage page = await http.GetAsync(admin))
+        {
+            Assert.Equal(HttpStatusCode.OK, page.StatusCode);
+            Assert.Equal("text/html", page.Content.Headers.ContentType?.MediaType);
+            string html = await page.Content.ReadAsStringAsync();
+            Assert.Contains("new EventSource(withToken(\"/api/live\"))", html, StringComparison.Ordinal);
+            Assert.DoesNotContain("https://", html, StringComparison.Ordinal); // every asset is inline: no CDN
+        }
+
+        Assert.Equal(HttpStatusCode.NotFound, (await http.GetAsync(stack.PublicUrl)).StatusCode); // not on the public port
+
+        // Read the event stream; traffic sent after it opened must show in a later event.
+        using var events = new HttpRequestMessage(HttpMethod.Get, new Uri(admin, "/api/live"));
+        using HttpResponseMessage stream = await http.SendAsync(events, HttpCompletionOption.ResponseHeadersRead);
+        Assert.Equal("text/event-stream", stream.Content.Headers.ContentType?.MediaType);
+        using var reader = new StreamReader(await stream.Content.ReadAsStreamAsync());
+        JsonElement first = await NextSnapshotAsync(reader);
+        Assert.Equal(0, SessionIn(first, session)?.GetProperty("requests").GetInt64() ?? 0);
+
+        for (int i = 0; i < 12; i++)
+        {
+            Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl(session, "/loadtest/ping"))).StatusCode);
+        }
+
+        using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        JsonElement? seen = null;
+        while (seen is null)
+        {
+            JsonElement snapshot = await NextSnapshotAsync(reader).WaitAsync(deadline.Token);
+            if (SessionIn(snapshot, session) is { } live && live.GetProperty("requests").GetInt64() == 12)
+            {
+                seen = live;
+            }
+        }
+
+        Assert.Equal(1, seen.Value.GetProperty("clients").GetInt32());
+        Assert.True(seen.Value.GetProperty("p50Ms").GetDouble() > 0);
+        Assert.True(seen.Value.GetProperty("p99Ms").GetDouble() >= seen.Value.GetProperty("p50Ms").GetDouble());
+        Assert.Equal(12, seen.Value.GetProperty("perSecond").EnumerateArray().Sum(v => v.GetInt64()));
+    }
+
+    private static async Task<JsonElement> NextSnapshotAsync(StreamReader reader)
+    {
+        while (await reader.ReadLineAsync() is { } line)
+        {
+            if (line.StartsWith("data: ", StringComparison.Ordinal))
+            {
+                return JsonDocument.Parse(line["data: ".Length..]).RootElement.Clone();
+            }
+        }
+
+        throw new EndOfStreamException("the event stream ended");
+    }
+
+    private static JsonElement? SessionIn(JsonElement snapshot, string session)
+    {
+        foreach (JsonElement entry in snapshot.GetProperty("sessions").EnumerateArray())
+        {
+            if (entry.GetProperty("id").GetString() == session)
+            {
+                return entry;
+            }
+        }
+
+        return null;
+    }
+
     private static async Task<JsonElement[]> ClientsAsync(HttpClient http, Uri admin, string session)
     {
         JsonElement detail = await http.GetFromJsonAsync<JsonElement>(new Uri(admin, $"/api/sessions/{session}"));

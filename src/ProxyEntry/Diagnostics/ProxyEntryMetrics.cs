@@ -13,6 +13,12 @@ public sealed class ProxyEntryMetrics : IDisposable
 {
     public const string MeterName = "Tunnel2.ProxyEntry";
 
+    public const string RequestDurationName = "tunnel2.proxy.request.duration";
+
+    public const string SessionTag = "tunnel2.session";
+
+    public const string StatusTag = "http.response.status_code";
+
     private readonly Meter _meter;
     private readonly Counter<long> _requests;
     private readonly Counter<long> _failures;
@@ -26,7 +32,7 @@ public sealed class ProxyEntryMetrics : IDisposable
     {
         _meter = meterFactory.Create(MeterName);
         _sessions = new SessionLabels(options.Value.MetricsSessionLimit);
-        _duration = _meter.CreateHistogram("tunnel2.proxy.request.duration", "s",
+        _duration = _meter.CreateHistogram(RequestDurationName, "s",
             "Time from a request's arrival until its response ends, by session and status code",
             advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
         _requests = _meter.CreateCounter<long>("tunnel2.proxy.requests", "{request}", "Requests forwarded through a tunnel");
@@ -57,8 +63,8 @@ public sealed class ProxyEntryMetrics : IDisposable
 
     /// <param name="session">The request's session; null when it had no client (a made-up id must not take a label).</param>
     public void RequestEnded(string? session, int status, TimeSpan elapsed) =>
-        _duration.Record(elapsed.TotalSeconds, new KeyValuePair<string, object?>("tunnel2.session", session is null ? SessionLabels.Unknown : _sessions.LabelFor(session)),
-            new KeyValuePair<string, object?>("http.response.status_code", status));
+        _duration.Record(elapsed.TotalSeconds, new KeyValuePair<string, object?>(SessionTag, session is null ? SessionLabels.Unknown : _sessions.LabelFor(session)),
+            new KeyValuePair<string, object?>(StatusTag, status));
 
     /// <summary>The buckets ASP.NET Core gives <c>http.server.request.duration</c>, so the two compare bucket by bucket.</summary>
     private static readonly double[] DurationBuckets = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];

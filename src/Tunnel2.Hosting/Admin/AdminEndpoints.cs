@@ -43,24 +43,25 @@ public static class AdminEndpoints
             configureBranchedPipeline: null, optionsName: null);
     }
 
-    /// <summary><c>Authorization: Bearer {token}</c>, compared in constant time (of hashes, so the length leaks nothing either).</summary>
+    /// <summary>
+    /// <c>Authorization: Bearer {token}</c>, or an <c>access_token</c> query parameter (RFC 6750 §2.3: a browser's page
+    /// load and its EventSource cannot set a header), compared in constant time (of hashes, so the length leaks nothing).
+    /// </summary>
     private static bool IsAuthorized(HttpRequest request, byte[] expected)
     {
         string? authorization = request.Headers.Authorization;
-        if (authorization is null || !authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase))
-        {
-            return false;
-        }
-
-        byte[] presented = SHA256.HashData(Encoding.UTF8.GetBytes(authorization.AsSpan("Bearer ".Length).Trim().ToString()));
-        return CryptographicOperations.FixedTimeEquals(presented, expected);
+        string? presented = authorization is not null && authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase)
+            ? authorization["Bearer ".Length..].Trim()
+            : request.Query["access_token"].ToString();
+        return !string.IsNullOrEmpty(presented)
+               && CryptographicOperations.FixedTimeEquals(SHA256.HashData(Encoding.UTF8.GetBytes(presented)), expected);
     }
 
     private static Task RefuseAsync(HttpContext context)
     {
         context.Response.Headers.WWWAuthenticate = "Bearer";
         return WriteProblemAsync(context, StatusCodes.Status401Unauthorized, "urn:tunnel2:problem:admin-token", "Admin token required",
-            "Send the admin token as 'Authorization: Bearer <token>'.");
+            "Send the admin token as 'Authorization: Bearer <token>' (or ?access_token=<token> from a browser).");
     }
 
     /// <summary>An RFC 9457 problem, serialized by generated code (the hosts may run as Native AOT, without reflection).</summary>

@@ -1,4 +1,5 @@
 using System.Reflection;
+using System.Text.Json;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Draining;
@@ -28,6 +29,9 @@ public static class AdminApi
         RouteGroupBuilder admin = endpoints.MapGroup("").AddEndpointFilter((context, next) =>
             context.HttpContext.Connection.LocalPort == listeners.AdminPort ? next(context) : ValueTask.FromResult<object?>(TypedResults.NotFound()));
         admin.MapOpenApi("/openapi/{documentName}.json");
+        admin.MapGet("/", Dashboard.Page).ExcludeFromDescription();
+        admin.MapGet("/api/live", Live).WithTags("admin").WithName("Live")
+            .WithSummary("Server-sent events, one a second: every session's rate, 5xx answers and p50/p99 over the last minute");
         RouteGroupBuilder api = admin.MapGroup("/api").WithTags("admin");
         api.MapGet("/server", GetServer).WithName("GetServer").WithSummary("The server: version, listeners, sessions and uplinks");
         api.MapGet("/sessions", GetSessions).WithName("GetSessions").WithSummary("Every session with a client, busiest first");
@@ -36,6 +40,64 @@ public static class AdminApi
             .WithSummary("GoAway to one client: it finishes its requests in flight, then logs in again on a new uplink");
         api.MapDelete("/sessions/{session}/clients/{client:long}", DisconnectClient).WithName("DisconnectClient")
             .WithSummary("Close one client's uplink at once: its requests in flight fail; it reconnects after its backoff");
+    }
+
+    private static ServerSentEventsResult<string> Live(SessionRegistry registry, LiveTraffic traffic, HttpContext context) =>
+        TypedResults.ServerSentEvents(Snapshots(registry, traffic, context.RequestAborted), eventType: "snapshot");
+
+    private static async IAsyncEnumerable<string> Snapshots(SessionRegistry registry, LiveTraffic traffic,
+        [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken aborted)
+    {
+        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
+        do
+        {
+            yield return JsonSerializer.Serialize(LiveSnapshotOf(registry, traffic), AdminJsonContext.Default.LiveSnapshot);
+        }
+        while (await WaitAsync(timer, aborted));
+    }
+
+    private static async ValueTask<bool> WaitAsync(PeriodicTimer timer, CancellationToken aborted)
+    {
+        try
+        {
+            return await timer.WaitForNextTickAsync(aborted);
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+    }
+
+    internal static LiveSnapshot LiveSnapshotOf(SessionRegistry registry, LiveTraffic traffic)
+    {
+        const int Seconds = 60;
+        Dictionary<string, long[]> perSecond = traffic.Timeline(Seconds);
+        var traffics = new Dictionary<string, LiveTraffic.SessionTraffic>(StringComparer.Ordinal);
+        foreach (LiveTraffic.SessionTraffic session in traffic.Snapshot(Seconds))
+        {
+            traffics[session.Session] = session;
+        }
+
+        var sessions = new List<LiveSession>();
+        var ids = new HashSet<string>(registry.GetSessionIds(), StringComparer.Ordinal);
+        ids.UnionWith(traffics.Keys);
+        long now = TimeProvider.System.GetTimestamp();
+        foreach (string id in ids)
+        {
+            IReadOnlyList<SessionMember> members = registry.GetMembers(id);
+            int ready = 0;
+            foreach (SessionMember member in members)
+            {
+                ready += member.IsReady(now) ? 1 : 0;
+            }
+
+            traffics.TryGetValue(id, out LiveTraffic.SessionTraffic seen);
+            sessions.Add(new LiveSession(id, members.Count, ready, Math.Round(seen.RequestsPerSecond, 2), seen.Requests, seen.ServerErrors,
+                seen.P50Ms, seen.P99Ms, perSecond.GetValueOrDefault(id) ?? new long[Seconds]));
+        }
+
+        sessions.Sort(static (a, b) => b.Requests != a.Requests ? b.Requests.CompareTo(a.Requests) : string.CompareOrdinal(a.Id, b.Id));
+        return new LiveSnapshot(DateTimeOffset.UtcNow, registry.GetAllUplinks().Count, sessions);
     }
 
     private static Ok<ServerInfo> GetServer(SessionRegistry registry, ServerEndpoints listeners, PublicDrain drain)

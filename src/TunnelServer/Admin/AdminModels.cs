@@ -22,11 +22,19 @@ public sealed record SessionDetail(string Id, string Strategy, string Affinity, 
 /// <summary>What a drain or disconnect did.</summary>
 public sealed record ClientAction(long Id, string Session, string Action);
 
+/// <summary>One second's picture for the dashboard (<c>/api/live</c>, sent every second).</summary>
+public sealed record LiveSnapshot(DateTimeOffset Time, int Uplinks, IReadOnlyList<LiveSession> Sessions);
+
+/// <summary>A session over the last minute: rate, 5xx answers, p50/p99 (ms, bucket bounds), and requests per second for the chart.</summary>
+public sealed record LiveSession(string Id, int Clients, int ReadyClients, double RequestsPerSecond, long Requests, long ServerErrors,
+    double P50Ms, double P99Ms, long[] PerSecond);
+
 /// <summary>The admin API's JSON, generated at build time (no reflection: the server is Native AOT ready).</summary>
 [JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
 [JsonSerializable(typeof(ServerInfo))]
 [JsonSerializable(typeof(SessionSummary[]))]
 [JsonSerializable(typeof(SessionDetail))]
 [JsonSerializable(typeof(ClientAction))]
+[JsonSerializable(typeof(LiveSnapshot))]
 [JsonSerializable(typeof(Microsoft.AspNetCore.Mvc.ProblemDetails))]
 internal sealed partial class AdminJsonContext : JsonSerializerContext;
