@@ -42,6 +42,7 @@ public static class TunnelClientApp
         builder.Services.AddHostedService<BackendHealthProbe>();
         builder.Services.AddSingleton<UplinkDialer>();
         builder.Services.AddHostedService<TunnelClientService>();
+        builder.Services.AddTracingExport(builder.Configuration, "TunnelClient", TunnelClientTracing.SourceName);
         if (!string.IsNullOrEmpty(builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.AdminUrl)}"]))
         {
             builder.Services.AddAdminMetrics(TunnelClientMetrics.MeterName);

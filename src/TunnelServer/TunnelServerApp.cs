@@ -45,6 +45,7 @@ public static class TunnelServerApp
         builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
+        builder.Services.AddTracingExport(builder.Configuration, "TunnelServer", ProxyEntryTracing.SourceName, "Microsoft.AspNetCore");
         if (!string.IsNullOrEmpty(options.AdminUrl))
         {
             builder.Services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);

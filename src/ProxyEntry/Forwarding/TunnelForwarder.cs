@@ -8,6 +8,7 @@ using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Tracing;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
@@ -119,6 +120,7 @@ public sealed partial class TunnelForwarder
             return;
         }
 
+        using Activity? activity = StartForwardActivity(head, session);
         _drain.RequestStarted();
         long started = _metrics.DurationEnabled ? Stopwatch.GetTimestamp() : 0;
         bool sessionFound = false;
@@ -129,12 +131,35 @@ public sealed partial class TunnelForwarder
         finally
         {
             _drain.RequestEnded();
+            activity?.SetTag(ProxyEntryMetrics.StatusTag, context.Response.StatusCode);
             if (started != 0)
             {
                 _metrics.RequestEnded(sessionFound ? session : null, context.RequestAborted.IsCancellationRequested && !context.Response.HasStarted
                     ? ClientClosedRequest : context.Response.StatusCode, Stopwatch.GetElapsedTime(started));
             }
         }
+    }
+
+    /// <summary>
+    /// The tunnel's span for one request, when a tracer listens: a child of the caller's trace (ASP.NET Core's request
+    /// span, or the caller's <c>traceparent</c> when that span is off), handed on to the client in the forwarded head.
+    /// </summary>
+    private static Activity? StartForwardActivity(RequestHead head, string session)
+    {
+        if (!ProxyEntryTracing.Source.HasListeners())
+        {
+            return null;
+        }
+
+        ActivityContext parent = Activity.Current?.Context ?? TraceContext.ParentOf(head.Headers);
+        Activity? activity = ProxyEntryTracing.Source.StartActivity(ProxyEntryTracing.ForwardSpan, ActivityKind.Client, parent);
+        if (activity is not null)
+        {
+            activity.SetTag(ProxyEntryMetrics.SessionTag, session);
+            TraceContext.Inject(head.Headers, activity);
+        }
+
+        return activity;
     }
 
     /// <returns>False when the session has no client at all (404): its id does not earn a metrics label.</returns>

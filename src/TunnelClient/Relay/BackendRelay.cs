@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Net.Sockets;
 using System.Security.Authentication;
 using Microsoft.Extensions.Options;
@@ -5,6 +6,7 @@ using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Tracing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -130,6 +132,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         bool slotHeld = true;
         Backend backend = _backends.Pick(request)!;
         backend.ExchangeStarted();
+        using Activity? activity = StartRelayActivity(request);
         bool moved = false;
         try
         {
@@ -286,12 +289,33 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         }
         finally
         {
+            activity?.SetTag("tunnel2.backend", backend.ToString());
             backend.ExchangeEnded();
             if (slotHeld)
             {
                 _gate.Release();
             }
         }
+    }
+
+    /// <summary>
+    /// The client's span for one request, when a tracer listens: a child of the server's span named in the stream's
+    /// <c>traceparent</c>, and the parent the backend sees in its place.
+    /// </summary>
+    private static Activity? StartRelayActivity(RequestHead request)
+    {
+        if (!TunnelClientTracing.Source.HasListeners())
+        {
+            return null;
+        }
+
+        Activity? activity = TunnelClientTracing.Source.StartActivity(TunnelClientTracing.RelaySpan, ActivityKind.Server, TraceContext.ParentOf(request.Headers));
+        if (activity is not null)
+        {
+            TraceContext.Inject(request.Headers, activity);
+        }
+
+        return activity;
     }
 
     /// <summary>
