@@ -90,7 +90,12 @@ public sealed class AdminApiTests
 
         Assert.Equal(HttpStatusCode.Unauthorized, (await http.GetAsync(new Uri(admin, "/api/sessions"))).StatusCode);
         Assert.Equal(HttpStatusCode.Unauthorized, (await http.PostAsync(new Uri(admin, "/api/sessions/x/clients/1/drain"), null)).StatusCode);
-        Assert.Equal(HttpStatusCode.NotFound, (await http.GetAsync(new Uri(stack.PublicUrl, "/api/sessions"))).StatusCode);
+        using (HttpResponseMessage onPublic = await http.GetAsync(new Uri(stack.PublicUrl, "/api/sessions")))
+        {
+            Assert.Equal(HttpStatusCode.NotFound, onPublic.StatusCode);
+            Assert.Equal("application/problem+json", onPublic.Content.Headers.ContentType?.MediaType); // as any unknown public path
+        }
+
         Assert.Equal(HttpStatusCode.NotFound, (await http.GetAsync(new Uri(stack.PublicUrl, "/openapi/v1.json"))).StatusCode);
 
         http.DefaultRequestHeaders.Authorization = new System.Net.Http.Headers.AuthenticationHeaderValue("Bearer", Token);

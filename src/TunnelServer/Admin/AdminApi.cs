@@ -27,7 +27,7 @@ public static class AdminApi
     public static void Map(IEndpointRouteBuilder endpoints, ServerEndpoints listeners)
     {
         RouteGroupBuilder admin = endpoints.MapGroup("").AddEndpointFilter((context, next) =>
-            context.HttpContext.Connection.LocalPort == listeners.AdminPort ? next(context) : ValueTask.FromResult<object?>(TypedResults.NotFound()));
+            context.HttpContext.Connection.LocalPort == listeners.AdminPort ? next(context) : ValueTask.FromResult<object?>(NotOnThisPort));
         admin.MapOpenApi("/openapi/{documentName}.json");
         admin.MapGet("/", Dashboard.Page).ExcludeFromDescription();
         admin.MapGet("/api/live", Live).WithTags("admin").WithName("Live")
@@ -193,6 +193,10 @@ public static class AdminApi
 
         return null;
     }
+
+    /// <summary>What the public port answers for the admin paths: the same 404 as for any other path it does not serve.</summary>
+    private static readonly ProblemHttpResult NotOnThisPort = TypedResults.Problem(statusCode: StatusCodes.Status404NotFound,
+        type: "urn:tunnel2:problem:not-found", title: "Not found", detail: "Public requests go to /session/{id}/{path}.");
 
     private static ProblemHttpResult NoSuchSession(string session) =>
         TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:no-such-session", title: "No such session",
