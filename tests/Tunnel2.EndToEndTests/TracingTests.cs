@@ -3,12 +3,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 using Tunnel2.EndToEndTests.Infrastructure;
 
 namespace Tunnel2.EndToEndTests;
@@ -88,28 +83,21 @@ public sealed class TracingTests
     /// <summary>An OTLP/HTTP endpoint (real Kestrel on 127.0.0.1) that keeps the bodies posted to <c>/v1/traces</c>.</summary>
     private sealed class OtlpReceiver : IAsyncDisposable
     {
-        private readonly WebApplication _app;
         private readonly ConcurrentQueue<byte[]> _bodies = new();
+        private LoopbackApp? _app;
 
-        private OtlpReceiver(WebApplication app) => _app = app;
-
-        public Uri Url => new(_app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+        public Uri Url => _app!.Url;
 
         public static async Task<OtlpReceiver> StartAsync()
         {
-            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-            builder.WebHost.UseUrls("http://127.0.0.1:0");
-            builder.Logging.ClearProviders();
-            WebApplication app = builder.Build();
-            var receiver = new OtlpReceiver(app);
-            app.MapPost("/v1/traces", async (HttpContext context) =>
+            var receiver = new OtlpReceiver();
+            receiver._app = await LoopbackApp.StartAsync(app => app.MapPost("/v1/traces", async (HttpContext context) =>
             {
                 using var body = new MemoryStream();
                 await context.Request.Body.CopyToAsync(body);
                 receiver._bodies.Enqueue(body.ToArray());
                 return Results.Ok();
-            });
-            await app.StartAsync();
+            }));
             return receiver;
         }
 
@@ -128,10 +116,6 @@ public sealed class TracingTests
             return false;
         }
 
-        public async ValueTask DisposeAsync()
-        {
-            await _app.StopAsync();
-            await _app.DisposeAsync();
-        }
+        public ValueTask DisposeAsync() => _app?.DisposeAsync() ?? ValueTask.CompletedTask;
     }
 }

@@ -1,11 +1,6 @@
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
@@ -15,43 +10,33 @@ namespace Tunnel2.EndToEndTests.Infrastructure;
 /// </summary>
 public sealed class FixedAnswerEndpoint : IAsyncDisposable
 {
-    private readonly WebApplication _app;
+    private readonly LoopbackApp _app;
     private readonly StrongBox<int> _requests;
 
-    private FixedAnswerEndpoint(WebApplication app, StrongBox<int> requests)
+    private FixedAnswerEndpoint(LoopbackApp app, StrongBox<int> requests)
     {
         _app = app;
         _requests = requests;
-        Url = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
     }
 
-    public Uri Url { get; }
+    public Uri Url => _app.Url;
 
     /// <summary>Upgrade attempts answered so far.</summary>
     public int Requests => Volatile.Read(ref _requests.Value);
 
     public static async Task<FixedAnswerEndpoint> StartAsync(int status)
     {
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
-        builder.Logging.ClearProviders();
-        WebApplication app = builder.Build();
         var requests = new StrongBox<int>();
-        app.Run(context =>
+        LoopbackApp app = await LoopbackApp.StartAsync(app => app.Run(context =>
         {
             Interlocked.Increment(ref requests.Value);
             context.Response.StatusCode = status;
             context.Response.Headers.RetryAfter = "1";
             context.Response.ContentType = "application/problem+json";
             return context.Response.WriteAsync($"{{\"status\":{status},\"title\":\"refused by the test endpoint\"}}");
-        });
-        await app.StartAsync();
+        }));
         return new FixedAnswerEndpoint(app, requests);
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        await _app.StopAsync();
-        await _app.DisposeAsync();
-    }
+    public ValueTask DisposeAsync() => _app.DisposeAsync();
 }

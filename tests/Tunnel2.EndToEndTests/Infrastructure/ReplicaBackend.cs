@@ -1,10 +1,5 @@
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
@@ -17,23 +12,21 @@ public sealed class ReplicaBackend : IAsyncDisposable
 {
     public const string HealthPath = "/health";
 
-    private readonly WebApplication _app;
+    private LoopbackApp? _app;
     private int _requests;
     private volatile bool _healthy = true;
 
-    private ReplicaBackend(string name, TimeSpan delay, WebApplication app)
+    private ReplicaBackend(string name, TimeSpan delay)
     {
         Name = name;
         Delay = delay;
-        _app = app;
-        Url = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
     }
 
     public string Name { get; }
 
     public TimeSpan Delay { get; }
 
-    public Uri Url { get; }
+    public Uri Url => _app!.Url;
 
     /// <summary>Requests answered, health probes not counted.</summary>
     public int Requests => Volatile.Read(ref _requests);
@@ -46,20 +39,16 @@ public sealed class ReplicaBackend : IAsyncDisposable
 
     public static async Task<ReplicaBackend> StartAsync(string name, TimeSpan delay = default)
     {
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
-        builder.Logging.ClearProviders();
-        WebApplication app = builder.Build();
-        ReplicaBackend? replica = null;
-        app.Run(async context =>
+        var replica = new ReplicaBackend(name, delay);
+        replica._app = await LoopbackApp.StartAsync(app => app.Run(async context =>
         {
             if (context.Request.Path == HealthPath)
             {
-                context.Response.StatusCode = replica!.Healthy ? StatusCodes.Status200OK : StatusCodes.Status503ServiceUnavailable;
+                context.Response.StatusCode = replica.Healthy ? StatusCodes.Status200OK : StatusCodes.Status503ServiceUnavailable;
                 return;
             }
 
-            Interlocked.Increment(ref replica!._requests);
+            Interlocked.Increment(ref replica._requests);
             if (replica.Delay > TimeSpan.Zero)
             {
                 await Task.Delay(replica.Delay, context.RequestAborted);
@@ -67,9 +56,7 @@ public sealed class ReplicaBackend : IAsyncDisposable
 
             context.Response.Headers["X-Replica"] = replica.Name;
             await context.Response.WriteAsync(replica.Name);
-        });
-        await app.StartAsync();
-        replica = new ReplicaBackend(name, delay, app);
+        }));
         return replica;
     }
 
@@ -83,9 +70,5 @@ public sealed class ReplicaBackend : IAsyncDisposable
         return new Uri($"http://127.0.0.1:{port}");
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        await _app.StopAsync();
-        await _app.DisposeAsync();
-    }
+    public ValueTask DisposeAsync() => _app?.DisposeAsync() ?? ValueTask.CompletedTask;
 }

@@ -1,11 +1,6 @@
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
@@ -16,23 +11,22 @@ namespace Tunnel2.EndToEndTests.Infrastructure;
 /// </summary>
 public sealed class SemanticsBackend : IAsyncDisposable
 {
-    private readonly WebApplication _app;
+    private readonly LoopbackApp _app;
 
-    private SemanticsBackend(WebApplication app)
+    private SemanticsBackend(LoopbackApp app)
     {
         _app = app;
-        Url = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
     }
 
-    public Uri Url { get; }
+    public Uri Url => _app.Url;
 
     public static async Task<SemanticsBackend> StartAsync()
     {
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
-        builder.Logging.ClearProviders();
-        WebApplication app = builder.Build();
+        return new SemanticsBackend(await LoopbackApp.StartAsync(Map));
+    }
 
+    private static void Map(WebApplication app)
+    {
         app.MapGet("/cookies", (HttpContext context) =>
         {
             context.Response.Headers.Append("Set-Cookie", "a=1; Path=/");
@@ -100,13 +94,7 @@ public sealed class SemanticsBackend : IAsyncDisposable
             return context.Response.WriteAsync(string.Join('\n', lines));
         });
 
-        await app.StartAsync();
-        return new SemanticsBackend(app);
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        await _app.StopAsync();
-        await _app.DisposeAsync();
-    }
+    public ValueTask DisposeAsync() => _app.DisposeAsync();
 }

@@ -1,13 +1,8 @@
 using System.Net.WebSockets;
 using System.Text;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
@@ -18,40 +13,33 @@ namespace Tunnel2.EndToEndTests.Infrastructure;
 /// </summary>
 public sealed class UpgradeBackend : IAsyncDisposable
 {
-    private readonly WebApplication _app;
+    private readonly LoopbackApp _app;
     private readonly Seen _seen;
 
-    private UpgradeBackend(WebApplication app, Seen seen)
+    private UpgradeBackend(LoopbackApp app, Seen seen)
     {
         _app = app;
         _seen = seen;
-        Url = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
     }
 
-    public Uri Url { get; }
+    public Uri Url => _app.Url;
 
     /// <summary>The request headers the last upgrade request arrived with.</summary>
     public IHeaderDictionary? LastUpgradeHeaders => _seen.UpgradeHeaders;
 
     public static async Task<UpgradeBackend> StartAsync()
     {
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
-        builder.Logging.ClearProviders();
-        WebApplication app = builder.Build();
         var seen = new Seen();
-        app.UseWebSockets();
-        app.MapGet("/shout", (HttpContext context) => ShoutAsync(context, seen));
-        app.MapGet("/vanishing-ws", VanishingWebSocketAsync);
-        await app.StartAsync();
+        LoopbackApp app = await LoopbackApp.StartAsync(app =>
+        {
+            app.UseWebSockets();
+            app.MapGet("/shout", (HttpContext context) => ShoutAsync(context, seen));
+            app.MapGet("/vanishing-ws", VanishingWebSocketAsync);
+        });
         return new UpgradeBackend(app, seen);
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        await _app.StopAsync();
-        await _app.DisposeAsync();
-    }
+    public ValueTask DisposeAsync() => _app.DisposeAsync();
 
     private static async Task ShoutAsync(HttpContext context, Seen seen)
     {
