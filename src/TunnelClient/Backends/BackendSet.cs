@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Configuration;
@@ -86,15 +87,15 @@ public sealed class BackendSet : IAsyncDisposable
     /// unready (or ejected it itself), and a connect that fails costs less than refusing what still came. Null only
     /// when <paramref name="exclude"/> is the one backend.
     /// </summary>
-    public Backend? Pick(RequestHead request, Backend? exclude = null)
+    /// <param name="affinityKey">The request's <see cref="AffinityKeyOf"/>, read once per request.</param>
+    public Backend? Pick(string? affinityKey, Backend? exclude = null)
     {
         if (_all.Length == 1)
         {
             return _all[0] == exclude ? null : _all[0];
         }
 
-        string? key = _affinity == AffinityMode.None ? null : AffinityKeyOf(request);
-        return MemberPicker.Pick(_all, _weightedSchedule, ref _cursor, _strategy, _affinity, key, exclude, _clock.GetTimestamp())
+        return MemberPicker.Pick(_all, _weightedSchedule, ref _cursor, _strategy, _affinity, affinityKey, exclude, _clock.GetTimestamp())
                ?? NextInTurn(exclude);
     }
 
@@ -102,9 +103,9 @@ public sealed class BackendSet : IAsyncDisposable
     /// Cookie affinity: when the request's cookie names another backend than the one that answered (or none), adds the
     /// cookie naming this one, for the whole origin (in path mode the path rewriting moves it under the session's prefix).
     /// </summary>
-    public void SetAffinityCookie(List<HeaderField> response, RequestHead request, Backend backend)
+    public void SetAffinityCookie(List<HeaderField> response, RequestHead request, string? affinityKey, Backend backend)
     {
-        if (AffinityKeyOf(request) == backend.AffinityKey)
+        if (affinityKey == backend.AffinityKey)
         {
             return;
         }
@@ -156,11 +157,12 @@ public sealed class BackendSet : IAsyncDisposable
         return null;
     }
 
-    private string? AffinityKeyOf(RequestHead request)
+    /// <summary>What affinity keeps the request by: its cookie's value, its header's, or the caller's address; null without affinity.</summary>
+    public string? AffinityKeyOf(RequestHead request)
     {
         string? name = _affinity switch
         {
-            AffinityMode.Cookie => "Cookie",
+            AffinityMode.Cookie => HeaderNames.Cookie,
             AffinityMode.Header => _affinityHeader,
             // The server replaces X-Forwarded-For with the one address it saw, so the value is the caller's and no one else's.
             AffinityMode.ClientIp => "X-Forwarded-For",
@@ -175,22 +177,28 @@ public sealed class BackendSet : IAsyncDisposable
         {
             if (string.Equals(field.Name, name, StringComparison.OrdinalIgnoreCase))
             {
-                return _affinity == AffinityMode.Cookie ? CookieValue(field.Value, AffinityCookie) : field.Value;
+                string? key = _affinity == AffinityMode.Cookie ? CookieValue(field.Value, AffinityCookie) : field.Value;
+                if (key is not null)
+                {
+                    return key; // a request may carry several Cookie fields (HTTP/2 splits them): look in each
+                }
             }
         }
 
         return null;
     }
 
-    /// <summary>The value of cookie <paramref name="name"/> in a Cookie field (<c>a=1; b=2</c>), or null.</summary>
+    /// <summary>The value of cookie <paramref name="name"/> in a Cookie field (<c>a=1; b=2</c>), or null (ASP.NET Core's parser).</summary>
     internal static string? CookieValue(string cookies, string name)
     {
-        foreach (Range range in cookies.AsSpan().Split(';'))
+        if (CookieHeaderValue.TryParseList([cookies], out IList<CookieHeaderValue>? parsed))
         {
-            ReadOnlySpan<char> pair = cookies.AsSpan(range).Trim();
-            if (pair.Length > name.Length && pair[name.Length] == '=' && pair.StartsWith(name, StringComparison.Ordinal))
+            foreach (CookieHeaderValue cookie in parsed)
             {
-                return pair[(name.Length + 1)..].ToString();
+                if (cookie.Name.Equals(name, StringComparison.Ordinal))
+                {
+                    return cookie.Value.ToString();
+                }
             }
         }
 

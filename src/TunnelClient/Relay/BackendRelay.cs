@@ -130,7 +130,8 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         bool isHead = request.Method == "HEAD";
         bool requestHasBody = stream.RequestHasBody && !upgrade;
         bool slotHeld = true;
-        Backend backend = _backends.Pick(request)!;
+        string? affinityKey = _backends.AffinityKeyOf(request);
+        Backend backend = _backends.Pick(affinityKey)!;
         backend.ExchangeStarted();
         using Activity? activity = StartRelayActivity(request);
         bool moved = false;
@@ -151,7 +152,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     {
                         // Nothing reached the backend, so another may take the request, body or not: once here, among
                         // this client's backends, then a version-4 server may try it on another client.
-                        if (!moved && MoveToAnotherBackend(stream, request, backend, ex.Message) is { } next)
+                        if (!moved && MoveToAnotherBackend(stream, affinityKey, backend, ex.Message) is { } next)
                         {
                             (backend, moved, attempt) = (next, true, -1);
                             continue;
@@ -195,7 +196,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException)
                     {
                         Observe(requestBody);
-                        if (!moved && MayResend(request, requestHasBody, upgrade) && MoveToAnotherBackend(stream, request, backend, ex.Message) is { } next)
+                        if (!moved && MayResend(request, requestHasBody, upgrade) && MoveToAnotherBackend(stream, affinityKey, backend, ex.Message) is { } next)
                         {
                             (backend, moved, attempt) = (next, true, -1);
                             continue;
@@ -219,7 +220,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                         }
 
                         if (!moved && MayResend(request, requestHasBody, upgrade)
-                            && MoveToAnotherBackend(stream, request, backend, "closed without answering") is { } next)
+                            && MoveToAnotherBackend(stream, affinityKey, backend, "closed without answering") is { } next)
                         {
                             (backend, moved, attempt) = (next, true, -1);
                             continue;
@@ -237,7 +238,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     bool noBody = response.Framing == BodyFraming.None && !switched;
                     if (_backends.UsesAffinityCookie)
                     {
-                        _backends.SetAffinityCookie(response.Headers, request, backend);
+                        _backends.SetAffinityCookie(response.Headers, request, affinityKey, backend);
                     }
 
                     backend.PathRewriter?.Rewrite(response.Headers, request);
@@ -322,10 +323,10 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     /// Counts the failure toward <paramref name="failed"/>'s ejection and, when the client has another backend, moves the
     /// exchange's count to it and returns it; null with one backend.
     /// </summary>
-    private Backend? MoveToAnotherBackend(UplinkStream stream, RequestHead request, Backend failed, string detail)
+    private Backend? MoveToAnotherBackend(UplinkStream stream, string? affinityKey, Backend failed, string detail)
     {
         _backends.ReportUnreachable(failed);
-        if (_backends.Pick(request, exclude: failed) is not { } next)
+        if (_backends.Pick(affinityKey, exclude: failed) is not { } next)
         {
             return null;
         }

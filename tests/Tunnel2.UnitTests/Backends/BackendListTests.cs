@@ -56,6 +56,7 @@ public sealed class BackendListTests
     [InlineData("XTunnel2-Backend=abc", null)]
     [InlineData("Tunnel2-Backend2=abc", null)]
     [InlineData("theme=dark", null)]
+    [InlineData("theme=dark;Tunnel2-Backend=\"abc\"", "\"abc\"")]
     public void The_affinity_cookie_is_found_by_its_exact_name_among_others(string cookies, string? expected)
     {
         Assert.Equal(expected, BackendSet.CookieValue(cookies, "Tunnel2-Backend"));
