@@ -62,7 +62,7 @@ public sealed class ProxyEntryMetrics : IDisposable
         _failures.Add(1, new KeyValuePair<string, object?>("reason", reason), new KeyValuePair<string, object?>("http.response.status_code", status));
 
     /// <param name="session">The request's session; null when it had no client (a made-up id must not take a label).</param>
-    public void RequestEnded(string? session, int status, TimeSpan elapsed) =>
+    public void RequestCompleted(string? session, int status, TimeSpan elapsed) =>
         _duration.Record(elapsed.TotalSeconds, new KeyValuePair<string, object?>(SessionTag, session is null ? SessionLabels.Unknown : _sessions.LabelFor(session)),
             new KeyValuePair<string, object?>(StatusTag, status));
 

@@ -134,7 +134,7 @@ public sealed partial class TunnelForwarder
             activity?.SetTag(ProxyEntryMetrics.StatusTag, context.Response.StatusCode);
             if (started != 0)
             {
-                _metrics.RequestEnded(sessionFound ? session : null, context.RequestAborted.IsCancellationRequested && !context.Response.HasStarted
+                _metrics.RequestCompleted(sessionFound ? session : null, context.RequestAborted.IsCancellationRequested && !context.Response.HasStarted
                     ? ClientClosedRequest : context.Response.StatusCode, Stopwatch.GetElapsedTime(started));
             }
         }
