@@ -103,6 +103,39 @@ public sealed class BackendBalancingTests
     }
 
     [Fact]
+    public async Task A_crowd_of_1000_concurrent_requests_loses_none_while_one_of_the_clients_two_backends_is_down_and_one_hangs_up()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using ReplicaBackend good = await ReplicaBackend.StartAsync("good");
+        await using var dying = new HangUpBackend();
+        string session = NewSession();
+        await stack.StartClientAsync(session, good.Url, maxConcurrency: 1000, extraArgs:
+            ["--backend", ReplicaBackend.Unreachable().ToString().TrimEnd('/'), "--backend", dying.Url.ToString().TrimEnd('/')]);
+        using var http = new HttpClient(new SocketsHttpHandler { UseCookies = false, MaxConnectionsPerServer = 1000 }) { Timeout = TimeSpan.FromSeconds(60) };
+
+        // All at once, so hundreds are picked for the dead and the hanging-up backend before either is ejected. The server
+        // has no other client to retry on, so every GET must reach the good backend through the client alone: a request
+        // tries each backend at most once (picked for the dead one, moved to the hanging-up one, then to the good one).
+        var crowd = new Task<HttpResponseMessage>[1000];
+        for (int i = 0; i < crowd.Length; i++)
+        {
+            crowd[i] = http.GetAsync(stack.SessionUrl(session, $"/item/{i}"));
+        }
+
+        var statuses = new Dictionary<HttpStatusCode, int>();
+        foreach (HttpResponseMessage response in await Task.WhenAll(crowd))
+        {
+            using (response)
+            {
+                statuses[response.StatusCode] = statuses.GetValueOrDefault(response.StatusCode) + 1;
+            }
+        }
+
+        Assert.True(statuses.GetValueOrDefault(HttpStatusCode.OK) == 1000, string.Join(", ", statuses.Select(s => $"{(int)s.Key}: {s.Value}")));
+        Assert.Equal(1000, good.Requests);
+    }
+
+    [Fact]
     public async Task An_idempotent_request_whose_backend_dies_before_answering_goes_to_another_backend_a_post_does_not()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();

@@ -14,8 +14,9 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
     private volatile bool _probedReady = true;
     private int _outstanding;
 
-    internal Backend(BackendAddress address, BackendConnectionPool pool, bool rewritePaths)
+    internal Backend(int index, BackendAddress address, BackendConnectionPool pool, bool rewritePaths)
     {
+        Index = index;
         Url = address.Url;
         Weight = address.Weight;
         Host = address.Url.Authority;
@@ -24,6 +25,9 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
         KeyHash = AffinityKeys.Hash(address.Url.GetLeftPart(UriPartial.Authority));
         AffinityKey = AffinityKeys.CookieValue(KeyHash);
     }
+
+    /// <summary>Its place in the client's list (below <see cref="BackendAddress.MaxBackends"/>): its bit in a request's set of tried backends.</summary>
+    public int Index { get; }
 
     public Uri Url { get; }
 

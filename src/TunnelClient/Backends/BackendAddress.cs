@@ -7,6 +7,9 @@ public sealed record BackendAddress(Uri Url, int Weight)
 {
     public const int MaxWeight = 100;
 
+    /// <summary>Backends one client may have: a request remembers the ones it tried in one 64-bit mask.</summary>
+    public const int MaxBackends = 64;
+
     /// <summary>
     /// Reads <c>TunnelClient:Backend</c>: one entry, or several separated by commas (a repeated <c>--backend</c> is joined so),
     /// each a base URL optionally followed by <c>weight=N</c> after a space, as nginx's upstream <c>server</c> lines:
@@ -48,6 +51,12 @@ public sealed record BackendAddress(Uri Url, int Weight)
             }
 
             addresses.Add(new BackendAddress(url, weight));
+        }
+
+        if (addresses.Count > MaxBackends)
+        {
+            error = $"{addresses.Count} backends are given; one client takes at most {MaxBackends}.";
+            return null;
         }
 
         if (addresses.Count == 0)

@@ -46,7 +46,7 @@ public sealed class BackendSet : IAsyncDisposable
         {
             var pool = new BackendConnectionPool(addresses[i].Url, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout,
                 maxIdle: settings.MaxConcurrency, settings.UnsentBytesLimit, OnConnectionClosed);
-            _all[i] = new Backend(addresses[i], pool, settings.RewritePaths);
+            _all[i] = new Backend(i, addresses[i], pool, settings.RewritePaths);
         }
 
         _strategy = settings.BackendBalancing;
@@ -97,6 +97,38 @@ public sealed class BackendSet : IAsyncDisposable
 
         return MemberPicker.Pick(_all, _weightedSchedule, ref _cursor, _strategy, _affinity, affinityKey, exclude, _clock.GetTimestamp())
                ?? NextInTurn(exclude);
+    }
+
+    /// <summary>
+    /// The backend to try after <paramref name="failed"/>, one this request has not tried yet (<paramref name="tried"/>,
+    /// a bit per <see cref="Backend.Index"/>, gains the failed one): the strategy's choice when that is untried, else
+    /// the first untried one that can take requests, else any untried one; null once every backend has been tried.
+    /// Each backend is tried at most once per request, as nginx's <c>proxy_next_upstream</c> does.
+    /// </summary>
+    public Backend? PickUntried(string? affinityKey, Backend failed, ref ulong tried)
+    {
+        tried |= 1UL << failed.Index;
+        if (Pick(affinityKey, exclude: failed) is { } next && (tried & (1UL << next.Index)) == 0)
+        {
+            return next;
+        }
+
+        long now = _clock.GetTimestamp();
+        Backend? untried = null;
+        foreach (Backend backend in _all)
+        {
+            if ((tried & (1UL << backend.Index)) == 0)
+            {
+                if (backend.CanTake(now))
+                {
+                    return backend;
+                }
+
+                untried ??= backend;
+            }
+        }
+
+        return untried;
     }
 
     /// <summary>

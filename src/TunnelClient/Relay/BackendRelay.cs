@@ -134,7 +134,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         Backend backend = _backends.Pick(affinityKey)!;
         backend.ExchangeStarted();
         using Activity? activity = StartRelayActivity(request);
-        bool moved = false;
+        ulong tried = 0; // the backends this request has failed on, a bit each
         try
         {
             for (int attempt = 0; ; attempt++)
@@ -150,11 +150,11 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     catch (Exception ex) when (!stream.IsAborted
                                                && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
                     {
-                        // Nothing reached the backend, so another may take the request, body or not: once here, among
-                        // this client's backends, then a version-4 server may try it on another client.
-                        if (!moved && MoveToAnotherBackend(stream, affinityKey, backend, ex.Message) is { } next)
+                        // Nothing reached the backend, so another may take the request, body or not: each of this
+                        // client's backends once, then a version-4 server may try it on another client.
+                        if (MoveToAnotherBackend(stream, affinityKey, backend, ex.Message, ref tried) is { } next)
                         {
-                            (backend, moved, attempt) = (next, true, -1);
+                            (backend, attempt) = (next, -1);
                             continue;
                         }
 
@@ -196,9 +196,9 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException)
                     {
                         Observe(requestBody);
-                        if (!moved && MayResend(request, requestHasBody, upgrade) && MoveToAnotherBackend(stream, affinityKey, backend, ex.Message) is { } next)
+                        if (MayResend(request, requestHasBody, upgrade) && MoveToAnotherBackend(stream, affinityKey, backend, ex.Message, ref tried) is { } next)
                         {
-                            (backend, moved, attempt) = (next, true, -1);
+                            (backend, attempt) = (next, -1);
                             continue;
                         }
 
@@ -219,10 +219,10 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                             continue; // a keep-alive connection the backend closed while idle: one fresh try is safe
                         }
 
-                        if (!moved && MayResend(request, requestHasBody, upgrade)
-                            && MoveToAnotherBackend(stream, affinityKey, backend, "closed without answering") is { } next)
+                        if (MayResend(request, requestHasBody, upgrade)
+                            && MoveToAnotherBackend(stream, affinityKey, backend, "closed without answering", ref tried) is { } next)
                         {
-                            (backend, moved, attempt) = (next, true, -1);
+                            (backend, attempt) = (next, -1);
                             continue;
                         }
 
@@ -320,13 +320,13 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     }
 
     /// <summary>
-    /// Counts the failure toward <paramref name="failed"/>'s ejection and, when the client has another backend, moves the
-    /// exchange's count to it and returns it; null with one backend.
+    /// Counts the failure toward <paramref name="failed"/>'s ejection and, while the request has a backend it has not
+    /// tried, moves the exchange's count to it and returns it; null once all are tried (at once with one backend).
     /// </summary>
-    private Backend? MoveToAnotherBackend(UplinkStream stream, string? affinityKey, Backend failed, string detail)
+    private Backend? MoveToAnotherBackend(UplinkStream stream, string? affinityKey, Backend failed, string detail, ref ulong tried)
     {
         _backends.ReportUnreachable(failed);
-        if (_backends.Pick(affinityKey, exclude: failed) is not { } next)
+        if (_backends.PickUntried(affinityKey, failed, ref tried) is not { } next)
         {
             return null;
         }

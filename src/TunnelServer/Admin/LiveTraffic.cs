@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using Tunnel2.ProxyEntry.Diagnostics;
 
@@ -17,8 +18,9 @@ public sealed class LiveTraffic : IDisposable
     private static readonly double[] BucketBounds = BuildBounds();
 
     private readonly MeterListener _listener = new();
-    private readonly Dictionary<string, SessionSeconds> _sessions = new(StringComparer.Ordinal);
-    private readonly Lock _lock = new();
+    // One lock per session (its ring), so requests of different sessions never wait on each other; the sessions are the
+    // histogram's bounded labels, so this holds at most MetricsSessionLimit + 2 rings (about 117 KiB each).
+    private readonly ConcurrentDictionary<string, SessionSeconds> _sessions = new(StringComparer.Ordinal);
     private readonly TimeProvider _clock;
 
     /// <param name="meterFactory">This host's factory: only its own ProxyEntry's instrument is heard (tests run several hosts in one process).</param>
@@ -46,17 +48,19 @@ public sealed class LiveTraffic : IDisposable
         long now = CurrentSecond();
         var result = new List<SessionTraffic>();
         var merged = new long[BucketBounds.Length];
-        lock (_lock)
+        foreach (KeyValuePair<string, SessionSeconds> entry in _sessions)
         {
-            foreach (KeyValuePair<string, SessionSeconds> entry in _sessions)
+            Array.Clear(merged);
+            long requests, errors;
+            lock (entry.Value)
             {
-                Array.Clear(merged);
-                (long requests, long errors) = entry.Value.Sum(now, seconds, merged);
-                if (requests > 0)
-                {
-                    result.Add(new SessionTraffic(entry.Key, (double)requests / seconds, requests, errors,
-                        Percentile(merged, requests, 0.50), Percentile(merged, requests, 0.99)));
-                }
+                (requests, errors) = entry.Value.Sum(now, seconds, merged);
+            }
+
+            if (requests > 0)
+            {
+                result.Add(new SessionTraffic(entry.Key, (double)requests / seconds, requests, errors,
+                    Percentile(merged, requests, 0.50), Percentile(merged, requests, 0.99)));
             }
         }
 
@@ -70,9 +74,9 @@ public sealed class LiveTraffic : IDisposable
         seconds = Math.Clamp(seconds, 1, WindowSeconds);
         long now = CurrentSecond();
         var timeline = new Dictionary<string, long[]>(StringComparer.Ordinal);
-        lock (_lock)
+        foreach (KeyValuePair<string, SessionSeconds> entry in _sessions)
         {
-            foreach (KeyValuePair<string, SessionSeconds> entry in _sessions)
+            lock (entry.Value)
             {
                 timeline[entry.Key] = entry.Value.Counts(now, seconds);
             }
@@ -102,14 +106,9 @@ public sealed class LiveTraffic : IDisposable
         int bucket = Array.BinarySearch(BucketBounds, seconds * 1000);
         bucket = bucket >= 0 ? bucket : Math.Min(~bucket, BucketBounds.Length - 1);
         long second = CurrentSecond();
-        lock (_lock)
+        SessionSeconds window = _sessions.GetOrAdd(session, static _ => new SessionSeconds(BucketBounds.Length));
+        lock (window)
         {
-            if (!_sessions.TryGetValue(session, out SessionSeconds? window))
-            {
-                window = new SessionSeconds(BucketBounds.Length);
-                _sessions[session] = window;
-            }
-
             window.Add(second, bucket, status >= 500);
         }
     }
