@@ -60,6 +60,38 @@ public sealed class MetricsTests
     }
 
     [Fact]
+    public async Task A_crowd_of_1000_made_up_session_ids_takes_no_label_and_grows_neither_the_metrics_nor_the_live_feed()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0");
+        using var http = new HttpClient(new SocketsHttpHandler { UseCookies = false, MaxConnectionsPerServer = 1000 }) { Timeout = TimeSpan.FromSeconds(60) };
+        var crowd = new Task<HttpResponseMessage>[1000];
+        for (int i = 0; i < crowd.Length; i++)
+        {
+            crowd[i] = http.GetAsync(stack.SessionUrl($"made-up-{i}-{Guid.NewGuid():N}", "/x"));
+        }
+
+        foreach (HttpResponseMessage response in await Task.WhenAll(crowd))
+        {
+            using (response)
+            {
+                Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+            }
+        }
+
+        Uri admin = AdminUrl(stack);
+        string text = "";
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            text = await http.GetStringAsync(new Uri(admin, "/metrics"));
+            return PrometheusText.Sum(text, "tunnel2_proxy_request_duration_seconds_count", "tunnel2_session=\"_unknown\"") == 1000;
+        }, "the thousand 404s are counted under _unknown");
+        Assert.DoesNotContain("made-up-", text, StringComparison.Ordinal);
+
+        using JsonDocument live = JsonDocument.Parse(await http.GetStringAsync(new Uri(admin, "/api/sessions")));
+        Assert.Empty(live.RootElement.EnumerateArray().ToArray()); // no session was created by asking for one
+    }
+
+    [Fact]
     public async Task With_an_admin_token_a_request_without_it_gets_401_problem_details_and_one_with_it_gets_the_metrics()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0", "--admin-token", AdminToken);
