@@ -131,7 +131,12 @@ public sealed partial class UplinkStream
     /// <exception cref="StreamResetException">The peer reset the stream mid-body.</exception>
     /// <exception cref="UplinkClosedException">The uplink died mid-body.</exception>
     /// <exception cref="IOException">The destination stopped taking the body.</exception>
-    public async Task CopyInputToAsync(PipeWriter destination, bool chunked, CancellationToken cancellationToken)
+    public Task CopyInputToAsync(PipeWriter destination, bool chunked, CancellationToken cancellationToken) =>
+        CopyInputToAsync(destination, chunked, tap: null, cancellationToken);
+
+    /// <inheritdoc cref="CopyInputToAsync(PipeWriter, bool, CancellationToken)"/>
+    /// <param name="tap">Sees every byte of the body as it is copied, when not null.</param>
+    public async Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, CancellationToken cancellationToken)
     {
         PipeReader input = _inbound.Reader;
         while (true)
@@ -149,6 +154,7 @@ public sealed partial class UplinkStream
                 foreach (ReadOnlyMemory<byte> segment in buffer)
                 {
                     destination.Write(segment.Span);
+                    tap?.Observe(segment.Span);
                 }
 
                 if (chunked)

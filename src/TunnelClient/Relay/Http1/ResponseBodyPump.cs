@@ -18,18 +18,19 @@ internal static class ResponseBodyPump
 
     /// <param name="input">The connection's reader, holding whatever the head's read took in past the head.</param>
     /// <param name="source">The byte stream under <paramref name="input"/>, read directly once the pipe has nothing buffered.</param>
-    public static async Task SendAsync(UplinkStream stream, PipeReader input, Stream source, BackendResponseHead head, CancellationToken cancellationToken)
+    /// <param name="tap">Sees the body's bytes (without chunk framing) as they go up, when not null.</param>
+    public static async Task SendAsync(UplinkStream stream, PipeReader input, Stream source, BackendResponseHead head, IBodyTap? tap, CancellationToken cancellationToken)
     {
         switch (head.Framing)
         {
             case BodyFraming.ContentLength:
-                await SendFixedAsync(stream, input, source, head.ContentLength, cancellationToken);
+                await SendFixedAsync(stream, input, source, head.ContentLength, tap, cancellationToken);
                 return; // the last data frame carried END_STREAM
             case BodyFraming.Chunked:
-                await SendChunkedAsync(stream, input, cancellationToken);
+                await SendChunkedAsync(stream, input, tap, cancellationToken);
                 break;
             case BodyFraming.UntilClose:
-                while (await SendFrameAsync(stream, input, source, int.MaxValue, lastFrameOfBody: false, cancellationToken) > 0)
+                while (await SendFrameAsync(stream, input, source, int.MaxValue, lastFrameOfBody: false, tap, cancellationToken) > 0)
                 {
                 }
 
@@ -39,11 +40,11 @@ internal static class ResponseBodyPump
         stream.SendEnd();
     }
 
-    private static async Task SendFixedAsync(UplinkStream stream, PipeReader input, Stream source, long remaining, CancellationToken cancellationToken)
+    private static async Task SendFixedAsync(UplinkStream stream, PipeReader input, Stream source, long remaining, IBodyTap? tap, CancellationToken cancellationToken)
     {
         while (remaining > 0)
         {
-            int sent = await SendFrameAsync(stream, input, source, remaining, lastFrameOfBody: true, cancellationToken);
+            int sent = await SendFrameAsync(stream, input, source, remaining, lastFrameOfBody: true, tap, cancellationToken);
             if (sent == 0)
             {
                 throw new IOException($"The backend closed the connection {remaining} bytes before the end of the body.");
@@ -58,7 +59,7 @@ internal static class ResponseBodyPump
     /// (<see cref="UplinkStream.SendFrameAsync{TState}"/>); returns how many it sent, 0 at the end of the connection.
     /// </summary>
     /// <param name="lastFrameOfBody">When the frame reaches <paramref name="limit"/>, it ends the stream (END_STREAM on the data, no extra frame).</param>
-    private static async ValueTask<int> SendFrameAsync(UplinkStream stream, PipeReader input, Stream source, long limit, bool lastFrameOfBody, CancellationToken cancellationToken)
+    private static async ValueTask<int> SendFrameAsync(UplinkStream stream, PipeReader input, Stream source, long limit, bool lastFrameOfBody, IBodyTap? tap, CancellationToken cancellationToken)
     {
         if (!stream.HasSendCredit && !HoldsBufferedBytes(input))
         {
@@ -70,8 +71,10 @@ internal static class ResponseBodyPump
         }
 
         return await stream.SendFrameAsync(
-            static (destination, state, token) => ReadAsync(state.Input, state.Source, destination, token),
-            (Input: input, Source: source),
+            static (destination, state, token) => state.Tap is null
+                ? ReadAsync(state.Input, state.Source, destination, token)
+                : ReadObservedAsync(state.Input, state.Source, destination, state.Tap, token),
+            (Input: input, Source: source, Tap: tap),
             limit,
             endAtLimit: lastFrameOfBody,
             cancellationToken);
@@ -90,6 +93,13 @@ internal static class ResponseBodyPump
     }
 
     /// <summary>Bytes the pipe already holds first; only when it holds none, one read of the socket into <paramref name="destination"/>.</summary>
+    private static async ValueTask<int> ReadObservedAsync(PipeReader input, Stream source, Memory<byte> destination, IBodyTap tap, CancellationToken cancellationToken)
+    {
+        int read = await ReadAsync(input, source, destination, cancellationToken);
+        tap.Observe(destination.Span[..read]);
+        return read;
+    }
+
     private static async ValueTask<int> ReadAsync(PipeReader input, Stream source, Memory<byte> destination, CancellationToken cancellationToken)
     {
         if (input.TryRead(out ReadResult buffered))
@@ -107,7 +117,7 @@ internal static class ResponseBodyPump
         return await source.ReadAsync(destination, cancellationToken);
     }
 
-    private static async Task SendChunkedAsync(UplinkStream stream, PipeReader input, CancellationToken cancellationToken)
+    private static async Task SendChunkedAsync(UplinkStream stream, PipeReader input, IBodyTap? tap, CancellationToken cancellationToken)
     {
         long chunkRemaining = 0;
         bool expectChunkEnd = false;
@@ -126,6 +136,7 @@ internal static class ResponseBodyPump
                     }
 
                     ReadOnlySequence<byte> data = buffer.Slice(0, Math.Min(buffer.Length, chunkRemaining));
+                    ObserveAll(tap, data);
                     await stream.SendAsync(data, endStream: false, cancellationToken);
                     chunkRemaining -= data.Length;
                     buffer = buffer.Slice(data.End);
@@ -183,6 +194,19 @@ internal static class ResponseBodyPump
             {
                 throw new IOException("The backend closed the connection inside a chunked body.");
             }
+        }
+    }
+
+    private static void ObserveAll(IBodyTap? tap, in ReadOnlySequence<byte> data)
+    {
+        if (tap is null)
+        {
+            return;
+        }
+
+        foreach (ReadOnlyMemory<byte> segment in data)
+        {
+            tap.Observe(segment.Span);
         }
     }
 }

@@ -2,6 +2,7 @@ using System.IO.Pipelines;
 using System.Text;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Inspection;
 using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.UnitTests.Infrastructure;
 using Tunnel2.UnitTests.Multiplexing;
@@ -147,9 +148,11 @@ public sealed class ResponseBodyPumpTests
         Assert.NotNull(head);
         Assert.NotEqual(BodyFraming.None, head.Framing);
         client.SendResponseHead(new ResponseHead(head.StatusCode, head.Headers), endStream: false);
-        await ResponseBodyPump.SendAsync(client, backend.Reader, backend.Reader.AsStream(leaveOpen: true), head, CancellationToken.None).WithTimeout();
+        var tap = new BodyCapture(limit: 1024 * 1024); // the inspector's tap: sees the body as sent, chunk framing gone
+        await ResponseBodyPump.SendAsync(client, backend.Reader, backend.Reader.AsStream(leaveOpen: true), head, tap, CancellationToken.None).WithTimeout();
 
         byte[] body = await received.WithTimeout();
+        Assert.Equal(body, tap.Freeze()?.Bytes ?? []);
         await feed.WithTimeout();
         BackendResponseHead? next = null;
         if (!complete)
