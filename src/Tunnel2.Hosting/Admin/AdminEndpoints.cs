@@ -33,14 +33,21 @@ public static class AdminEndpoints
     /// </summary>
     public static IApplicationBuilder UseAdminAccess(this IApplicationBuilder admin, string? token, MeterProvider? meterProvider = null)
     {
+        admin.UseAdminToken(token);
+        return admin.UseOpenTelemetryPrometheusScrapingEndpoint(meterProvider, context => context.Request.Path == MetricsPath, path: null,
+            configureBranchedPipeline: null, optionsName: null);
+    }
+
+    /// <summary>Refuses (401 problem+json) every request without the admin token, when one is set.</summary>
+    public static IApplicationBuilder UseAdminToken(this IApplicationBuilder admin, string? token)
+    {
         if (!string.IsNullOrEmpty(token))
         {
             byte[] expected = SHA256.HashData(Encoding.UTF8.GetBytes(token));
             admin.Use((context, next) => IsAuthorized(context.Request, expected) ? next(context) : RefuseAsync(context));
         }
 
-        return admin.UseOpenTelemetryPrometheusScrapingEndpoint(meterProvider, context => context.Request.Path == MetricsPath, path: null,
-            configureBranchedPipeline: null, optionsName: null);
+        return admin;
     }
 
     /// <summary>
@@ -65,7 +72,7 @@ public static class AdminEndpoints
     }
 
     /// <summary>An RFC 9457 problem, serialized by generated code (the hosts may run as Native AOT, without reflection).</summary>
-    private static Task WriteProblemAsync(HttpContext context, int status, string type, string title, string detail)
+    public static Task WriteProblemAsync(HttpContext context, int status, string type, string title, string detail)
     {
         context.Response.StatusCode = status;
         var problem = new ProblemDetails { Status = status, Type = type, Title = title, Detail = detail, Instance = context.Request.Path };

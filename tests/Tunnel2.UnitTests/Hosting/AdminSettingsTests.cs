@@ -30,6 +30,26 @@ public sealed class AdminSettingsTests
         Assert.Contains(AdminSettings.Problems("TunnelServer", url, token), problem => problem.Contains(expected, StringComparison.Ordinal));
     }
 
+    [Theory]
+    [InlineData(null, "http://127.0.0.1:4040", null, null)]
+    [InlineData(null, "http://127.0.0.1:4040", "0123456789abcdef", null)]
+    [InlineData(null, "http://0.0.0.0:4040", null, "TunnelClient:InspectUrl http://0.0.0.0:4040 is reachable from other machines")]
+    [InlineData("http://127.0.0.1:12003", "https://127.0.0.1:4040", null, "TunnelClient:InspectUrl must be http://")]
+    [InlineData(null, null, "0123456789abcdef", "set TunnelClient:AdminUrl (--admin-url) or TunnelClient:InspectUrl (--inspect-url) too")]
+    public void The_admin_token_guards_the_inspector_too(string? adminUrl, string? inspectUrl, string? token, string? expected)
+    {
+        string[] problems = [.. AdminSettings.Problems("TunnelClient", token, ("AdminUrl", "--admin-url", adminUrl), ("InspectUrl", "--inspect-url", inspectUrl))];
+
+        if (expected is null)
+        {
+            Assert.Empty(problems);
+        }
+        else
+        {
+            Assert.Contains(problems, problem => problem.Contains(expected, StringComparison.Ordinal));
+        }
+    }
+
     [Fact]
     public void The_first_sessions_keep_their_own_label_and_later_ones_share_one()
     {
