@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
 using Tunnel2.Hosting.Admin;
@@ -6,6 +7,7 @@ using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Health;
+using Tunnel2.TunnelClient.Inspection;
 using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Uplinks;
 
@@ -48,6 +50,15 @@ public static class TunnelClientApp
             builder.Services.AddAdminMetrics(TunnelClientMetrics.MeterName);
             builder.Services.AddSingleton<ClientAdminListener>();
             builder.Services.AddHostedService(services => services.GetRequiredService<ClientAdminListener>());
+        }
+
+        if (!string.IsNullOrEmpty(builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.InspectUrl)}"]))
+        {
+            builder.Services.TryAddSingleton(TimeProvider.System);
+            builder.Services.AddSingleton<RequestInspector>();
+            builder.Services.AddSingleton<ExchangeReplayer>();
+            builder.Services.AddSingleton<InspectorListener>();
+            builder.Services.AddHostedService(services => services.GetRequiredService<InspectorListener>());
         }
 
         builder.Services.AddOptions<HostOptions>().Configure<IOptions<TunnelClientOptions>>((host, client) =>

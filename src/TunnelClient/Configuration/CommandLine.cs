@@ -26,6 +26,10 @@ public static class CommandLine
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
         ["--admin-url"] = "TunnelClient:AdminUrl",
         ["--admin-token"] = "TunnelClient:AdminToken",
+        ["--inspect-url"] = "TunnelClient:InspectUrl",
+        ["--inspect-capacity"] = "TunnelClient:InspectCapacity",
+        ["--inspect-body-limit"] = "TunnelClient:InspectBodyLimit",
+        ["--inspect-reveal-secrets"] = "TunnelClient:InspectRevealSecrets",
         ["--pooled-connection-idle-timeout"] = "TunnelClient:PooledConnectionIdleTimeout",
         ["--transport"] = "TunnelClient:Transport",
         ["--ca-certificate"] = "TunnelClient:CaCertificate",
@@ -122,8 +126,15 @@ public static class CommandLine
                                      WebSocket)                             [default upgrade]
           --admin-url <url>          Admin listener: /metrics (Prometheus) and /healthz, e.g. http://127.0.0.1:12003
                                      [default none: no metrics collected]
-          --admin-token <token>      Bearer token admin requests must carry (16+ chars); required when the
-                                     admin URL is not loopback
+          --admin-token <token>      Bearer token admin and inspector requests must carry (16+ chars);
+                                     required when either URL is not loopback
+          --inspect-url <url>        Request inspector, like ngrok's: last requests with headers and bodies,
+                                     replay, HAR export, e.g. http://127.0.0.1:4040 [default none: off]
+          --inspect-capacity <n>     Requests the inspector keeps                  [default 200]
+          --inspect-body-limit <n>   Bytes of each body it keeps                   [default 65536]
+          --inspect-reveal-secrets <b>
+                                     true: show Authorization, Cookie and Set-Cookie values instead of
+                                     [redacted]                             [default false]
           --environment <name>       Development loads appsettings.Development.json (dev token)
           --help, -h                 Show this help
 
@@ -138,6 +149,8 @@ public static class CommandLine
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport, TunnelClient__CaCertificate,
           TunnelClient__ServerCertificateSha256, TunnelClient__AdminUrl, TunnelClient__AdminToken,
+          TunnelClient__InspectUrl, TunnelClient__InspectCapacity, TunnelClient__InspectBodyLimit,
+          TunnelClient__InspectRevealSecrets,
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
           TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144].
 

@@ -168,8 +168,25 @@ public sealed class TunnelClientOptions
     /// </summary>
     public string? AdminUrl { get; set; }
 
-    /// <summary>A bearer token every admin request must carry (at least 16 characters); required off loopback.</summary>
+    /// <summary>A bearer token every request to the admin listener or the inspector must carry (at least 16 characters); required off loopback.</summary>
     public string? AdminToken { get; set; }
+
+    /// <summary>
+    /// The request inspector's listener, <c>http://127.0.0.1:4040</c> for instance: its page at <c>/</c>, the last
+    /// requests at <c>/api/requests</c>, replay and HAR export. Null: off, and nothing is captured.
+    /// </summary>
+    public string? InspectUrl { get; set; }
+
+    /// <summary>How many of the last requests the inspector keeps.</summary>
+    [Range(1, 10_000)]
+    public int InspectCapacity { get; set; } = 200;
+
+    /// <summary>How many bytes of each request and response body the inspector keeps (the size is counted in full).</summary>
+    [Range(0, 1024 * 1024)]
+    public int InspectBodyLimit { get; set; } = 64 * 1024;
+
+    /// <summary>Show <c>Authorization</c>, <c>Proxy-Authorization</c>, <c>Cookie</c> and <c>Set-Cookie</c> values in the inspector and its HAR export instead of <c>[redacted]</c>.</summary>
+    public bool InspectRevealSecrets { get; set; }
 
     /// <summary>On stop (SIGTERM, Ctrl+C): how long the streams in flight may take to finish after the GoAway before the uplink closes.</summary>
     [TimeSpanRange("00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]

@@ -63,7 +63,8 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
             failures.Add("TunnelClient:BackendAffinity is Header but TunnelClient:BackendAffinityHeader names no header (--backend-affinity-header).");
         }
 
-        failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.AdminUrl, options.AdminToken));
+        failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.AdminToken,
+            (nameof(options.AdminUrl), "--admin-url", options.AdminUrl), (nameof(options.InspectUrl), "--inspect-url", options.InspectUrl)));
 
         if (!string.IsNullOrEmpty(options.Session) && !HandshakeProtocol.IsValidSessionId(options.Session))
         {

@@ -69,4 +69,13 @@ internal static partial class TunnelClientLog
 
     [LoggerMessage(EventId = 22, Level = LogLevel.Information, Message = "Admin listener on {AdminUrl}: /metrics, /healthz")]
     public static partial void AdminListening(ILogger logger, Uri adminUrl);
+
+    [LoggerMessage(EventId = 23, Level = LogLevel.Information, Message = "Request inspector on {InspectUrl}: keeps the last {Capacity} requests, {BodyLimit} bytes of each body")]
+    public static partial void InspectorListening(ILogger logger, Uri inspectUrl, int capacity, int bodyLimit);
+
+    [LoggerMessage(EventId = 24, Level = LogLevel.Information, Message = "Inspector: request {OriginalId} replayed as {ReplayId}: {Method} {Target} to {Backend} answered {Status}")]
+    public static partial void RequestReplayed(ILogger logger, long originalId, long replayId, string method, string target, string backend, int status);
+
+    [LoggerMessage(EventId = 25, Level = LogLevel.Information, Message = "Inspector: replay of request {OriginalId} refused: {Reason}")]
+    public static partial void ReplayRefused(ILogger logger, long originalId, string reason);
 }

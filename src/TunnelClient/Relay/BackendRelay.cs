@@ -10,6 +10,7 @@ using Tunnel2.Protocol.Tracing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Inspection;
 using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.TunnelClient.Relay.Upgrades;
 using Tunnel2.TunnelClient.Uplinks;
@@ -32,9 +33,13 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     private readonly TunnelClientStatus _status;
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendRelay> _logger;
+    private readonly RequestInspector? _inspector;
 
-    public BackendRelay(IOptions<TunnelClientOptions> options, BackendSet backends, TunnelClientStatus status, TunnelClientMetrics metrics, ILogger<BackendRelay> logger)
+    /// <param name="inspector">The request inspector, when <c>--inspect-url</c> turned it on.</param>
+    public BackendRelay(IOptions<TunnelClientOptions> options, BackendSet backends, TunnelClientStatus status, TunnelClientMetrics metrics, ILogger<BackendRelay> logger,
+        RequestInspector? inspector = null)
     {
+        _inspector = inspector;
         TunnelClientOptions settings = options.Value;
         _backends = backends;
         _requestBuffering = settings.RequestBuffering;
@@ -73,12 +78,14 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         // An upgrade request has no body: its stream stays open for the bytes that follow a 101.
         bool upgrade = stream.RequestHead!.IsUpgrade;
         bool upgradeReserved = false;
+        ExchangeCapture? capture = _inspector?.Begin(stream.RequestHead);
         try
         {
             if (upgrade && !(upgradeReserved = _upgrades.TryReserve()))
             {
                 TunnelClientLog.UpgradeRefused(_logger, stream.Id, _upgrades.Count);
                 _metrics.RequestFailed("upgrade-limit");
+                capture?.Fail("upgrade-limit: too many upgraded streams (TunnelClient:MaxUpgradedStreams)");
                 stream.Reset(ProtocolErrorCode.Overloaded);
                 return;
             }
@@ -94,23 +101,36 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
             {
                 TunnelClientLog.QueueFull(_logger, stream.Id, _gate.Queued);
                 _metrics.RequestFailed("queue-full");
+                capture?.Fail("queue-full: too many requests waiting for a backend slot (TunnelClient:MaxQueue)");
                 stream.Reset(ProtocolErrorCode.Overloaded);
                 return;
             }
 
-            await ForwardAsync(stream, upgrade);
+            await ForwardAsync(stream, upgrade, capture);
         }
         catch (Exception ex) when (stream.IsAborted || ex is UplinkClosedException or StreamResetException)
         {
             TunnelClientLog.StreamCancelled(_logger, stream.Id, ex.Message);
+            capture?.Cancel(ex.Message);
         }
         catch (Exception ex)
         {
             TunnelClientLog.RelayCrashed(_logger, stream.Id, ex);
+            capture?.Fail($"internal error: {ex.Message}");
             stream.Reset(ProtocolErrorCode.InternalError);
         }
         finally
         {
+            if (capture is not null)
+            {
+                if (stream.IsAborted)
+                {
+                    capture.Cancel("the stream was reset (the caller went away, or the uplink closed)");
+                }
+
+                capture.Complete();
+            }
+
             if (upgradeReserved)
             {
                 _upgrades.Release();
@@ -124,7 +144,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     /// Runs the exchange in the concurrency slot <see cref="RelayAsync"/> took, and gives the slot back as soon as the
     /// response head is out; an exchange that ends before that gives it back at its end.
     /// </summary>
-    private async Task ForwardAsync(UplinkStream stream, bool upgrade)
+    private async Task ForwardAsync(UplinkStream stream, bool upgrade, ExchangeCapture? capture)
     {
         RequestHead request = stream.RequestHead!;
         bool isHead = request.Method == "HEAD";
@@ -161,7 +181,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                         ProtocolErrorCode code = stream.Uplink.Settings.ProtocolVersion >= HandshakeProtocol.HealthVersion
                             ? ProtocolErrorCode.BackendConnectFailed
                             : ProtocolErrorCode.BackendUnreachable;
-                        Fail(stream, request, code, "backend-unreachable", ex.Message);
+                        Fail(stream, request, code, "backend-unreachable", ex.Message, capture);
                         return;
                     }
                 }
@@ -180,12 +200,12 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     }
                     catch (InvalidDataException ex)
                     {
-                        Fail(stream, request, ProtocolErrorCode.ProtocolError, "invalid-request-head", ex.Message);
+                        Fail(stream, request, ProtocolErrorCode.ProtocolError, "invalid-request-head", ex.Message, capture);
                         return;
                     }
 
                     Task requestBody = requestHasBody
-                        ? stream.CopyInputToAsync(connection.Output, chunked, CancellationToken.None)
+                        ? stream.CopyInputToAsync(connection.Output, chunked, capture?.RequestBody, CancellationToken.None)
                         : connection.Output.FlushAsync(CancellationToken.None).AsTask();
 
                     BackendResponseHead? response;
@@ -202,7 +222,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                             continue;
                         }
 
-                        Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-failed", ex.Message);
+                        Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-failed", ex.Message, capture);
                         return;
                     }
 
@@ -226,7 +246,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                             continue;
                         }
 
-                        Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-closed", "the backend closed the connection without answering");
+                        Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-closed", "the backend closed the connection without answering", capture);
                         return;
                     }
 
@@ -242,6 +262,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     }
 
                     backend.PathRewriter?.Rewrite(response.Headers, request);
+                    capture?.OnResponseHead(response.StatusCode, response.Headers);
                     stream.SendResponseHead(new ResponseHead(response.StatusCode, response.Headers), endStream: noBody);
                     slotHeld = false;
                     _gate.Release();
@@ -249,6 +270,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     {
                         // The connection now carries the new protocol until one side ends it; it is never reused.
                         closeCause = CloseCause.Upgraded;
+                        capture?.Complete(); // the list shows the upgrade now, not when the WebSocket ends
                         await _upgrades.RelayAsync(stream, connection);
                         return;
                     }
@@ -257,13 +279,13 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     {
                         try
                         {
-                            await ResponseBodyPump.SendAsync(stream, connection.Input, connection.Stream, response, CancellationToken.None);
+                            await ResponseBodyPump.SendAsync(stream, connection.Input, connection.Stream, response, capture?.ResponseBody, CancellationToken.None);
                         }
                         catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException
                                                    && ex is not UplinkClosedException and not StreamResetException)
                         {
                             Observe(requestBody);
-                            Fail(stream, request, ProtocolErrorCode.BackendAborted, "backend-aborted", $"response body cut short: {ex.Message}");
+                            Fail(stream, request, ProtocolErrorCode.BackendAborted, "backend-aborted", $"response body cut short: {ex.Message}", capture);
                             return;
                         }
                     }
@@ -291,6 +313,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         finally
         {
             activity?.SetTag("tunnel2.backend", backend.ToString());
+            capture?.SetBackend(backend.ToString());
             backend.ExchangeEnded();
             if (slotHeld)
             {
@@ -344,9 +367,10 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     private static bool MayResend(RequestHead request, bool requestHasBody, bool upgrade) =>
         !requestHasBody && !upgrade && HttpSyntax.IsIdempotentMethod(request.Method);
 
-    private void Fail(UplinkStream stream, RequestHead request, ProtocolErrorCode code, string reason, string detail)
+    private void Fail(UplinkStream stream, RequestHead request, ProtocolErrorCode code, string reason, string detail, ExchangeCapture? capture)
     {
         TunnelClientLog.BackendFailed(_logger, stream.Id, request.Method, request.Target, detail);
+        capture?.Fail($"{reason}: {detail}");
         _metrics.RequestFailed(reason);
         stream.Reset(code);
     }

@@ -26,4 +26,12 @@ public static class Eventually
             await Task.Delay(20);
         }
     }
+
+    /// <summary>Reads a value until <paramref name="isReady"/> accepts it, and returns it.</summary>
+    public static async Task<T> ValueAsync<T>(Func<Task<T>> read, Func<T, bool> isReady, string because, TimeSpan? timeout = null)
+    {
+        T value = await read();
+        await WaitUntilAsync(async () => isReady(value = await read()), because, timeout);
+        return value;
+    }
 }

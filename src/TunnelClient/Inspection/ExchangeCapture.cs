@@ -1,0 +1,80 @@
+using System.Diagnostics;
+using Tunnel2.Protocol.Heads;
+
+namespace Tunnel2.TunnelClient.Inspection;
+
+/// <summary>
+/// One exchange while it runs: the relay (or a replay) tells it what happens, and <see cref="Complete"/> hands the
+/// finished record to the inspector once, whichever path ends the exchange first.
+/// </summary>
+public sealed class ExchangeCapture
+{
+    private readonly RequestInspector _inspector;
+    private readonly long _started;
+    private readonly DateTimeOffset _startedAt;
+    private readonly string _method;
+    private readonly string _target;
+    private readonly List<HeaderField> _requestHeaders;
+    private readonly long? _replayOf;
+    private long _responseAt;
+    private int? _status;
+    private List<HeaderField>? _responseHeaders;
+    private string? _backend;
+    private string? _error;
+    private InspectionOutcome? _outcome;
+    private int _completed;
+
+    internal ExchangeCapture(RequestInspector inspector, string method, string target, List<HeaderField> requestHeaders, long? replayOf)
+    {
+        _inspector = inspector;
+        _started = Stopwatch.GetTimestamp();
+        _startedAt = inspector.Time.GetUtcNow();
+        _method = method;
+        _target = target;
+        _requestHeaders = requestHeaders;
+        _replayOf = replayOf;
+        RequestBody = new BodyCapture(inspector.BodyLimit);
+        ResponseBody = new BodyCapture(inspector.BodyLimit);
+    }
+
+    public BodyCapture RequestBody { get; }
+
+    public BodyCapture ResponseBody { get; }
+
+    /// <param name="headers">The response's fields as they go back; the list is kept, not copied, and must not change afterwards.</param>
+    public void OnResponseHead(int status, List<HeaderField> headers)
+    {
+        _responseAt = Stopwatch.GetTimestamp();
+        _status = status;
+        _responseHeaders = headers;
+    }
+
+    public void SetBackend(string backend) => _backend = backend;
+
+    /// <summary>The exchange failed; the first reason given is kept.</summary>
+    public void Fail(string error)
+    {
+        _error ??= error;
+        _outcome ??= InspectionOutcome.Failed;
+    }
+
+    public void Cancel(string detail)
+    {
+        _error ??= detail;
+        _outcome ??= InspectionOutcome.Cancelled;
+    }
+
+    /// <summary>Records the exchange (the first call only) and returns the record; null on later calls.</summary>
+    public InspectedExchange? Complete()
+    {
+        if (Interlocked.Exchange(ref _completed, 1) != 0)
+        {
+            return null;
+        }
+
+        InspectionOutcome outcome = _outcome ?? (_status == StatusCodes.Status101SwitchingProtocols ? InspectionOutcome.Upgraded : InspectionOutcome.Completed);
+        TimeSpan? wait = _responseAt == 0 ? null : Stopwatch.GetElapsedTime(_started, _responseAt);
+        return _inspector.Add(id => new InspectedExchange(id, _replayOf, _startedAt, wait, Stopwatch.GetElapsedTime(_started), _backend, outcome, _error,
+            _method, _target, _requestHeaders, RequestBody.Freeze(), _status, _responseHeaders, ResponseBody.Freeze()));
+    }
+}
