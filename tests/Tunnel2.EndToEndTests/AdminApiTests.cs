@@ -81,6 +81,22 @@ public sealed class AdminApiTests
     }
 
     [Fact]
+    public async Task An_open_dashboard_feed_ends_when_the_server_stops_instead_of_holding_its_shutdown()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0");
+        Uri admin = stack.Server.Services.GetRequiredService<ServerEndpoints>().AdminUrl!;
+        using var http = CallerHttp.Create();
+        using HttpResponseMessage live = await http.GetAsync(new Uri(admin, "/api/live"), HttpCompletionOption.ResponseHeadersRead);
+        await using Stream feed = await live.Content.ReadAsStreamAsync();
+        Assert.True(await feed.ReadAsync(new byte[1]) > 0); // the first snapshot arrived: the feed is open
+
+        // The shutdown timeout is 40 s (drain + 10 s); an open feed used to hold the stop for all of it.
+        await stack.StopServerAsync().WaitAsync(TimeSpan.FromSeconds(15));
+        using var rest = new MemoryStream();
+        await feed.CopyToAsync(rest).WaitAsync(TimeSpan.FromSeconds(15)); // and the page sees its end
+    }
+
+    [Fact]
     public async Task The_api_and_its_openapi_document_exist_only_on_the_admin_listener_behind_its_token()
     {
         const string Token = "an-admin-token-for-tests";

@@ -244,6 +244,23 @@ public sealed class InspectorTests
         Assert.Equal(JsonValueKind.Null, exchange.GetProperty("response").ValueKind);
     }
 
+    [Fact]
+    public async Task An_open_inspector_page_feed_ends_when_the_client_stops_instead_of_holding_its_shutdown()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        string session = "stop-" + Guid.NewGuid().ToString("N")[..8];
+        TunnelClientHandle client = await stack.StartClientAsync(session, extraArgs: ["--inspect-url", "http://127.0.0.1:0"]);
+        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        using HttpClient api = InspectorApi(token: null);
+        using HttpResponseMessage live = await api.GetAsync(new Uri(inspector, "/api/requests/live"), HttpCompletionOption.ResponseHeadersRead);
+        await using Stream feed = await live.Content.ReadAsStreamAsync();
+        Assert.True(await feed.ReadAsync(new byte[1]) > 0); // the greeting event arrived: the feed is open
+
+        await client.StopAsync().WaitAsync(TimeSpan.FromSeconds(15)); // the host's shutdown timeout is 40 s
+        using var rest = new MemoryStream();
+        await feed.CopyToAsync(rest).WaitAsync(TimeSpan.FromSeconds(15));
+    }
+
     private static HttpClient InspectorApi(string? token)
     {
         HttpClient api = CallerHttp.Create();

@@ -101,9 +101,15 @@ public sealed class InspectorListener(
             "application/json");
     }
 
-    /// <summary>Each exchange recorded from now on (event <c>request</c>), and <c>cleared</c> when the list is emptied.</summary>
-    private Task LiveAsync(HttpContext context) =>
-        TypedResults.ServerSentEvents(Events(context.RequestAborted)).ExecuteAsync(context);
+    /// <summary>
+    /// Each exchange recorded from now on (event <c>request</c>), and <c>cleared</c> when the list is emptied. The feed
+    /// ends when the client stops, too: an open page must not hold up its shutdown.
+    /// </summary>
+    private async Task LiveAsync(HttpContext context)
+    {
+        using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _app!.Lifetime.ApplicationStopping);
+        await TypedResults.ServerSentEvents(Events(ended.Token)).ExecuteAsync(context);
+    }
 
     private async IAsyncEnumerable<SseItem<string>> Events([EnumeratorCancellation] CancellationToken aborted)
     {

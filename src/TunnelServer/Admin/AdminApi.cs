@@ -42,12 +42,15 @@ public static class AdminApi
             .WithSummary("Close one client's uplink at once: its requests in flight fail; it reconnects after its backoff");
     }
 
-    private static ServerSentEventsResult<string> Live(SessionRegistry registry, LiveTraffic traffic, HttpContext context) =>
-        TypedResults.ServerSentEvents(Snapshots(registry, traffic, context.RequestAborted), eventType: "snapshot");
+    /// <summary>The feed ends when the server stops, too: an open dashboard held its shutdown for the whole shutdown timeout (40 s).</summary>
+    private static ServerSentEventsResult<string> Live(SessionRegistry registry, LiveTraffic traffic, IHostApplicationLifetime lifetime, HttpContext context) =>
+        TypedResults.ServerSentEvents(Snapshots(registry, traffic, context.RequestAborted, lifetime.ApplicationStopping), eventType: "snapshot");
 
-    private static async IAsyncEnumerable<string> Snapshots(SessionRegistry registry, LiveTraffic traffic,
-        [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken aborted)
+    private static async IAsyncEnumerable<string> Snapshots(SessionRegistry registry, LiveTraffic traffic, CancellationToken requestAborted,
+        CancellationToken stopping, [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken enumeration = default)
     {
+        using var ended = CancellationTokenSource.CreateLinkedTokenSource(requestAborted, stopping, enumeration);
+        CancellationToken aborted = ended.Token;
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
         do
         {
