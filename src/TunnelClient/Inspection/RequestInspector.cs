@@ -8,7 +8,7 @@ namespace Tunnel2.TunnelClient.Inspection;
 /// <summary>
 /// The request inspector's memory (<c>--inspect-url</c>): the last <see cref="Capacity"/> exchanges in a ring, each with
 /// at most <see cref="BodyLimit"/> bytes of either body, so it holds at most Capacity × 2 × BodyLimit bytes of bodies
-/// (26 MiB by default) besides the heads. It exists only when the inspector is on; the relay's cost when it is off is
+/// (25 MiB by default) besides the heads. It exists only when the inspector is on; the relay's cost when it is off is
 /// a null check. Watchers of the live page get each new exchange through a bounded channel of their own.
 /// </summary>
 public sealed class RequestInspector
