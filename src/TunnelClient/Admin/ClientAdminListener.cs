@@ -1,8 +1,5 @@
 using System.Diagnostics.Metrics;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Options;
 using OpenTelemetry.Metrics;
 using Tunnel2.Hosting;
@@ -38,13 +35,7 @@ public sealed class ClientAdminListener(
         }
 
         RegisterGauges();
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-        builder.Logging.ClearProviders();
-        builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(address.EndPoint));
-        _app = builder.Build();
-        _app.UseAdminEndpoints(settings.AdminToken, meterProvider);
-        await _app.StartAsync(cancellationToken);
-        Url = new Uri(_app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+        (_app, Url) = await AdminHost.StartAsync(address, app => app.UseAdminEndpoints(settings.AdminToken, meterProvider), cancellationToken);
         TunnelClientLog.AdminListening(logger, Url);
     }
 

@@ -1,12 +1,8 @@
 using System.Globalization;
 using System.Net.ServerSentEvents;
-using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
@@ -28,13 +24,7 @@ public sealed class InspectorListener(
     : IHostedService, IAsyncDisposable
 {
     private static readonly Lazy<byte[]> Page = new(() =>
-    {
-        using Stream stream = Assembly.GetExecutingAssembly().GetManifestResourceStream("Tunnel2.TunnelClient.Inspection.index.html")
-                              ?? throw new InvalidOperationException("The inspector page is missing from the build.");
-        using var copy = new MemoryStream();
-        stream.CopyTo(copy);
-        return copy.ToArray();
-    });
+        AdminHost.EmbeddedPage(typeof(InspectorListener).Assembly, "Tunnel2.TunnelClient.Inspection.index.html"));
 
     private WebApplication? _app;
 
@@ -49,28 +39,27 @@ public sealed class InspectorListener(
             return;
         }
 
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-        builder.Logging.ClearProviders();
-        builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(address.EndPoint));
-        _app = builder.Build();
-        _app.UseAdminToken(settings.AdminToken);
-        _app.MapGet("/", context => Results.Bytes(Page.Value, "text/html; charset=utf-8").ExecuteAsync(context));
-        _app.MapGet("/api/requests", ListAsync);
-        _app.MapGet("/api/requests.har", HarAsync);
-        _app.MapGet("/api/requests/live", LiveAsync);
-        _app.MapGet("/api/requests/{id:long}", GetAsync);
-        _app.MapPost("/api/requests/{id:long}/replay", ReplayAsync);
-        _app.MapDelete("/api/requests", context =>
+        (_app, Url) = await AdminHost.StartAsync(address, Map, cancellationToken);
+        TunnelClientLog.InspectorListening(logger, Url, inspector.Capacity, inspector.BodyLimit);
+    }
+
+    private void Map(WebApplication app)
+    {
+        app.UseAdminToken(options.Value.AdminToken);
+        app.MapGet("/", context => Results.Bytes(Page.Value, "text/html; charset=utf-8").ExecuteAsync(context));
+        app.MapGet("/api/requests", ListAsync);
+        app.MapGet("/api/requests.har", HarAsync);
+        app.MapGet("/api/requests/live", LiveAsync);
+        app.MapGet("/api/requests/{id:long}", GetAsync);
+        app.MapPost("/api/requests/{id:long}/replay", ReplayAsync);
+        app.MapDelete("/api/requests", context =>
         {
             inspector.Clear();
             context.Response.StatusCode = StatusCodes.Status204NoContent;
             return Task.CompletedTask;
         });
-        _app.MapFallback(context => AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found", "Not found",
+        app.MapFallback(context => AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found", "Not found",
             "The inspector serves / and /api/requests."));
-        await _app.StartAsync(cancellationToken);
-        Url = new Uri(_app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
-        TunnelClientLog.InspectorListening(logger, Url, inspector.Capacity, inspector.BodyLimit);
     }
 
     public Task StopAsync(CancellationToken cancellationToken) => _app?.StopAsync(cancellationToken) ?? Task.CompletedTask;

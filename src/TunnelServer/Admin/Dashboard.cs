@@ -1,4 +1,4 @@
-using System.Reflection;
+using Tunnel2.Hosting.Admin;
 
 namespace Tunnel2.TunnelServer.Admin;
 
@@ -9,13 +9,7 @@ namespace Tunnel2.TunnelServer.Admin;
 public static class Dashboard
 {
     private static readonly Lazy<byte[]> Html = new(() =>
-    {
-        using Stream stream = typeof(Dashboard).Assembly.GetManifestResourceStream("Tunnel2.TunnelServer.Admin.Dashboard.index.html")
-                              ?? throw new InvalidOperationException("The dashboard page is missing from the build.");
-        using var copy = new MemoryStream();
-        stream.CopyTo(copy);
-        return copy.ToArray();
-    });
+        AdminHost.EmbeddedPage(typeof(Dashboard).Assembly, "Tunnel2.TunnelServer.Admin.Dashboard.index.html"));
 
     public static IResult Page() => TypedResults.Bytes(Html.Value, "text/html; charset=utf-8");
 }
