@@ -6,7 +6,7 @@ namespace Tunnel2.Hosting;
 
 /// <summary>
 /// Runs one of the tunnel's executables the same way: <c>--help</c> prints the usage and exits 0 before a host is
-/// built; a configuration that cannot be read or does not validate exits 2 with every failure listed on stderr; an
+/// built; an option the executable does not know, or one without its value, exits 2 naming it; a configuration that cannot be read or does not validate exits 2 with every failure listed on stderr; an
 /// exception that escapes the host exits 1 with it on stderr; otherwise the exit code is the host's
 /// (<see cref="IExitCodeSource"/>, 0 without one).
 /// </summary>
@@ -18,16 +18,30 @@ public static class ProgramHost
     public static bool WantsHelp(IReadOnlyCollection<string> args) => args.Contains("--help") || args.Contains("-h") || args.Contains("-?");
 
     /// <param name="name">The executable's name, for the messages.</param>
+    /// <param name="commandLine">What the command line may hold.</param>
     /// <param name="create">Builds the host (not started); it may throw for invalid configuration.</param>
-    public static Task<int> RunAsync(string name, string[] args, string helpText, Func<string[], IHost> create) =>
-        RunAsync(name, args, helpText, create, Console.Out, Console.Error);
+    public static Task<int> RunAsync(string name, string[] args, string helpText, CommandLineSpec commandLine, Func<string[], IHost> create) =>
+        RunAsync(name, args, helpText, create, Console.Out, Console.Error, commandLine);
 
-    internal static async Task<int> RunAsync(string name, string[] args, string helpText, Func<string[], IHost> create, TextWriter output, TextWriter errors)
+    internal static async Task<int> RunAsync(string name, string[] args, string helpText, Func<string[], IHost> create, TextWriter output, TextWriter errors,
+        CommandLineSpec? commandLine = null)
     {
         if (WantsHelp(args))
         {
             await output.WriteLineAsync(helpText.TrimEnd());
             return 0;
+        }
+
+        if (commandLine?.Problems(args) is { Count: > 0 } problems)
+        {
+            await errors.WriteLineAsync($"{name}: invalid command line:");
+            foreach (string problem in problems)
+            {
+                await errors.WriteLineAsync($"  - {problem}");
+            }
+
+            await errors.WriteLineAsync("Run with --help for the options.");
+            return InvalidConfigurationExitCode;
         }
 
         try

@@ -2,4 +2,4 @@ using Tunnel2.Hosting;
 using Tunnel2.TunnelClient;
 using Tunnel2.TunnelClient.Configuration;
 
-return await ProgramHost.RunAsync("TunnelClient", args, CommandLine.HelpText, TunnelClientApp.Create);
+return await ProgramHost.RunAsync("TunnelClient", args, CommandLine.HelpText, CommandLine.Spec, TunnelClientApp.Create);

@@ -31,6 +31,18 @@ public sealed class CommandLineTests
         Assert.DoesNotContain("Now listening", output, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("--no-such-flag", "1", "unknown option '--no-such-flag'")]
+    [InlineData("--urls", "--TestBackend:RequestLoging=true", "option '--urls' needs a value")]
+    [InlineData("--TestBackend:RequestLoging=true", "x", "unknown option '--TestBackend:RequestLoging'")]
+    public async Task An_unknown_option_or_one_without_its_value_exits_2_naming_it(string first, string second, string expected)
+    {
+        var (exitCode, _, errors) = await RunAsync(first, second);
+
+        Assert.Equal(2, exitCode);
+        Assert.Contains(expected, errors, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Invalid_configuration_exits_2_with_a_clear_message()
     {

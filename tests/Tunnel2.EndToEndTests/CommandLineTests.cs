@@ -19,6 +19,21 @@ public sealed class CommandLineTests
         Assert.DoesNotContain("listening", process.Output, StringComparison.OrdinalIgnoreCase);
     }
 
+    [Theory]
+    [InlineData("server", "unknown option '--no-such-flag'", "--no-such-flag", "1")]
+    [InlineData("client", "unknown option '--tokne'; did you mean '--token'?", "--tokne", "secret", "--session", "demo")]
+    [InlineData("client", "unknown option '--TunnelClient:MaxQeue'", "--TunnelClient:MaxQeue=5")]
+    [InlineData("server", "option '--token' needs a value", "--token")]
+    public async Task An_unknown_option_or_one_without_its_value_exits_2_naming_it_before_anything_starts(string which, string expected, params string[] args)
+    {
+        await using TunnelProcess process = Start(which, args);
+
+        Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+        Assert.Contains("invalid command line:", process.Output, StringComparison.Ordinal);
+        Assert.Contains(expected, process.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("listening", process.Output, StringComparison.OrdinalIgnoreCase);
+    }
+
     [Fact]
     public async Task A_server_setting_that_does_not_parse_exits_2_and_names_it()
     {

@@ -1,4 +1,5 @@
 using System.Text;
+using Tunnel2.Hosting;
 using Tunnel2.TestBackend.Endpoints;
 
 namespace Tunnel2.TestBackend.Configuration;
@@ -6,6 +7,14 @@ namespace Tunnel2.TestBackend.Configuration;
 internal static class CommandLineHelp
 {
     public static string Text { get; } = Build();
+
+    /// <summary>
+    /// What the command line may hold: <c>--urls</c>, <c>TestBackend:RequestLogging</c>, and Kestrel's, Serilog's and the
+    /// host's own keys (no switches of its own).
+    /// </summary>
+    public static CommandLineSpec Spec { get; } = new CommandLineSpec(new Dictionary<string, string>())
+        .WithKey("urls")
+        .WithSection("TestBackend", TestBackendSettings.RequestLoggingKey["TestBackend:".Length..]);
 
     private static string Build()
     {
@@ -49,7 +58,7 @@ internal static class CommandLineHelp
         ]);
         text.AppendLine("  ASPNETCORE_HTTP_PORTS does not replace the default address (container images set it); use ASPNETCORE_URLS.");
         text.AppendLine();
-        text.AppendLine("Exit codes: 0 normal shutdown or --help, 2 invalid configuration, 1 unexpected failure.");
+        text.AppendLine("Exit codes: 0 normal shutdown or --help, 2 unknown option or invalid configuration, 1 unexpected failure.");
         return text.ToString();
     }
 

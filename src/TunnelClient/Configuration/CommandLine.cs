@@ -1,3 +1,5 @@
+using Tunnel2.Hosting;
+
 namespace Tunnel2.TunnelClient.Configuration;
 
 /// <summary>The client's command-line switches and its --help text.</summary>
@@ -35,6 +37,9 @@ public static class CommandLine
         ["--ca-certificate"] = "TunnelClient:CaCertificate",
         ["--server-certificate-sha256"] = "TunnelClient:ServerCertificateSha256",
     };
+
+    /// <summary>What the client's command line may hold: its switches and the keys of its section.</summary>
+    public static readonly CommandLineSpec Spec = new CommandLineSpec(SwitchMappings).WithSection<TunnelClientOptions>(TunnelClientOptions.SectionName);
 
     private const string BackendSwitch = "--backend";
 
@@ -154,7 +159,7 @@ public static class CommandLine
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
           TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144].
 
-        Exit codes: 0 stopped normally (after the drain); 2 invalid configuration; 3 the server refused the token (401/403);
+        Exit codes: 0 stopped normally (after the drain); 2 unknown option or invalid configuration; 3 the server refused the token (401/403);
           4 the server's TLS certificate was refused (the log line says why).
         """;
 }

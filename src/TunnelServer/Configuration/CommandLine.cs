@@ -1,3 +1,6 @@
+using Tunnel2.Hosting;
+using Tunnel2.ProxyEntry.Forwarding;
+
 namespace Tunnel2.TunnelServer.Configuration;
 
 /// <summary>The server's command-line switches and its --help text.</summary>
@@ -21,6 +24,11 @@ public static class CommandLine
         ["--affinity"] = "ProxyEntry:Balancing:Affinity",
         ["--affinity-header"] = "ProxyEntry:Balancing:AffinityHeader",
     };
+
+    /// <summary>What the server's command line may hold: its switches and the keys of its sections.</summary>
+    public static readonly CommandLineSpec Spec = new CommandLineSpec(SwitchMappings)
+        .WithSection<TunnelServerOptions>(TunnelServerOptions.SectionName)
+        .WithSection<ProxyEntryOptions>(ProxyEntryOptions.SectionName);
 
     public const string HelpText = """
         TunnelServer: accepts Tunnel2 clients' uplinks and forwards public HTTP requests to them.
@@ -76,6 +84,6 @@ public static class CommandLine
         Uplinks:          GET http(s)://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
         Health:           GET http(s)://<public>/healthz
 
-        Exit codes: 0 stopped normally (after the drain); 2 invalid configuration.
+        Exit codes: 0 stopped normally (after the drain); 2 unknown option or invalid configuration.
         """;
 }
