@@ -35,6 +35,24 @@ public sealed class CommandLineTests
     }
 
     [Fact]
+    public async Task The_short_form_serves_a_local_port_under_a_new_session_and_logs_its_public_URL()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using TunnelProcess client = Start("client", "http", stack.BackendUrl.Port.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            "--server", stack.TunnelUrl.ToString().TrimEnd('/'), "--token", TunnelStack.Token);
+
+        string? url = await Eventually.ValueAsync(() => Task.FromResult(PublicUrlIn(client.Output)), found => found is not null,
+            "the client logs where its session is reached");
+        Assert.StartsWith(new Uri(stack.PublicUrl, "/session/").ToString(), url, StringComparison.Ordinal);
+        using var http = CallerHttp.Create();
+        Assert.Equal("pong", await http.GetStringAsync(new Uri(new Uri(url!), "loadtest/ping")));
+        Assert.Contains($"-> http://127.0.0.1:{stack.BackendUrl.Port}", client.Output, StringComparison.Ordinal);
+
+        static string? PublicUrlIn(string output) =>
+            System.Text.RegularExpressions.Regex.Match(output, @"Forwarding (http://\S+)") is { Success: true } match ? match.Groups[1].Value : null;
+    }
+
+    [Fact]
     public async Task A_server_setting_that_does_not_parse_exits_2_and_names_it()
     {
         await using TunnelProcess process = Start("server", "--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0",

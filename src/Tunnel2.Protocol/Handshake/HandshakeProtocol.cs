@@ -58,6 +58,12 @@ public static class HandshakeProtocol
     public const string MaxStreamsHeader = "Tunnel2-Max-Streams";
 
     /// <summary>
+    /// Response (informational, any version): the URL where callers reach the session, which the client prints. A
+    /// client that does not know it ignores it.
+    /// </summary>
+    public const string PublicUrlHeader = "Tunnel2-Public-Url";
+
+    /// <summary>
     /// The versions this build speaks, newest last. Version 2 added the connection window (docs/protocol.md §4); a
     /// version-1 peer would grant every stream a fixed window however many streams are open, so it is refused.
     /// Version 3 added upgrades (docs/protocol.md §3, "Upgrades"): a version-2 client would send an upgrade request

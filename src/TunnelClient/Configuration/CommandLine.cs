@@ -81,6 +81,9 @@ public static class CommandLine
         TunnelClient: keeps an uplink to a Tunnel2 server and relays the requests of a session to a backend.
 
         Usage: TunnelClient --session <id> --token <token> [options]
+               tunnel2 http <port | host:port | url> --server <url> --token <token> [options]
+                 the short form (as the .NET tool): serve that backend under --session, or a new
+                 random session; the public URL is logged once connected ("Forwarding … -> …")
 
         Options:
           --server <url>             Server tunnel endpoint            [default http://127.0.0.1:12001]

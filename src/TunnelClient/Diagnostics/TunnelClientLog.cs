@@ -76,6 +76,9 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 24, Level = LogLevel.Information, Message = "Inspector: request {OriginalId} replayed as {ReplayId}: {Method} {Target} to {Backend} answered {Status}")]
     public static partial void RequestReplayed(ILogger logger, long originalId, long replayId, string method, string target, string backend, int status);
 
+    [LoggerMessage(EventId = 26, Level = LogLevel.Information, Message = "Forwarding {PublicUrl} -> {Backend}")]
+    public static partial void PublicUrl(ILogger logger, string publicUrl, string backend);
+
     [LoggerMessage(EventId = 25, Level = LogLevel.Information, Message = "Inspector: replay of request {OriginalId} refused: {Reason}")]
     public static partial void ReplayRefused(ILogger logger, long originalId, string reason);
 }

@@ -3,9 +3,12 @@ using Tunnel2.Protocol.Multiplexing;
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>An established uplink and the network stream under it (and the HTTP handler that opened it, if any), closed together.</summary>
-public sealed class DialedUplink(Stream network, Uplink uplink, IDisposable? handler = null) : IAsyncDisposable
+/// <param name="publicUrl">Where callers reach the session, as the server said (<c>Tunnel2-Public-Url</c>); null from an older server.</param>
+public sealed class DialedUplink(Stream network, Uplink uplink, IDisposable? handler = null, string? publicUrl = null) : IAsyncDisposable
 {
     public Uplink Uplink { get; } = uplink;
+
+    public string? PublicUrl { get; } = publicUrl;
 
     public async ValueTask DisposeAsync()
     {

@@ -78,6 +78,11 @@ public sealed class TunnelClientService : BackgroundService
                     {
                         _metrics.Connected();
                         TunnelClientLog.Connected(_logger, _options.Server, _options.Transport, _options.Session, _options.Backend, _instance.ForUplink(slot));
+                        if (dialed.PublicUrl is { } publicUrl && _status.OnPublicUrl(publicUrl))
+                        {
+                            TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backend);
+                        }
+
                         await RunUntilStoppedAsync(dialed.Uplink, stoppingToken);
                     }
                     finally

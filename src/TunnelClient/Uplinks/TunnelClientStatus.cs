@@ -23,6 +23,26 @@ public sealed class TunnelClientStatus : IExitCodeSource
 
     public string? LastDisconnectReason { get; private set; }
 
+    private readonly Lock _publicUrlLock = new();
+
+    /// <summary>Where callers reach the session, as the server last said; null before the first login (or from an older server).</summary>
+    public string? PublicUrl { get; private set; }
+
+    /// <returns>True when the URL is new (the first login, or the server's answer changed).</returns>
+    internal bool OnPublicUrl(string url)
+    {
+        lock (_publicUrlLock)
+        {
+            if (url == PublicUrl)
+            {
+                return false;
+            }
+
+            PublicUrl = url;
+            return true;
+        }
+    }
+
     /// <summary>The process exit code the client asks for (3 when the token was refused).</summary>
     public int ExitCode { get; internal set; }
 

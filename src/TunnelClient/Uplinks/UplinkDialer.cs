@@ -83,7 +83,7 @@ public sealed class UplinkDialer
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{_server.Authority} #{slot}");
-            return new DialedUplink(network, uplink);
+            return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]);
         }
         catch
         {
@@ -179,7 +179,8 @@ public sealed class UplinkDialer
             Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
             var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{url.Authority} #{slot} (websocket)");
-            return new DialedUplink(stream, uplink, invoker);
+            return new DialedUplink(stream, uplink, invoker,
+                headers.TryGetValue(HandshakeProtocol.PublicUrlHeader, out IEnumerable<string>? urls) ? urls.FirstOrDefault() : null);
         }
         catch
         {

@@ -12,7 +12,8 @@ namespace Tunnel2.TunnelServer.Uplinks;
 public static class HandshakeAnswer
 {
     /// <summary>The 101 that switches the connection to frames (or to WebSocket messages carrying them).</summary>
-    public static byte[] SwitchingProtocols(HandshakeAcceptance accepted, UplinkSettings settings)
+    /// <param name="publicUrl">Where callers reach the session (<see cref="PublicSessionUrl"/>).</param>
+    public static byte[] SwitchingProtocols(HandshakeAcceptance accepted, UplinkSettings settings, string publicUrl)
     {
         var head = new StringBuilder(512).Append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
         if (accepted.WebSocketKey is { } key)
@@ -30,6 +31,7 @@ public static class HandshakeAnswer
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InitialWindowHeader}: {settings.InitialStreamWindow}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.ConnectionWindowHeader}: {settings.ConnectionWindow}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.MaxStreamsHeader}: {settings.MaxConcurrentStreams}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.PublicUrlHeader}: {publicUrl}\r\n")
             .Append("\r\n");
         return Encoding.ASCII.GetBytes(head.ToString());
     }

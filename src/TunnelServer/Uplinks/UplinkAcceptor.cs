@@ -17,6 +17,8 @@ using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Tls;
 
+using Tunnel2.TunnelServer.Hosting;
+
 namespace Tunnel2.TunnelServer.Uplinks;
 
 /// <summary>
@@ -40,6 +42,8 @@ public sealed class UplinkAcceptor
     private readonly TunnelServerMetrics _metrics;
     private readonly PublicDrain _drain;
     private readonly ServerCertificate? _certificate;
+    private readonly ServerEndpoints _endpoints;
+    private readonly string? _hostSuffix;
 
     public UplinkAcceptor(
         SessionRegistry registry,
@@ -48,9 +52,12 @@ public sealed class UplinkAcceptor
         ILoggerFactory loggerFactory,
         TunnelServerMetrics metrics,
         PublicDrain drain,
+        ServerEndpoints endpoints,
         ServerCertificate? certificate = null)
     {
         _registry = registry;
+        _endpoints = endpoints;
+        _hostSuffix = proxyOptions.Value.HostSuffix;
         _settings = options.Value.ToUplinkSettings() with { ResponseHeadTimeout = proxyOptions.Value.ResponseHeadTimeout };
         _handshake = new UplinkHandshake(options.Value.Token, proxyOptions.Value.RetryAfterSeconds);
         _handshakeTimeout = options.Value.HandshakeTimeout;
@@ -180,7 +187,8 @@ public sealed class UplinkAcceptor
             (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = _handshake.Decide(head, _drain.IsDraining);
             if (accepted is not null)
             {
-                await transport.Output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, _settings), timeout.Token);
+                string publicUrl = PublicSessionUrl.For(accepted.Session, _endpoints.PublicUrl, _hostSuffix, head["Host"]);
+                await transport.Output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, _settings, publicUrl), timeout.Token);
                 return accepted;
             }
 
