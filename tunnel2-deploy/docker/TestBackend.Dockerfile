@@ -5,9 +5,13 @@
 #   docker run --rm -p 12007:12007 tunnel2/test-backend:dev
 
 ARG DOTNET_VERSION=10.0
+# The official images by default; a mirror or a base made elsewhere by build argument (--build-arg SDK_IMAGE=…).
+# CI, where no registry serves them, builds Prebuilt.Dockerfile from a build made outside Docker instead.
+ARG SDK_IMAGE=mcr.microsoft.com/dotnet/sdk:${DOTNET_VERSION}
+ARG RUNTIME_IMAGE=mcr.microsoft.com/dotnet/aspnet:${DOTNET_VERSION}-alpine
 
 # ---- build: SDK image, never shipped -------------------------------------------------------
-FROM mcr.microsoft.com/dotnet/sdk:${DOTNET_VERSION} AS build
+FROM ${SDK_IMAGE} AS build
 WORKDIR /repo
 # Restore layer: only what restore reads, so source edits do not invalidate the package cache.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
@@ -20,7 +24,7 @@ COPY src/TestBackend/ src/TestBackend/
 RUN dotnet publish src/TestBackend/TestBackend.csproj -c Release --no-restore -o /app -p:UseAppHost=false
 
 # ---- runtime: ASP.NET Core runtime on Alpine, no SDK ---------------------------------------
-FROM mcr.microsoft.com/dotnet/aspnet:${DOTNET_VERSION}-alpine AS final
+FROM ${RUNTIME_IMAGE} AS final
 WORKDIR /app
 COPY --from=build /app ./
 # The image sets ASPNETCORE_HTTP_PORTS=8080; TestBackend listens where ASPNETCORE_URLS says.

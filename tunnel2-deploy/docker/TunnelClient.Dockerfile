@@ -10,9 +10,13 @@
 #     -e TUNNEL2_PUBLIC_URL=http://tunnel_server:12000 tunnel2/tunnel-client:dev
 
 ARG DOTNET_VERSION=10.0
+# The official images by default; a mirror or a base made elsewhere by build argument (--build-arg SDK_IMAGE=…).
+# CI, where no registry serves them, builds Prebuilt.Dockerfile from a build made outside Docker instead.
+ARG SDK_IMAGE=mcr.microsoft.com/dotnet/sdk:${DOTNET_VERSION}
+ARG RUNTIME_IMAGE=mcr.microsoft.com/dotnet/aspnet:${DOTNET_VERSION}-alpine
 
 # ---- build: SDK image, never shipped -------------------------------------------------------
-FROM mcr.microsoft.com/dotnet/sdk:${DOTNET_VERSION} AS build
+FROM ${SDK_IMAGE} AS build
 WORKDIR /repo
 # Restore layer: the project files of TunnelClient and of everything it references.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
@@ -27,7 +31,7 @@ COPY src/TunnelClient/ src/TunnelClient/
 RUN dotnet publish src/TunnelClient/TunnelClient.csproj -c Release --no-restore -o /app -p:UseAppHost=false
 
 # ---- runtime: ASP.NET Core runtime on Alpine, no SDK ---------------------------------------
-FROM mcr.microsoft.com/dotnet/aspnet:${DOTNET_VERSION}-alpine AS final
+FROM ${RUNTIME_IMAGE} AS final
 WORKDIR /app
 COPY --from=build /app ./
 # TUNNEL2_PUBLIC_URL (the server's public base URL, e.g. http://tunnel_server:12000) is used only by

@@ -6,9 +6,13 @@
 #   docker run --rm -p 12000:12000 -p 12001:12001 -e TunnelServer__Token=<token> tunnel2/tunnel-server:dev
 
 ARG DOTNET_VERSION=10.0
+# The official images by default; a mirror or a base made elsewhere by build argument (--build-arg SDK_IMAGE=…).
+# CI, where no registry serves them, builds Prebuilt.Dockerfile from a build made outside Docker instead.
+ARG SDK_IMAGE=mcr.microsoft.com/dotnet/sdk:${DOTNET_VERSION}
+ARG RUNTIME_IMAGE=mcr.microsoft.com/dotnet/aspnet:${DOTNET_VERSION}-alpine
 
 # ---- build: SDK image, never shipped -------------------------------------------------------
-FROM mcr.microsoft.com/dotnet/sdk:${DOTNET_VERSION} AS build
+FROM ${SDK_IMAGE} AS build
 WORKDIR /repo
 # Restore layer: the project files of TunnelServer and of everything it references.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
@@ -25,7 +29,7 @@ COPY src/TunnelServer/ src/TunnelServer/
 RUN dotnet publish src/TunnelServer/TunnelServer.csproj -c Release --no-restore -o /app -p:UseAppHost=false
 
 # ---- runtime: ASP.NET Core runtime on Alpine, no SDK ---------------------------------------
-FROM mcr.microsoft.com/dotnet/aspnet:${DOTNET_VERSION}-alpine AS final
+FROM ${RUNTIME_IMAGE} AS final
 WORKDIR /app
 COPY --from=build /app ./
 # Listen on every interface inside the container. The server binds exactly these two endpoints;
