@@ -85,7 +85,9 @@ if ! docker image inspect "$TUNNEL2_BASE_IMAGE" >/dev/null 2>&1; then
   log "making the base image: debootstrap --variant=minbase $suite from $mirror (a few minutes)"
   debootstrap --variant=minbase --include=wget,ca-certificates "$suite" "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -5 "$work/debootstrap.log"; give_up "debootstrap failed"; }
-  rm -rf "$work"/rootfs/var/cache/apt/archives/*.deb "$work"/rootfs/var/lib/apt/lists/*
+  # Package caches and lists, translations, manual and info pages: nothing the applications read (copyrights stay).
+  rm -rf "$work"/rootfs/var/cache/apt/archives/*.deb "$work"/rootfs/var/lib/apt/lists/* "$work"/rootfs/var/cache/apt/*.bin \
+    "$work"/rootfs/usr/share/locale/* "$work"/rootfs/usr/share/man/* "$work"/rootfs/usr/share/info/*
   tar -C "$work/rootfs" -c . | docker import - "$TUNNEL2_BASE_IMAGE" >/dev/null || give_up "docker import failed"
   rm -rf "$work/rootfs"
 fi
