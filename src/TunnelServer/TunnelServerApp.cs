@@ -6,10 +6,13 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Options;
+using OpenTelemetry.Metrics;
+using OpenTelemetry.Resources;
 using Tunnel2.Hosting;
 using Tunnel2.Hosting.Admin;
 using Tunnel2.ProxyEntry;
 using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.Protocol.Sockets;
@@ -36,6 +39,8 @@ public static class TunnelServerApp
         builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
 
         TunnelServerOptions options = BindAndValidate(builder.Configuration);
+        // Every log event carries the node's name (structured sinks show it; the console template may add {Node}).
+        builder.Configuration.AddInMemoryCollection([new("Serilog:Properties:Node", options.ResolvedNodeName)]);
 
         builder.Services.AddHostSerilog(builder.Configuration);
         builder.Services.AddOptions<TunnelServerOptions>()
@@ -49,6 +54,8 @@ public static class TunnelServerApp
         if (!string.IsNullOrEmpty(options.AdminUrl))
         {
             builder.Services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
+            builder.Services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.ConfigureResource(resource =>
+                resource.AddService("TunnelServer", serviceInstanceId: options.ResolvedNodeName)));
             builder.Services.AddOpenApi();
             builder.Services.AddSingleton<LiveTraffic>();
             builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, AdminJsonContext.Default));
@@ -109,7 +116,7 @@ public static class TunnelServerApp
             // Requests that arrived on the admin listener never reach ProxyEntry: they pass the admin token and /metrics,
             // then the routes below (the admin API answers only there). A public request pays one port compare.
             app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.AdminToken));
-            app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseProxyEntry());
+            app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseNodeHeader(options).UseProxyEntry());
             AdminApi.Map(app, endpoints);
             _ = app.Services.GetRequiredService<LiveTraffic>(); // listening from the start, so the first minute is in the charts
         }
@@ -117,11 +124,16 @@ public static class TunnelServerApp
         {
             // Public requests leave the pipeline here, before routing: an explicit UseRouting after ProxyEntry keeps the
             // host from putting its implicit one first, so /session/... never pays for endpoint matching.
-            app.UseProxyEntry();
+            app.UseNodeHeader(options).UseProxyEntry();
         }
 
         app.UseRouting();
-        app.MapGet("/healthz", () => Results.Text("ok"));
+        // A draining node says so at once, so a balancer's health check stops sending to it while it drains.
+        PublicDrain drain = app.Services.GetRequiredService<PublicDrain>();
+        app.MapGet("/healthz", context => drain.IsDraining
+            ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, "urn:tunnel2:problem:server-draining", "Draining",
+                $"Node {options.ResolvedNodeName} is shutting down: send new requests to another node.")
+            : context.Response.WriteAsync("ok"));
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
             "Not found", context.Connection.LocalPort == endpoints.AdminPort
                 ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
@@ -131,6 +143,7 @@ public static class TunnelServerApp
         {
             ILogger<ServerEndpoints> logger = app.Services.GetRequiredService<ILogger<ServerEndpoints>>();
             TunnelServerLog.Listening(logger, endpoints.PublicUrl, endpoints.TunnelUrl);
+            TunnelServerLog.Node(logger, options.ResolvedNodeName, options.NodeHeader);
             if (endpoints.AdminUrl is { } adminUrl)
             {
                 TunnelServerLog.AdminListening(logger, adminUrl);
@@ -221,4 +234,22 @@ public static class TunnelServerApp
 
         return captured!;
     }
+
+    /// <summary>With <c>TunnelServer:NodeHeader</c>, <c>Tunnel2-Node</c> on every public response, set before the response starts.</summary>
+    private static IApplicationBuilder UseNodeHeader(this IApplicationBuilder app, TunnelServerOptions options)
+    {
+        if (!options.NodeHeader)
+        {
+            return app;
+        }
+
+        string node = options.ResolvedNodeName;
+        return app.Use((context, next) =>
+        {
+            context.Response.Headers[NodeHeaderName] = node;
+            return next(context);
+        });
+    }
+
+    public const string NodeHeaderName = "Tunnel2-Node";
 }

@@ -14,6 +14,8 @@ public static class CommandLine
         ["--public-h2c-url"] = "TunnelServer:PublicH2cUrl",
         ["--admin-url"] = "TunnelServer:AdminUrl",
         ["--admin-token"] = "TunnelServer:AdminToken",
+        ["--node-name"] = "TunnelServer:NodeName",
+        ["--node-header"] = "TunnelServer:NodeHeader",
         ["--certificate"] = "TunnelServer:Certificate",
         ["--certificate-key"] = "TunnelServer:CertificateKey",
         ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
@@ -47,6 +49,9 @@ public static class CommandLine
                                      [default none: no metrics collected]
           --admin-token <token>      Bearer token admin requests must carry (16+ chars); required when the
                                      admin URL is not loopback
+          --node-name <name>         This node's name among several behind a balancer: in logs (Node),
+                                     metrics (service.instance.id) and the header below [default: host name]
+          --node-header <b>          true: send Tunnel2-Node: <name> on every public response [default false]
           --certificate <pem>        Server certificate, PEM (leaf first, then intermediates); reloaded on change
           --certificate-key <pem>    Its private key, PEM, unencrypted
           --token <token>            Token clients must present (required; the Development environment has a dev token)
@@ -70,6 +75,7 @@ public static class CommandLine
           TunnelServer__UnsentBytesLimit, TunnelServer__UplinkReceiveBuffer,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
           TunnelServer__HandshakeTimeout, TunnelServer__PublicH2cUrl, TunnelServer__AdminUrl, TunnelServer__AdminToken,
+          TunnelServer__NodeName, TunnelServer__NodeHeader,
           ProxyEntry__MetricsSessionLimit (sessions with a metrics label of their own, the rest '_other') [100],
           TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
           ProxyEntry__MaxRequestHeadersBytes, ProxyEntry__HostSuffix, ProxyEntry__Hosts__<host>=<session> (custom

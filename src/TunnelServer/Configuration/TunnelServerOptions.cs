@@ -42,6 +42,19 @@ public sealed class TunnelServerOptions
     /// <summary>A bearer token every admin request must carry (at least 16 characters); required off loopback.</summary>
     public string? AdminToken { get; set; }
 
+    /// <summary>
+    /// This node's name among several servers behind one balancer: in its logs (the <c>Node</c> property), its metrics
+    /// (<c>service.instance.id</c>) and, with <see cref="NodeHeader"/>, a response header. Null: the machine's name.
+    /// </summary>
+    [RegularExpression("^[A-Za-z0-9._:-]{1,64}$", ErrorMessage = "TunnelServer:NodeName must be 1 to 64 characters of A-Z a-z 0-9 . _ : -.")]
+    public string? NodeName { get; set; }
+
+    /// <summary>Send <c>Tunnel2-Node: &lt;NodeName&gt;</c> on every public response (to see which node answered).</summary>
+    public bool NodeHeader { get; set; }
+
+    /// <summary><see cref="NodeName"/>, or the machine's name when none is set.</summary>
+    public string ResolvedNodeName => string.IsNullOrWhiteSpace(NodeName) ? Environment.MachineName : NodeName;
+
     /// <summary>The token clients must present. There is no default: the dev value lives only in appsettings.Development.json.</summary>
     [Required(ErrorMessage = "TunnelServer:Token is required (set it with --token, TunnelServer__Token or appsettings).")]
     [StringLength(int.MaxValue, MinimumLength = 8, ErrorMessage = "TunnelServer:Token must be at least 8 characters.")]

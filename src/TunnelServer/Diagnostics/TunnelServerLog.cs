@@ -17,6 +17,9 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 4, Level = LogLevel.Information, Message = "TunnelServer listening: public {PublicUrl}, tunnel {TunnelUrl}")]
     public static partial void Listening(ILogger logger, Uri publicUrl, Uri tunnelUrl);
 
+    [LoggerMessage(EventId = 19, Level = LogLevel.Information, Message = "This node is {Node} (Tunnel2-Node header: {NodeHeader})")]
+    public static partial void Node(ILogger logger, string node, bool nodeHeader);
+
     [LoggerMessage(EventId = 5, Level = LogLevel.Information, Message = "Shutting down: closing {Count} uplinks")]
     public static partial void ClosingUplinks(ILogger logger, int count);
 
