@@ -67,6 +67,7 @@ public static class TunnelServerApp
                 options.Certificate, options.CertificateKey!, services.GetRequiredService<ILogger<ServerCertificate>>()));
         }
 
+        builder.Services.AddSingleton<LoginGuard>();
         builder.Services.AddSingleton<UplinkAcceptor>();
         builder.Services.AddHostedService<UplinkListener>();
         builder.Services.AddHostedService<GracefulShutdown>();

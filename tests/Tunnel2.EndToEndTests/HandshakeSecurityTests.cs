@@ -38,6 +38,46 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         Assert.Contains("application/problem+json", answer, StringComparison.OrdinalIgnoreCase);
     }
 
+    [Fact]
+    public async Task An_address_out_of_failed_logins_gets_429_with_Retry_After_even_with_the_right_token()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:MaxFailedLoginsPerMinute=3");
+        for (int i = 0; i < 3; i++)
+        {
+            using var wrong = await RawConnection.OpenAsync(stack.TunnelUrl);
+            Assert.StartsWith("HTTP/1.1 401", await wrong.HandshakeAsync("Authorization: Bearer wrong-token-123\r\n", "guessed"), StringComparison.Ordinal);
+        }
+
+        using var right = await RawConnection.OpenAsync(stack.TunnelUrl);
+        string answer = await right.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", "guessed");
+
+        Assert.StartsWith("HTTP/1.1 429", answer, StringComparison.Ordinal);
+        Assert.Matches("Retry-After: [1-9][0-9]*\r\n", answer);
+        Assert.Contains("urn:tunnel2:problem:too-many-failed-logins", answer, StringComparison.Ordinal);
+        Assert.Empty(stack.Registry.GetUplinks("guessed"));
+    }
+
+    [Fact]
+    public async Task An_address_at_its_uplink_cap_gets_429_and_the_count_goes_down_when_uplinks_close()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:MaxUplinksPerAddress=2");
+        string session = "capped-" + Guid.NewGuid().ToString("N")[..8];
+        TunnelClientHandle first = await stack.StartClientAsync(session, extraArgs: ["--uplinks", "2"]);
+        await Eventually.WaitUntilAsync(() => stack.Registry.GetUplinks(session).Count == 2, "both uplinks of the first client are in");
+
+        using (var third = await RawConnection.OpenAsync(stack.TunnelUrl))
+        {
+            string answer = await third.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session);
+            Assert.StartsWith("HTTP/1.1 429", answer, StringComparison.Ordinal);
+            Assert.Contains("urn:tunnel2:problem:too-many-uplinks", answer, StringComparison.Ordinal);
+        }
+
+        await first.StopAsync();
+        await Eventually.WaitUntilAsync(() => stack.Registry.GetUplinks(session).Count == 0, "the first client's uplinks are gone");
+        await stack.StartClientAsync(session); // the count went down: a new login fits again
+        Assert.Single(stack.Registry.GetUplinks(session));
+    }
+
     [Theory]
     [InlineData("1")]
     [InlineData("2")]

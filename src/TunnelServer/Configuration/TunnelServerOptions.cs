@@ -88,6 +88,17 @@ public sealed class TunnelServerOptions
     [TimeSpanRange("00:00:00.100", "00:05:00")]
     public TimeSpan HandshakeTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
+    /// <summary>
+    /// Failed logins (wrong or missing token) one source address may make per minute on the tunnel port; beyond them
+    /// every login from it gets 429 with Retry-After until its allowance refills (a sixth of it every 10 s).
+    /// </summary>
+    [Range(1, 100_000)]
+    public int MaxFailedLoginsPerMinute { get; set; } = 20;
+
+    /// <summary>Uplinks one source address may hold at once (a client holds 1 to 16); more get 429.</summary>
+    [Range(1, 1_000_000)]
+    public int MaxUplinksPerAddress { get; set; } = 1000;
+
     [Range(1, 1_000_000)]
     public int MaxStreamsPerUplink { get; set; } = 10_000;
 

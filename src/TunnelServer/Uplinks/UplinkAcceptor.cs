@@ -44,6 +44,7 @@ public sealed class UplinkAcceptor
     private readonly ServerCertificate? _certificate;
     private readonly ServerEndpoints _endpoints;
     private readonly string? _hostSuffix;
+    private readonly LoginGuard _guard;
 
     public UplinkAcceptor(
         SessionRegistry registry,
@@ -53,8 +54,10 @@ public sealed class UplinkAcceptor
         TunnelServerMetrics metrics,
         PublicDrain drain,
         ServerEndpoints endpoints,
+        LoginGuard guard,
         ServerCertificate? certificate = null)
     {
+        _guard = guard;
         _registry = registry;
         _endpoints = endpoints;
         _hostSuffix = proxyOptions.Value.HostSuffix;
@@ -110,6 +113,21 @@ public sealed class UplinkAcceptor
             return;
         }
 
+        try
+        {
+            await ServeUplinkAsync(connection, transport, accepted, remote);
+        }
+        finally
+        {
+            if (remote is not null)
+            {
+                _guard.RemoveUplink(remote.Address);
+            }
+        }
+    }
+
+    private async Task ServeUplinkAsync(Stream connection, DuplexPipe transport, HandshakeAcceptance accepted, IPEndPoint? remote)
+    {
         Stream? webSocketStream = null;
         if (accepted.IsWebSocket)
         {
@@ -184,16 +202,25 @@ public sealed class UplinkAcceptor
                 return null; // connected and closed without a word: a port probe
             }
 
-            (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = _handshake.Decide(head, _drain.IsDraining);
+            instance = head.StartLine.Split(' ') is [_, string target, ..] ? target : instance;
+            (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Decide(head, remote);
             if (accepted is not null)
             {
                 string publicUrl = PublicSessionUrl.For(accepted.Session, _endpoints.PublicUrl, _hostSuffix, head["Host"]);
-                await transport.Output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, _settings, publicUrl), timeout.Token);
+                try
+                {
+                    await transport.Output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, _settings, publicUrl), timeout.Token);
+                }
+                catch when (remote is not null)
+                {
+                    _guard.RemoveUplink(remote.Address); // counted by Decide; this login never became an uplink
+                    throw;
+                }
+
                 return accepted;
             }
 
             refusal = refused!;
-            instance = head.StartLine.Split(' ') is [_, string target, ..] ? target : instance;
         }
         catch (Http1HeadTooLargeException)
         {
@@ -219,6 +246,43 @@ public sealed class UplinkAcceptor
         await AnswerAndCloseAsync(socket, transport, HandshakeAnswer.Refusal(refusal, instance));
         return null;
     }
+
+    /// <summary>
+    /// The login's answer with the per-address limits applied: an address out of failed logins is refused before its
+    /// token is even looked at; a refused token counts against its address; an accepted login must fit under the
+    /// address's uplink cap (the caller removes it from the count when the uplink ends).
+    /// </summary>
+    private (HandshakeAcceptance? Accepted, HandshakeRefusal? Refused) Decide(Http1Head head, IPEndPoint? remote)
+    {
+        if (remote is not null && _guard.IsBlocked(remote.Address, out TimeSpan retryAfter))
+        {
+            return (null, TooMany("too-many-failed-logins", "Too many failed logins",
+                "This address sent too many wrong or missing tokens; try again later (TunnelServer:MaxFailedLoginsPerMinute).", retryAfter));
+        }
+
+        (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = _handshake.Decide(head, _drain.IsDraining);
+        if (remote is null)
+        {
+            return (accepted, refused);
+        }
+
+        if (refused is { Status: StatusCodes.Status401Unauthorized or StatusCodes.Status403Forbidden })
+        {
+            _guard.OnLoginFailed(remote.Address);
+        }
+
+        if (accepted is not null && !_guard.TryAddUplink(remote.Address))
+        {
+            return (null, TooMany("too-many-uplinks", "Too many uplinks",
+                "This address holds as many uplinks as it may (TunnelServer:MaxUplinksPerAddress).", TimeSpan.FromSeconds(5)));
+        }
+
+        return (accepted, refused);
+    }
+
+    private static HandshakeRefusal TooMany(string reason, string title, string detail, TimeSpan retryAfter) =>
+        new(StatusCodes.Status429TooManyRequests, reason, title, detail,
+            new KeyValuePair<string, string>("Retry-After", Math.Max(1, (int)Math.Ceiling(retryAfter.TotalSeconds)).ToString(System.Globalization.CultureInfo.InvariantCulture)));
 
     private void Refused(IPEndPoint? remote, int status, string reason)
     {
