@@ -1,0 +1,50 @@
+using System.Net;
+using Microsoft.Extensions.Options;
+using Tunnel2.TunnelServer.Configuration;
+using Tunnel2.TunnelServer.Uplinks;
+
+namespace Tunnel2.UnitTests.Handshake;
+
+/// <summary>The tunnel port's per-address limits in isolation: failed logins and uplinks at once.</summary>
+public sealed class LoginGuardTests
+{
+    private static readonly IPAddress Guesser = IPAddress.Parse("192.0.2.7");
+    private static readonly IPAddress Other = IPAddress.Parse("2001:db8::1");
+
+    private static LoginGuard Guard(int failures = 3, int uplinks = 2) =>
+        new(Options.Create(new TunnelServerOptions { MaxFailedLoginsPerMinute = failures, MaxUplinksPerAddress = uplinks }));
+
+    [Fact]
+    public void An_address_is_blocked_after_its_allowance_of_failed_logins_and_only_that_address()
+    {
+        using LoginGuard guard = Guard(failures: 3);
+        for (int i = 0; i < 3; i++)
+        {
+            Assert.False(guard.IsBlocked(Guesser, out _));
+            guard.OnLoginFailed(Guesser);
+        }
+
+        Assert.True(guard.IsBlocked(Guesser, out TimeSpan retryAfter));
+        Assert.InRange(retryAfter, TimeSpan.FromMilliseconds(1), TimeSpan.FromMinutes(1));
+        Assert.False(guard.IsBlocked(Other, out _));
+    }
+
+    [Fact]
+    public void Uplinks_are_counted_per_address_up_to_the_cap_and_released_when_they_end()
+    {
+        using LoginGuard guard = Guard(uplinks: 2);
+
+        Assert.True(guard.TryAddUplink(Guesser));
+        Assert.True(guard.TryAddUplink(Guesser));
+        Assert.False(guard.TryAddUplink(Guesser));
+        Assert.True(guard.TryAddUplink(Other));
+        guard.RemoveUplink(Guesser);
+        Assert.True(guard.TryAddUplink(Guesser));
+        guard.RemoveUplink(Guesser);
+        guard.RemoveUplink(Guesser);
+        guard.RemoveUplink(Guesser); // one more than added: no negative count
+        Assert.True(guard.TryAddUplink(Guesser));
+        Assert.True(guard.TryAddUplink(Guesser));
+        Assert.False(guard.TryAddUplink(Guesser));
+    }
+}
