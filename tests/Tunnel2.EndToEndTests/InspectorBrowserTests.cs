@@ -18,9 +18,9 @@ public sealed class InspectorBrowserTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         await using RecordingBackend backend = await RecordingBackend.StartAsync();
         string session = "inspector-" + Guid.NewGuid().ToString("N")[..8];
-        TunnelClientHandle client = await stack.StartClientAsync(session, backend.Url,
-            extraArgs: ["--inspect-url", "http://127.0.0.1:0", "--admin-token", AdminToken]);
-        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session, backend.Url,
+            extraArgs: ["--admin-token", AdminToken]);
+        Uri inspector = client.InspectorUrl;
 
         (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync();
         using (playwright)

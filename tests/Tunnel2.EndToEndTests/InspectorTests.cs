@@ -22,8 +22,8 @@ public sealed class InspectorTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         await using RecordingBackend backend = await RecordingBackend.StartAsync();
         string session = "inspect-" + Guid.NewGuid().ToString("N")[..8];
-        TunnelClientHandle client = await stack.StartClientAsync(session, backend.Url, extraArgs: ["--inspect-url", "http://127.0.0.1:0", "--admin-token", AdminToken]);
-        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session, backend.Url, extraArgs: ["--admin-token", AdminToken]);
+        Uri inspector = client.InspectorUrl;
 
         using var http = CallerHttp.Create();
         using var request = new HttpRequestMessage(HttpMethod.Post, stack.SessionUrl(session, "/orders?priority=high"))
@@ -71,8 +71,8 @@ public sealed class InspectorTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         await using RecordingBackend backend = await RecordingBackend.StartAsync();
         string session = "reveal-" + Guid.NewGuid().ToString("N")[..8];
-        TunnelClientHandle revealing = await stack.StartClientAsync(session, backend.Url,
-            extraArgs: ["--inspect-url", "http://127.0.0.1:0", "--inspect-reveal-secrets", "true"]);
+        TunnelClientHandle revealing = await stack.StartInspectedClientAsync(session, backend.Url,
+            extraArgs: ["--inspect-reveal-secrets", "true"]);
         TunnelClientHandle plain = await stack.StartClientAsync("plain-" + session, backend.Url);
         Assert.Null(plain.Host.Services.GetService<RequestInspector>());
 
@@ -82,7 +82,7 @@ public sealed class InspectorTests
         (await http.SendAsync(request)).EnsureSuccessStatusCode();
 
         using HttpClient api = InspectorApi(token: null);
-        Uri inspector = revealing.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        Uri inspector = revealing.InspectorUrl;
         JsonElement exchange = await NewestKeptAsync(api, inspector, "the request is kept");
         Assert.Equal("Bearer caller-secret", Header(exchange.GetProperty("request"), "Authorization"));
         // The response as the caller got it: the cookie's path moved under the session (--rewrite-paths).
@@ -94,8 +94,8 @@ public sealed class InspectorTests
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();
         string session = "crowd-" + Guid.NewGuid().ToString("N")[..8];
-        TunnelClientHandle client = await stack.StartClientAsync(session, maxConcurrency: 1000,
-            extraArgs: ["--inspect-url", "http://127.0.0.1:0", "--inspect-capacity", "50", "--inspect-body-limit", "1000"]);
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session, maxConcurrency: 1000,
+            extraArgs: ["--inspect-capacity", "50", "--inspect-body-limit", "1000"]);
         RequestInspector kept = client.Host.Services.GetRequiredService<RequestInspector>();
 
         byte[] body = new byte[5000];
@@ -126,7 +126,7 @@ public sealed class InspectorTests
 
         // A body cut at the limit cannot be replayed as is: 409, and the reason.
         using HttpClient api = InspectorApi(token: null);
-        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        Uri inspector = client.InspectorUrl;
         using HttpResponseMessage refused = await api.PostAsync(new Uri(inspector, $"/api/requests/{last[0].Id}/replay"), null);
         Assert.Equal(HttpStatusCode.Conflict, refused.StatusCode);
         using JsonDocument problem = JsonDocument.Parse(await refused.Content.ReadAsStringAsync());
@@ -139,8 +139,8 @@ public sealed class InspectorTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         await using RecordingBackend backend = await RecordingBackend.StartAsync();
         string session = "replay-" + Guid.NewGuid().ToString("N")[..8];
-        TunnelClientHandle client = await stack.StartClientAsync(session, backend.Url, extraArgs: ["--inspect-url", "http://127.0.0.1:0"]);
-        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session, backend.Url);
+        Uri inspector = client.InspectorUrl;
 
         using var http = CallerHttp.Create();
         using var request = new HttpRequestMessage(HttpMethod.Put, stack.SessionUrl(session, "/items/7"))
@@ -193,8 +193,8 @@ public sealed class InspectorTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         await using RecordingBackend backend = await RecordingBackend.StartAsync();
         string session = "har-" + Guid.NewGuid().ToString("N")[..8];
-        TunnelClientHandle client = await stack.StartClientAsync(session, backend.Url, extraArgs: ["--inspect-url", "http://127.0.0.1:0"]);
-        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session, backend.Url);
+        Uri inspector = client.InspectorUrl;
         using var http = CallerHttp.Create();
         (await http.GetAsync(stack.SessionUrl(session, "/first?a=1&b=two"))).EnsureSuccessStatusCode();
         (await http.PostAsync(stack.SessionUrl(session, "/second"), new StringContent("posted", Encoding.UTF8, "text/plain"))).EnsureSuccessStatusCode();
@@ -232,8 +232,8 @@ public sealed class InspectorTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         string session = "failed-" + Guid.NewGuid().ToString("N")[..8];
         var dead = new Uri("http://127.0.0.1:1");
-        TunnelClientHandle client = await stack.StartClientAsync(session, dead, extraArgs: ["--inspect-url", "http://127.0.0.1:0"]);
-        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session, dead);
+        Uri inspector = client.InspectorUrl;
 
         using var http = CallerHttp.Create();
         Assert.Equal(HttpStatusCode.BadGateway, (await http.GetAsync(stack.SessionUrl(session, "/nothing-here"))).StatusCode);
@@ -249,8 +249,8 @@ public sealed class InspectorTests
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();
         string session = "stop-" + Guid.NewGuid().ToString("N")[..8];
-        TunnelClientHandle client = await stack.StartClientAsync(session, extraArgs: ["--inspect-url", "http://127.0.0.1:0"]);
-        Uri inspector = client.Host.Services.GetRequiredService<InspectorListener>().Url!;
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session);
+        Uri inspector = client.InspectorUrl;
         using HttpClient api = InspectorApi(token: null);
         using HttpResponseMessage live = await api.GetAsync(new Uri(inspector, "/api/requests/live"), HttpCompletionOption.ResponseHeadersRead);
         await using Stream feed = await live.Content.ReadAsStreamAsync();

@@ -1,24 +1,21 @@
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
+using Tunnel2.Hosting;
+using Tunnel2.Hosting.Admin;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
 /// <summary>
 /// A small real Kestrel app on 127.0.0.1 (port 0), quiet, with the handlers the caller maps: what the tests' stand-in
-/// backends and endpoints run on.
+/// backends and endpoints run on (started as the client's own listeners are, by <see cref="AdminHost"/>).
 /// </summary>
 public sealed class LoopbackApp : IAsyncDisposable
 {
     private readonly WebApplication _app;
 
-    private LoopbackApp(WebApplication app)
+    private LoopbackApp(WebApplication app, Uri url)
     {
         _app = app;
-        Url = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+        Url = url;
     }
 
     public Uri Url { get; }
@@ -26,13 +23,13 @@ public sealed class LoopbackApp : IAsyncDisposable
     /// <param name="map">Adds the app's middleware and endpoints.</param>
     public static async Task<LoopbackApp> StartAsync(Action<WebApplication> map)
     {
-        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
-        builder.Logging.ClearProviders();
-        WebApplication app = builder.Build();
-        map(app);
-        await app.StartAsync();
-        return new LoopbackApp(app);
+        if (!ListenAddress.TryParse("http://127.0.0.1:0", out ListenAddress? loopback, out string? error))
+        {
+            throw new InvalidOperationException(error);
+        }
+
+        (WebApplication app, Uri url) = await AdminHost.StartAsync(loopback, map, CancellationToken.None);
+        return new LoopbackApp(app, url);
     }
 
     public async ValueTask DisposeAsync()

@@ -14,6 +14,9 @@ public sealed class TunnelClientHandle(IHost host) : IAsyncDisposable
 
     public TunnelClientStatus Status => Host.Services.GetRequiredService<TunnelClientStatus>();
 
+    /// <summary>The request inspector's URL, for a client started with <c>--inspect-url</c> (<see cref="TunnelStack.StartInspectedClientAsync"/>).</summary>
+    public Uri InspectorUrl => Host.Services.GetRequiredService<Tunnel2.TunnelClient.Inspection.InspectorListener>().Url!;
+
     /// <summary>Requests waiting in the client's queue for a concurrency slot.</summary>
     public int QueuedRequests => Host.Services.GetRequiredService<BackendRelay>().QueuedRequests;
 

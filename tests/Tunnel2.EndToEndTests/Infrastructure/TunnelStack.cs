@@ -89,6 +89,10 @@ public sealed class TunnelStack : IAsyncDisposable
         return client;
     }
 
+    /// <summary>Starts a client with its request inspector on a port of its own (<see cref="TunnelClientHandle.InspectorUrl"/>) and waits until it is connected.</summary>
+    public Task<TunnelClientHandle> StartInspectedClientAsync(string session, Uri? backend = null, int maxConcurrency = 100, params string[] extraArgs) =>
+        StartClientAsync(session, backend, token: null, maxConcurrency, ["--inspect-url", "http://127.0.0.1:0", .. extraArgs]);
+
     public TunnelClientHandle StartClientWithoutWaiting(string session, Uri? backend = null, string? token = null, int maxConcurrency = 100, params string[] extraArgs)
     {
         var client = new TunnelClientHandle(Tunnel2.TunnelClient.TunnelClientApp.Create([

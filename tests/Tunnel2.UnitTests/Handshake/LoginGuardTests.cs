@@ -47,4 +47,25 @@ public sealed class LoginGuardTests
         Assert.True(guard.TryAddUplink(Guesser));
         Assert.False(guard.TryAddUplink(Guesser));
     }
+
+    [Fact]
+    public async Task A_crowd_of_1000_logins_at_once_from_one_address_gets_exactly_the_cap_and_all_of_it_back()
+    {
+        using LoginGuard guard = Guard(uplinks: 300);
+        using var start = new ManualResetEventSlim();
+
+        bool[] admitted = await Task.WhenAll(Enumerable.Range(0, 1000).Select(_ => Task.Run(() =>
+        {
+            start.Wait();
+            return guard.TryAddUplink(Guesser);
+        })).Append(Task.Run(() =>
+        {
+            start.Set();
+            return false;
+        })));
+
+        Assert.Equal(300, admitted.Count(taken => taken));
+        await Task.WhenAll(Enumerable.Range(0, 300).Select(_ => Task.Run(() => guard.RemoveUplink(Guesser))));
+        Assert.Equal(300, Enumerable.Range(0, 400).Count(_ => guard.TryAddUplink(Guesser))); // every slot came back, no more
+    }
 }
