@@ -25,19 +25,5 @@ public sealed record InspectedExchange(
     CapturedBody? ResponseBody)
 {
     /// <summary>Asked to switch protocols (a WebSocket, …): such a request is not replayed.</summary>
-    public bool IsUpgradeRequest
-    {
-        get
-        {
-            foreach (HeaderField header in RequestHeaders)
-            {
-                if (header.Name.Equals("Upgrade", StringComparison.OrdinalIgnoreCase))
-                {
-                    return true;
-                }
-            }
-
-            return false;
-        }
-    }
+    public bool IsUpgradeRequest => InspectorViews.ValueOf(RequestHeaders, "Upgrade") is not null;
 }
