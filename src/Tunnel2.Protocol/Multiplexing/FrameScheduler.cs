@@ -28,6 +28,12 @@ internal sealed class FrameScheduler
     private int _queuedPongs;
     private UplinkStream? _picked;
 
+    /// <param name="queuedDataLimit">Most body bytes read ahead of the writer (<see cref="UplinkSettings.QueuedDataLimit"/>).</param>
+    public FrameScheduler(long queuedDataLimit = UplinkSettings.DefaultQueuedDataLimit) => DataBudget = new QueuedDataBudget(queuedDataLimit);
+
+    /// <summary>Room for body bytes read from a source before the writer takes them.</summary>
+    public QueuedDataBudget DataBudget { get; }
+
     /// <summary>No more frames are accepted; the writer sends what is queued and stops.</summary>
     public bool IsCompleted => _completed;
 
@@ -63,6 +69,7 @@ internal sealed class FrameScheduler
     public void Complete()
     {
         _completed = true;
+        DataBudget.Close(new UplinkClosedException("The uplink no longer sends."));
         Wake();
     }
 

@@ -14,7 +14,7 @@ internal readonly struct OutboundFrame
     private readonly int _length;
     private readonly ulong _control;
 
-    private OutboundFrame(FrameType type, FrameFlags flags, uint streamId, byte[]? pooled, int length, ulong control)
+    private OutboundFrame(FrameType type, FrameFlags flags, uint streamId, byte[]? pooled, int length, ulong control, bool holdsBudget = false)
     {
         Type = type;
         Flags = flags;
@@ -22,6 +22,7 @@ internal readonly struct OutboundFrame
         _pooled = pooled;
         _length = length;
         _control = control;
+        HoldsQueuedDataBudget = holdsBudget;
     }
 
     public FrameType Type { get; }
@@ -30,8 +31,11 @@ internal readonly struct OutboundFrame
 
     public uint StreamId { get; }
 
-    public static OutboundFrame WithPooledPayload(FrameType type, FrameFlags flags, uint streamId, byte[]? pooled, int length) =>
-        new(type, flags, streamId, pooled, length, 0);
+    /// <summary>A Data frame whose payload was reserved in the uplink's <see cref="QueuedDataBudget"/>, given back when the writer takes or drops it.</summary>
+    public bool HoldsQueuedDataBudget { get; }
+
+    public static OutboundFrame WithPooledPayload(FrameType type, FrameFlags flags, uint streamId, byte[]? pooled, int length, bool holdsQueuedDataBudget = false) =>
+        new(type, flags, streamId, pooled, length, 0, holdsQueuedDataBudget);
 
     public static OutboundFrame Reset(uint streamId, ProtocolErrorCode code) =>
         new(FrameType.Reset, FrameFlags.None, streamId, null, 4, (uint)code);

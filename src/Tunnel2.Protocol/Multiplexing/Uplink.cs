@@ -32,7 +32,7 @@ public sealed partial class Uplink
     private readonly IDuplexPipe _transport;
     private readonly ILogger _logger;
     private readonly IUplinkStreamHandler? _streamHandler;
-    private readonly FrameScheduler _scheduler = new();
+    private readonly FrameScheduler _scheduler;
     private readonly UplinkStreamTable _streams = new();
     private readonly UplinkFrameWriter _frameWriter;
     private readonly UplinkKeepAlive _keepAlive;
@@ -65,6 +65,7 @@ public sealed partial class Uplink
         _logger = logger;
         _streamHandler = streamHandler;
         Name = name ?? role.ToString();
+        _scheduler = new FrameScheduler(settings.QueuedDataLimit);
         _frameWriter = new UplinkFrameWriter(transport.Output, _scheduler, this);
         _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
     }

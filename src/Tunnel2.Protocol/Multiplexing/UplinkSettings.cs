@@ -7,6 +7,7 @@ public sealed record UplinkSettings
     public const int DefaultInitialStreamWindow = 16 * 1024;
     public const int DefaultConnectionWindow = 16 * 1024 * 1024;
     public const int DefaultMaxStreamWindow = 1024 * 1024;
+    public const int DefaultQueuedDataLimit = 16 * 1024 * 1024;
 
     /// <summary>The protocol version the handshake settled on (<see cref="Handshake.HandshakeProtocol.SupportedVersions"/>).</summary>
     public int ProtocolVersion { get; init; } = Handshake.HandshakeProtocol.CurrentVersion;
@@ -32,6 +33,14 @@ public sealed record UplinkSettings
     /// share is <see cref="ConnectionWindow"/> divided by the open streams, between the initial window and this).
     /// </summary>
     public int MaxStreamWindow { get; init; } = DefaultMaxStreamWindow;
+
+    /// <summary>
+    /// This end's own policy: the most body bytes read from a source (the client's backend sockets) and queued for the
+    /// writer at once, over all streams (<see cref="QueuedDataBudget"/>). Beyond it a read waits its turn even with credit
+    /// in hand, so a crowd whose callers the uplink cannot serve as fast as their windows allow leaves its bytes in the
+    /// backend's sockets. Four times the 1 MiB window of a lone fast stream, and the size of a socket's send buffer. 0: no limit.
+    /// </summary>
+    public int QueuedDataLimit { get; init; } = DefaultQueuedDataLimit;
 
     /// <summary>Most streams open at once on one uplink.</summary>
     public int MaxConcurrentStreams { get; init; } = 10_000;

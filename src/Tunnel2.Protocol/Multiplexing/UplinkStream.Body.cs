@@ -44,16 +44,39 @@ public sealed partial class UplinkStream
     /// peer takes the body, so a caller who does not read leaves the rest where it came from. Credit not filled goes back.
     /// </summary>
     /// <param name="fill">Reads into the buffer it is given; 0 means the source has ended.</param>
+    /// <param name="waitForData">
+    /// Completes once <paramref name="fill"/> would return at once. Called before the frame waits its turn in the uplink's
+    /// <see cref="QueuedDataBudget"/>, so a turn is never spent on a read that then waits for its source.
+    /// </param>
     /// <param name="endAtLimit">When the frame reaches <paramref name="limit"/>, it carries END_STREAM.</param>
     /// <returns>How many bytes went out; 0 when the source had ended (nothing was sent).</returns>
     public async ValueTask<int> SendFrameAsync<TState>(
         Func<Memory<byte>, TState, CancellationToken, ValueTask<int>> fill,
+        Func<TState, CancellationToken, ValueTask> waitForData,
         TState state,
         long limit,
         bool endAtLimit,
         CancellationToken cancellationToken)
     {
         int credit = await AcquireSendCreditAsync((int)Math.Min(limit, _uplink.Settings.DataChunkSize), cancellationToken).ConfigureAwait(false);
+
+        // A whole small answer (its last frame, within one initial window) is not held back: it never waits behind bulk.
+        bool budgeted = !(endAtLimit && limit <= _uplink.Settings.InitialStreamWindow);
+        QueuedDataBudget budget = _uplink.Scheduler.DataBudget;
+        if (budgeted && !budget.TryReserveNow(credit))
+        {
+            try
+            {
+                await waitForData(state, cancellationToken).ConfigureAwait(false);
+                await budget.ReserveAsync(credit, light: SentBytes < FrameScheduler.LightStreamBytes, cancellationToken).ConfigureAwait(false);
+            }
+            catch
+            {
+                ReturnSendCredit(credit);
+                throw;
+            }
+        }
+
         byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
         int length;
         try
@@ -64,17 +87,27 @@ public sealed partial class UplinkStream
         {
             ArrayPool<byte>.Shared.Return(pooled);
             ReturnSendCredit(credit);
+            if (budgeted)
+            {
+                budget.Release(credit);
+            }
+
             throw;
         }
 
         ReturnSendCredit(credit - length);
+        if (budgeted)
+        {
+            budget.Release(credit - length);
+        }
+
         if (length == 0)
         {
             ArrayPool<byte>.Shared.Return(pooled);
             return 0;
         }
 
-        SendPooledData(pooled, length, endStream: endAtLimit && length == limit);
+        SendPooledData(pooled, length, endStream: endAtLimit && length == limit, holdsQueuedDataBudget: budgeted);
         return length;
     }
 

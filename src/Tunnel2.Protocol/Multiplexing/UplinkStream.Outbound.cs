@@ -40,7 +40,7 @@ public sealed partial class UplinkStream
         {
             if (_uplink.Scheduler.IsCompleted)
             {
-                frame.ReturnBuffer();
+                Discard(frame);
                 throw new UplinkClosedException(_uplink.CloseReason ?? "The uplink closed.");
             }
 
@@ -75,6 +75,10 @@ public sealed partial class UplinkStream
         if (frame.Type == FrameType.Data)
         {
             Interlocked.Add(ref _sentBytes, frame.PayloadLength);
+            if (frame.HoldsQueuedDataBudget)
+            {
+                _uplink.Scheduler.DataBudget.Release(frame.PayloadLength);
+            }
         }
 
         return true;
@@ -92,7 +96,7 @@ public sealed partial class UplinkStream
 
             while (_outbound.TryDequeue(out OutboundFrame frame))
             {
-                frame.ReturnBuffer();
+                Discard(frame);
             }
         }
     }

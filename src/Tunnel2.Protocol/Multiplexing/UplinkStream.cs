@@ -155,19 +155,32 @@ public sealed partial class UplinkStream : IDisposable
     /// Sends body bytes held in an array rented from <see cref="ArrayPool{T}.Shared"/>; the stream takes ownership of
     /// it. The caller must have acquired <paramref name="length"/> bytes of credit.
     /// </summary>
-    public void SendPooledData(byte[] pooled, int length, bool endStream)
+    public void SendPooledData(byte[] pooled, int length, bool endStream) => SendPooledData(pooled, length, endStream, holdsQueuedDataBudget: false);
+
+    /// <param name="holdsQueuedDataBudget">The caller reserved <paramref name="length"/> bytes in the uplink's <see cref="QueuedDataBudget"/>; they go back when the frame leaves the queue.</param>
+    internal void SendPooledData(byte[] pooled, int length, bool endStream, bool holdsQueuedDataBudget)
     {
+        OutboundFrame frame = OutboundFrame.WithPooledPayload(FrameType.Data, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length, holdsQueuedDataBudget);
         if ((uint)length > (uint)_uplink.Settings.MaxFramePayload)
         {
-            ArrayPool<byte>.Shared.Return(pooled);
+            Discard(frame);
             throw new ArgumentOutOfRangeException(nameof(length), length, $"A Data frame carries at most {_uplink.Settings.MaxFramePayload} bytes.");
         }
 
-        OutboundFrame frame = OutboundFrame.WithPooledPayload(FrameType.Data, endStream ? FrameFlags.EndStream : FrameFlags.None, Id, pooled, length);
         if (!TryTransition(endStream ? StreamState.LocalEnded : StreamState.Open, StreamState.LocalEnded, out _, send: frame))
         {
-            frame.ReturnBuffer();
+            Discard(frame);
             throw NotWritable();
+        }
+    }
+
+    /// <summary>A frame that will not be sent: its buffer goes back to the pool, and its reserved budget to the uplink.</summary>
+    private void Discard(in OutboundFrame frame)
+    {
+        frame.ReturnBuffer();
+        if (frame.HoldsQueuedDataBudget)
+        {
+            _uplink.Scheduler.DataBudget.Release(frame.PayloadLength);
         }
     }
 

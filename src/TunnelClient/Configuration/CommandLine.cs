@@ -160,7 +160,8 @@ public static class CommandLine
           TunnelClient__InspectUrl, TunnelClient__InspectCapacity, TunnelClient__InspectBodyLimit,
           TunnelClient__InspectRevealSecrets,
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
-          TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144].
+          TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144],
+          TunnelClient__QueuedDataLimit (response-body bytes read from backends ahead of the uplink's writer, 0 = unbounded) [16777216].
 
         Exit codes: 0 stopped normally (after the drain); 2 unknown option or invalid configuration; 3 the server refused the token (401/403);
           4 the server's TLS certificate was refused (the log line says why).

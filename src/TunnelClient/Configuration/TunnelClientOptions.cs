@@ -1,6 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Configuration;
+using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.TunnelClient.Configuration;
 
@@ -161,6 +162,14 @@ public sealed class TunnelClientOptions
     /// </summary>
     [Range(0, 64 * 1024 * 1024)]
     public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
+
+    /// <summary>
+    /// The most response-body bytes read from backends and waiting for the uplink's writer at once, over all streams of
+    /// one uplink (0 = no bound beyond the flow-control windows). When the uplink cannot send as fast as the callers'
+    /// windows allow, further reads wait their turn and the bytes stay in the backend sockets instead of this process.
+    /// </summary>
+    [Range(0, 1024 * 1024 * 1024)]
+    public int QueuedDataLimit { get; set; } = UplinkSettings.DefaultQueuedDataLimit;
 
     /// <summary>
     /// An admin listener, <c>http://127.0.0.1:12003</c> for instance, serving <c>/metrics</c> (Prometheus) and

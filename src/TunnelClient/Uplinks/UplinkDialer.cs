@@ -221,6 +221,7 @@ public sealed class UplinkDialer
             ProtocolVersion = version,
             KeepAliveInterval = _options.KeepAliveInterval,
             KeepAliveTimeout = _options.KeepAliveTimeout,
+            QueuedDataLimit = _options.QueuedDataLimit,
         };
         if (int.TryParse(header(HandshakeProtocol.MaxFramePayloadHeader), CultureInfo.InvariantCulture, out int maxFrame) && maxFrame > 0)
         {

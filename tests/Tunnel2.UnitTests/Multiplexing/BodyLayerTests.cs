@@ -71,11 +71,12 @@ public sealed class BodyLayerTests
 
         int sent = await stream.SendFrameAsync(
             static (destination, _, _) => { destination.Span[..3].Fill((byte)'x'); return ValueTask.FromResult(3); },
+            static (_, _) => ValueTask.CompletedTask,
             0,
             limit: 3,
             endAtLimit: true,
             CancellationToken.None);
-        int ended = await stream.SendFrameAsync(static (_, _, _) => ValueTask.FromResult(0), 0, limit: 10, endAtLimit: false, CancellationToken.None);
+        int ended = await stream.SendFrameAsync(static (_, _, _) => ValueTask.FromResult(0), static (_, _) => ValueTask.CompletedTask, 0, limit: 10, endAtLimit: false, CancellationToken.None);
 
         Assert.Equal(3, sent);
         Assert.Equal(0, ended);

@@ -74,10 +74,20 @@ internal static class ResponseBodyPump
             static (destination, state, token) => state.Tap is null
                 ? ReadAsync(state.Input, state.Source, destination, token)
                 : ReadObservedAsync(state.Input, state.Source, destination, state.Tap, token),
+            static (state, token) => WaitForDataAsync(state.Input, state.Source, token),
             (Input: input, Source: source, Tap: tap),
             limit,
             endAtLimit: lastFrameOfBody,
             cancellationToken);
+    }
+
+    /// <summary>Completes once the next read returns at once: the pipe holds bytes, or the socket has some (or its end).</summary>
+    private static async ValueTask WaitForDataAsync(PipeReader input, Stream source, CancellationToken cancellationToken)
+    {
+        if (!HoldsBufferedBytes(input))
+        {
+            _ = await source.ReadAsync(Memory<byte>.Empty, cancellationToken);
+        }
     }
 
     /// <summary>Whether the pipe holds bytes (or the end) that the next read takes without touching the socket.</summary>
