@@ -43,6 +43,7 @@ public static class TestBackendApp
             builder.WebHost.UseUrls(Configuration.ListenAddress.DefaultUrl);
         }
 
+        builder.WebHost.UseSockets(sockets => sockets.Backlog = settings.ListenBacklog);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;

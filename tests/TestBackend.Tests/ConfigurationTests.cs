@@ -1,6 +1,7 @@
 using System.Net;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
@@ -55,12 +56,24 @@ public sealed class ConfigurationTests
     [InlineData("--Kestrel:Limits:KeepAliveTimeout=00:00:00", "KeepAliveTimeout")]
     [InlineData("--Kestrel:Limits:MaxRequestBufferSize=0", "MaxRequestBufferSize")]
     [InlineData("--TestBackend:RequestLogging=maybe", "TestBackend:RequestLogging")]
+    [InlineData("--TestBackend:ListenBacklog=0", "TestBackend:ListenBacklog")]
+    [InlineData("--TestBackend:ListenBacklog=lots", "TestBackend:ListenBacklog")]
     [InlineData("--Serilog:Formatter=xml", "Serilog:Formatter")]
     public void Invalid_settings_are_refused_with_a_message_naming_the_key(string setting, string key)
     {
         var error = Assert.Throws<InvalidConfigurationException>(() => TestBackendApp.Create(["--urls", "http://127.0.0.1:0", setting]));
 
         Assert.Contains(key, error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task The_listen_backlog_is_Kestrels_512_unless_set()
+    {
+        await using var plain = TestBackendApp.Create(["--urls", "http://127.0.0.1:0"]);
+        await using var raised = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--TestBackend:ListenBacklog=4096"]);
+
+        Assert.Equal(512, plain.Services.GetRequiredService<IOptions<SocketTransportOptions>>().Value.Backlog);
+        Assert.Equal(4096, raised.Services.GetRequiredService<IOptions<SocketTransportOptions>>().Value.Backlog);
     }
 
     [Fact]

@@ -72,6 +72,7 @@ Uses the running stack if it answers, otherwise starts tunnel2-deploy/dev/run-lo
 open-file limit (ulimit -n) when N callers need more, or stops with a message.
 Environment: STORM_NGINX_PORT ($HOP_PORT), STORM_BACKEND_PORT ($SLOW_PORT), STORM_SESSION, STORM_SOCKBUF ($SOCKBUF),
 STORM_SETTLE_SECONDS ($SETTLE, pause between targets), STORM_CLIENT_CONCURRENCY, and the stack's TUNNEL2_* ports.
+A stack this script starts gets TestBackend__ListenBacklog=4096 unless set (Kestrel's 512 overflows in a crowd).
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-storm/: summary.md (the tables printed at the end),
 timeseries.csv (t, process, RSS, probe latencies), callers-<target>.csv, <target>.json, storm.png.
 Exit: 0 when every target ran (the numbers are results, read them); 1 a target's run or the set-up failed;
@@ -218,6 +219,9 @@ if [[ "$DIRECTION" == download ]] || has_target tunnel; then
   [[ "$DIRECTION" == download ]] && need_direct=1
   need_tunnel=0
   has_target tunnel && need_tunnel=1
+  # Both proxies open one backend connection per caller as the crowd arrives; with Kestrel's listen queue of 512,
+  # thousands of them wait for SYN retransmissions (1, 3, 7 s ...) and every target's first seconds measure that.
+  export TestBackend__ListenBacklog="${TestBackend__ListenBacklog:-4096}"
   stack_ensure "$need_direct" "$need_tunnel" "$REPORT_DIR/run-local.log"
   BACKEND_PID="$(stack_pid TestBackend)"
   SERVER_PID="$(stack_pid TunnelServer)"

@@ -14,7 +14,7 @@ internal static class CommandLineHelp
     /// </summary>
     public static CommandLineSpec Spec { get; } = new CommandLineSpec(new Dictionary<string, string>())
         .WithKey("urls")
-        .WithSection("TestBackend", TestBackendSettings.RequestLoggingKey["TestBackend:".Length..]);
+        .WithSection("TestBackend", TestBackendSettings.RequestLoggingKey["TestBackend:".Length..], TestBackendSettings.ListenBacklogKey["TestBackend:".Length..]);
 
     private static string Build()
     {
@@ -40,6 +40,7 @@ internal static class CommandLineHelp
             ("--Kestrel:Limits:KeepAliveTimeout=<hh:mm:ss>", "Default 00:02:00."),
             ("--Kestrel:Limits:MaxRequestBufferSize=<bytes>", "Default 1048576 (1 MiB)."),
             ($"--{TestBackendSettings.RequestLoggingKey}=<true|false>", "One log line per request. Default false."),
+            ($"--{TestBackendSettings.ListenBacklogKey}=<n>", $"Listen queue, up to net.core.somaxconn. Default {TestBackendSettings.DefaultListenBacklog}."),
             ($"--{TestBackendSettings.LogFormatKey}=<text|compact>", "Console log format; compact = Serilog compact JSON. Default text."),
             ("--Serilog:MinimumLevel:Default=<level>", "Verbose, Debug, Information (default), Warning, Error."),
             ("--environment <name>", "ASP.NET Core environment. Default Production."),
@@ -52,6 +53,7 @@ internal static class CommandLineHelp
             ("ASPNETCORE_URLS, DOTNET_URLS, URLS", "Listen address(es), as --urls."),
             ("Kestrel__Limits__<Name>", "As --Kestrel:Limits:<Name>."),
             ("TestBackend__RequestLogging", "As --TestBackend:RequestLogging."),
+            ("TestBackend__ListenBacklog", "As --TestBackend:ListenBacklog."),
             ("Serilog__Formatter", "As --Serilog:Formatter."),
             ("Serilog__MinimumLevel__Default", "As --Serilog:MinimumLevel:Default."),
             ("ASPNETCORE_ENVIRONMENT", "As --environment."),

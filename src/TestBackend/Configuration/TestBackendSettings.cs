@@ -6,11 +6,21 @@ internal sealed class TestBackendSettings
 {
     public const string RequestLoggingKey = "TestBackend:RequestLogging";
     public const string LogFormatKey = "Serilog:Formatter";
+    public const string ListenBacklogKey = "TestBackend:ListenBacklog";
+
+    /// <summary>Kestrel's own default listen queue.</summary>
+    public const int DefaultListenBacklog = 512;
 
     /// <summary>One log line per request (UseSerilogRequestLogging). Off by default: it would dominate a load test.</summary>
     public bool RequestLogging { get; init; }
 
     public LogFormat LogFormat { get; init; } = LogFormat.Text;
+
+    /// <summary>
+    /// The listen queue (bounded by net.core.somaxconn). A proxy in front opens one connection per caller, so a crowd
+    /// of thousands arriving at once overflows Kestrel's 512 and the rest wait for SYN retransmissions (1, 3, 7 s...).
+    /// </summary>
+    public int ListenBacklog { get; init; } = DefaultListenBacklog;
 
     public static TestBackendSettings Load(IConfiguration configuration)
     {
@@ -22,9 +32,18 @@ internal sealed class TestBackendSettings
                 $"{RequestLoggingKey} must be true or false, got '{rawRequestLogging}'.");
         }
 
+        int backlog = DefaultListenBacklog;
+        string? rawBacklog = configuration[ListenBacklogKey];
+        if (!string.IsNullOrWhiteSpace(rawBacklog)
+            && (!int.TryParse(rawBacklog, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out backlog) || backlog is < 1 or > 65535))
+        {
+            throw new InvalidConfigurationException($"{ListenBacklogKey} must be a whole number from 1 to 65535, got '{rawBacklog}'.");
+        }
+
         return new TestBackendSettings
         {
             RequestLogging = requestLogging,
+            ListenBacklog = backlog,
             LogFormat = ParseLogFormat(configuration[LogFormatKey]),
         };
     }
