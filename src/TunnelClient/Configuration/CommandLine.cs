@@ -161,6 +161,7 @@ public static class CommandLine
           TunnelClient__InspectRevealSecrets,
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
           TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144],
+          TunnelClient__UplinkSegmentSize (TCP_MAXSEG of the uplink socket, 0 = the path's own) [16384],
           TunnelClient__QueuedDataLimit (response-body bytes read from backends ahead of the uplink's writer, 0 = unbounded) [16777216].
 
         Exit codes: 0 stopped normally (after the drain); 2 unknown option or invalid configuration; 3 the server refused the token (401/403);

@@ -163,6 +163,10 @@ public sealed class TunnelClientOptions
     [Range(0, 64 * 1024 * 1024)]
     public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
 
+    /// <summary>TCP_MAXSEG of the uplink socket (0 = the path's own; the upgrade transport only), as the server's setting of that name.</summary>
+    [ZeroOrRange(536, 65535)] // Linux refuses a TCP_MAXSEG below 88; 536 is the smallest MSS every IPv4 host must take
+    public int UplinkSegmentSize { get; set; } = Tunnel2.Protocol.Sockets.UplinkSegmentSize.Default;
+
     /// <summary>
     /// The most response-body bytes read from backends and waiting for the uplink's writer at once, over all streams of
     /// one uplink (0 = no bound beyond the flow-control windows). When the uplink cannot send as fast as the callers'

@@ -56,6 +56,7 @@ public sealed class UplinkDialer
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         UnsentBytesLimit.TryApply(socket, _options.UnsentBytesLimit);
         UplinkReceiveBuffer.TryApply(socket, _options.UplinkReceiveBuffer); // before connect, so the window scale fits it
+        UplinkSegmentSize.TryApply(socket, _options.UplinkSegmentSize);
         Stream? network = null;
         try
         {

@@ -84,6 +84,13 @@ public sealed class TunnelServerOptions
     [Range(0, 64 * 1024 * 1024)]
     public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
 
+    /// <summary>
+    /// TCP_MAXSEG of each uplink socket (0 = the path's own): only ever lowers it, so it matters only on loopback, where
+    /// 64 KiB segments do not fit a socket's fair share of TCP memory once the host runs short of it.
+    /// </summary>
+    [ZeroOrRange(536, 65535)] // Linux refuses a TCP_MAXSEG below 88; 536 is the smallest MSS every IPv4 host must take
+    public int UplinkSegmentSize { get; set; } = Tunnel2.Protocol.Sockets.UplinkSegmentSize.Default;
+
     /// <summary>How long a connection to the tunnel port may take to send its upgrade request; then it gets 408 and is closed.</summary>
     [TimeSpanRange("00:00:00.100", "00:05:00")]
     public TimeSpan HandshakeTimeout { get; set; } = TimeSpan.FromSeconds(10);

@@ -40,10 +40,11 @@ public sealed class UplinkListener(
         Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(address.EndPoint); // Kestrel's defaults (SO_REUSEADDR on Unix)
         try
         {
-            // Accepted sockets inherit both: the unsent-bytes bound, and a receive buffer set before the handshake, so
-            // the TCP window scale fits it.
+            // Accepted sockets inherit all three: the unsent-bytes bound, a receive buffer set before the handshake (so
+            // the TCP window scale fits it), and the segment size announced in it.
             UnsentBytesLimit.TryApply(listener, settings.UnsentBytesLimit);
             UplinkReceiveBuffer.TryApply(listener, settings.UplinkReceiveBuffer);
+            UplinkSegmentSize.TryApply(listener, settings.UplinkSegmentSize);
             listener.Listen(Backlog);
         }
         catch

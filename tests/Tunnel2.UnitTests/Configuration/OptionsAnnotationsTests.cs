@@ -56,6 +56,8 @@ public sealed class OptionsAnnotationsTests
         AssertInvalid(new TunnelServerOptions { Token = "12345678", ConnectionWindow = 1024 }, nameof(TunnelServerOptions.ConnectionWindow));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", UnsentBytesLimit = -1 }, nameof(TunnelServerOptions.UnsentBytesLimit));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", UplinkReceiveBuffer = 128 * 1024 * 1024 }, nameof(TunnelServerOptions.UplinkReceiveBuffer));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", UplinkSegmentSize = 80 }, nameof(TunnelServerOptions.UplinkSegmentSize));
+        AssertInvalid(new TunnelServerOptions { Token = "12345678", UplinkSegmentSize = 70_000 }, nameof(TunnelServerOptions.UplinkSegmentSize));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveInterval = TimeSpan.FromMilliseconds(50) }, nameof(TunnelServerOptions.KeepAliveInterval));
         AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveTimeout = TimeSpan.FromHours(2) }, nameof(TunnelServerOptions.KeepAliveTimeout));
     }
@@ -71,7 +73,10 @@ public sealed class OptionsAnnotationsTests
     {
         AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UnsentBytesLimit = -1 }, nameof(TunnelClientOptions.UnsentBytesLimit));
         AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UplinkReceiveBuffer = -1 }, nameof(TunnelClientOptions.UplinkReceiveBuffer));
-        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", UnsentBytesLimit = 0, UplinkReceiveBuffer = 0 }));
+        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UplinkSegmentSize = 100 }, nameof(TunnelClientOptions.UplinkSegmentSize));
+        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", QueuedDataLimit = -1 }, nameof(TunnelClientOptions.QueuedDataLimit));
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", UnsentBytesLimit = 0, UplinkReceiveBuffer = 0, UplinkSegmentSize = 0, QueuedDataLimit = 0 }));
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", UplinkSegmentSize = 536 }));
     }
 
     [Fact]

@@ -31,6 +31,7 @@ public sealed class SocketLimitsTests
 
         Assert.False(UnsentBytesLimit.TryApply(socket, 0));
         Assert.False(UplinkReceiveBuffer.TryApply(socket, 0));
+        Assert.False(UplinkSegmentSize.TryApply(socket, 0));
         Assert.Equal(receiveBuffer, socket.ReceiveBufferSize);
     }
 
@@ -43,5 +44,27 @@ public sealed class SocketLimitsTests
 
         // Linux doubles what it is given for its own bookkeeping; other systems keep it as asked.
         Assert.InRange(socket.ReceiveBufferSize, UplinkReceiveBuffer.Default, 2 * UplinkReceiveBuffer.Default);
+    }
+
+    [Fact]
+    public async Task The_uplink_segment_size_bounds_what_a_loopback_peer_sends()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return; // TCP_MAXSEG is set on Linux only
+        }
+
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        Assert.True(UplinkSegmentSize.TryApply(listener, UplinkSegmentSize.Default));
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await client.ConnectAsync(listener.LocalEndPoint!);
+        using Socket accepted = await listener.AcceptAsync();
+
+        // Loopback's own MSS is ~64 KiB; the client learns the listener's 16 KiB from the handshake, and the accepted
+        // socket inherits it.
+        Assert.InRange(UplinkSegmentSize.Read(client), 1, UplinkSegmentSize.Default);
+        Assert.InRange(UplinkSegmentSize.Read(accepted), 1, UplinkSegmentSize.Default);
     }
 }
