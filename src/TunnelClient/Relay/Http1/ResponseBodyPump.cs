@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
+using System.Net.Sockets;
 using System.Text;
 using Tunnel2.Protocol.Multiplexing;
 
@@ -16,11 +17,24 @@ internal static class ResponseBodyPump
 {
     private const int MaxChunkLineBytes = 4096;
 
+    /// <summary>A body longer than this may take a while to a slow caller: worth dropping the request's write buffer first.</summary>
+    private const long LongBodyBytes = 64 * 1024;
+
     /// <param name="input">The connection's reader, holding whatever the head's read took in past the head.</param>
     /// <param name="source">The byte stream under <paramref name="input"/>, read directly once the pipe has nothing buffered.</param>
     /// <param name="tap">Sees the body's bytes (without chunk framing) as they go up, when not null.</param>
     public static async Task SendAsync(UplinkStream stream, PipeReader input, Stream source, BackendResponseHead head, IBodyTap? tap, CancellationToken cancellationToken)
     {
+        if (source is NetworkStream network && (head.Framing == BodyFraming.UntilClose || (head.Framing == BodyFraming.ContentLength && head.ContentLength > LongBodyBytes)))
+        {
+            // A socket's cached send arguments keep the buffer of its last write (here the request's 16 KiB pipe
+            // segment, long since back in the pool) for as long as the connection lives; a long body can take minutes
+            // to a slow caller. A zero-byte send points them at no buffer: ~9,700 such arrays (~150 MiB) were the
+            // client's largest item under a crowd of slow readers (docs/benchmarks/2026-11-24-storm.md). Chunked bodies are
+            // left alone: many small dynamic answers are chunked, and this costs a syscall.
+            await network.Socket.SendAsync(ReadOnlyMemory<byte>.Empty, SocketFlags.None, cancellationToken);
+        }
+
         switch (head.Framing)
         {
             case BodyFraming.ContentLength:
