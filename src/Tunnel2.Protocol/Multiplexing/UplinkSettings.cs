@@ -38,7 +38,8 @@ public sealed record UplinkSettings
     /// This end's own policy: the most body bytes read from a source (the client's backend sockets) and queued for the
     /// writer at once, over all streams (<see cref="QueuedDataBudget"/>). Beyond it a read waits its turn even with credit
     /// in hand, so a crowd whose callers the uplink cannot serve as fast as their windows allow leaves its bytes in the
-    /// backend's sockets. Four times the 1 MiB window of a lone fast stream, and the size of a socket's send buffer. 0: no limit.
+    /// backend's sockets. 16 MiB, the size of the connection window: a tighter 4 MiB also cost delivery under a crowd, since
+    /// the writer ran dry while admitted streams woke up (docs/benchmarks/2026-11-24-storm.md). 0: no limit.
     /// </summary>
     public int QueuedDataLimit { get; init; } = DefaultQueuedDataLimit;
 
