@@ -14,7 +14,6 @@ public static class UnsentBytesLimit
     /// <summary>The default: enough unsent bytes for a 10 Gbit/s link to drain while the writer wakes up (~0.1 ms).</summary>
     public const int Default = 128 * 1024;
 
-    private const int IpProtoTcp = 6;
     private const int LinuxOption = 25;
     private const int BsdOption = 0x201;
 
@@ -24,40 +23,9 @@ public static class UnsentBytesLimit
         int option = OperatingSystem.IsLinux() ? LinuxOption
             : OperatingSystem.IsMacOS() || OperatingSystem.IsFreeBSD() ? BsdOption
             : 0;
-        if (bytes <= 0 || option == 0 || socket.AddressFamily is not (AddressFamily.InterNetwork or AddressFamily.InterNetworkV6))
-        {
-            return false;
-        }
-
-        Span<byte> value = stackalloc byte[sizeof(int)];
-        BitConverter.TryWriteBytes(value, bytes);
-        try
-        {
-            socket.SetRawSocketOption(IpProtoTcp, option, value);
-            return true;
-        }
-        catch (SocketException)
-        {
-            return false;
-        }
+        return bytes > 0 && option != 0 && TcpIntOption.TrySet(socket, option, bytes);
     }
 
     /// <summary>The limit a socket has now, or -1 when it cannot be read (for tests and diagnostics).</summary>
-    public static int Read(Socket socket)
-    {
-        if (!OperatingSystem.IsLinux())
-        {
-            return -1;
-        }
-
-        Span<byte> value = stackalloc byte[sizeof(int)];
-        try
-        {
-            return socket.GetRawSocketOption(IpProtoTcp, LinuxOption, value) == sizeof(int) ? BitConverter.ToInt32(value) : -1;
-        }
-        catch (SocketException)
-        {
-            return -1;
-        }
-    }
+    public static int Read(Socket socket) => OperatingSystem.IsLinux() ? TcpIntOption.Read(socket, LinuxOption) : -1;
 }
