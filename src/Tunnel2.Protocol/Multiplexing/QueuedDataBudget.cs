@@ -26,6 +26,9 @@ internal sealed class QueuedDataBudget
     /// <summary>Bytes reserved now: frames queued for the writer, and reads under way that will become frames.</summary>
     public long Reserved => Volatile.Read(ref _reserved);
 
+    /// <summary>Reservations waiting their turn (for tests and diagnostics).</summary>
+    public int Waiting => Volatile.Read(ref _waiting);
+
     /// <summary>Waits until <paramref name="bytes"/> fit (or nothing is reserved), then reserves them.</summary>
     /// <param name="light">The stream has sent less than <see cref="FrameScheduler.LightStreamBytes"/>: it waits ahead of bulk streams.</param>
     /// <exception cref="UplinkClosedException">The uplink stopped sending before there was room.</exception>

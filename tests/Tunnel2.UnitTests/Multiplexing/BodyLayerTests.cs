@@ -86,6 +86,59 @@ public sealed class BodyLayerTests
         Assert.True(stream.HasSendCredit);
     }
 
+    [Fact]
+    public async Task With_the_uplinks_read_ahead_budget_full_a_frame_waits_for_its_source_then_for_room_before_it_reads()
+    {
+        await using var peer = RawPeer.ForServer(new UplinkSettings { QueuedDataLimit = 1000 });
+        UplinkStream stream = peer.Uplink.OpenStream(Post, endStream: false);
+        QueuedDataBudget budget = peer.Uplink.Scheduler.DataBudget;
+        await budget.ReserveAsync(1000, light: false, CancellationToken.None); // another stream's frames fill it
+        var sourceHasData = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var waitedForData = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        int fills = 0;
+
+        Task<int> sending = stream.SendFrameAsync(
+            (destination, _, _) => { Interlocked.Increment(ref fills); destination.Span[..5].Fill((byte)'x'); return ValueTask.FromResult(5); },
+            (_, _) => { waitedForData.TrySetResult(); return new ValueTask(sourceHasData.Task); },
+            0,
+            limit: 100_000,
+            endAtLimit: false,
+            CancellationToken.None).AsTask();
+
+        await waitedForData.Task.WithTimeout();
+        sourceHasData.SetResult();
+        await Eventually.AssertAsync(() => budget.Waiting == 1, "the frame waits its turn in the budget");
+        Assert.Equal(0, Volatile.Read(ref fills));
+
+        budget.Release(1000);
+
+        Assert.Equal(5, await sending.WithTimeout());
+        Assert.Equal(1, fills);
+        ReceivedFrame frame = (await peer.ReadUntilAsync(f => f.Header.Type == FrameType.Data)).Match;
+        Assert.Equal("xxxxx"u8.ToArray(), frame.Payload);
+        await Eventually.AssertAsync(() => budget.Reserved == 0, "the writer took the frame and gave its room back");
+    }
+
+    [Fact]
+    public async Task A_whole_small_answer_is_not_held_back_by_a_full_read_ahead_budget()
+    {
+        await using var peer = RawPeer.ForServer(new UplinkSettings { QueuedDataLimit = 1000 });
+        UplinkStream stream = peer.Uplink.OpenStream(Post, endStream: false);
+        await peer.Uplink.Scheduler.DataBudget.ReserveAsync(1000, light: false, CancellationToken.None);
+
+        int sent = await stream.SendFrameAsync(
+            static (destination, _, _) => { destination.Span[..4].Fill((byte)'p'); return ValueTask.FromResult(4); },
+            static (_, _) => throw new InvalidOperationException("a small last frame does not wait"),
+            0,
+            limit: 4,
+            endAtLimit: true,
+            CancellationToken.None).AsTask().WithTimeout();
+
+        Assert.Equal(4, sent);
+        ReceivedFrame frame = (await peer.ReadUntilAsync(f => f.Header.Type == FrameType.Data)).Match;
+        Assert.True(frame.Header.EndStream);
+    }
+
     [Theory]
     [InlineData(1, "1\r\n")]
     [InlineData(255, "FF\r\n")]
