@@ -20,11 +20,18 @@ public sealed class StormTests
     private static readonly TimeSpan ChunkInterval = TimeSpan.FromMilliseconds(100); // 40 KiB/s per caller
     private static readonly TimeSpan StormLength = TimeSpan.FromSeconds(4);
 
-    [Fact]
-    public async Task Probes_stay_fast_and_memory_bounded_while_200_slow_downloads_and_200_slow_uploads_share_the_session()
+    /// <param name="queuedDataLimit">
+    /// The client's read-ahead bound (TunnelClient:QueuedDataLimit); 0 keeps the default (16 MiB, which this crowd barely
+    /// reaches), 64 KiB makes every download wait its turn for four frames' room: probes and fairness must hold as well.
+    /// </param>
+    [Theory]
+    [InlineData(0)]
+    [InlineData(64 * 1024)]
+    public async Task Probes_stay_fast_and_memory_bounded_while_200_slow_downloads_and_200_slow_uploads_share_the_session(int queuedDataLimit)
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();
-        await stack.StartClientAsync(Session, maxConcurrency: 1000);
+        string[] clientArgs = queuedDataLimit > 0 ? [$"--TunnelClient:QueuedDataLimit={queuedDataLimit}"] : [];
+        await stack.StartClientAsync(Session, maxConcurrency: 1000, extraArgs: clientArgs);
         using HttpClient probeHttp = CallerHttp.Create();
         await ProbeAsync(probeHttp, stack); // warm-up
 
