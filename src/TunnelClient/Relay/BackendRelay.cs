@@ -279,6 +279,11 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     {
                         try
                         {
+                            if (ResponseBodyPump.MayTakeLong(response))
+                            {
+                                await connection.ReleaseWriteBufferAsync();
+                            }
+
                             await ResponseBodyPump.SendAsync(stream, connection.Input, connection.Stream, response, capture?.ResponseBody, CancellationToken.None);
                         }
                         catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException

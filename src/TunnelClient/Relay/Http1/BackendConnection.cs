@@ -142,6 +142,25 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
         }
     }
 
+    /// <summary>
+    /// Lets go of the buffer of the last write. A socket's cached send arguments keep it (here the request's 16 KiB pipe
+    /// segment, long since back in the pool) for as long as the connection lives, and a long body can take minutes to
+    /// a slow caller: under ~10,000 slow readers such arrays were the client's largest item, and this took ~2,900 of
+    /// 8,300 away (docs/benchmarks/2026-11-24-storm.md). A zero-byte send points them at no buffer; under TLS too, since
+    /// the TLS stream writes through the same socket. Costs one syscall.
+    /// </summary>
+    public async ValueTask ReleaseWriteBufferAsync()
+    {
+        try
+        {
+            await _socket.SendAsync(ReadOnlyMemory<byte>.Empty, SocketFlags.None);
+        }
+        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
+        {
+            // Closed or reset: the body's reads find out and end the exchange.
+        }
+    }
+
     /// <summary>The caller ended its side of an upgraded stream: the backend reads end of stream, and may still send.</summary>
     public void ShutdownSend()
     {

@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
-using System.Net.Sockets;
 using System.Text;
 using Tunnel2.Protocol.Multiplexing;
 
@@ -17,25 +16,21 @@ internal static class ResponseBodyPump
 {
     private const int MaxChunkLineBytes = 4096;
 
-    /// <summary>A body longer than this may take a while to a slow caller: worth dropping the request's write buffer first.</summary>
+    /// <summary>A body longer than this may take a while to a slow caller.</summary>
     private const long LongBodyBytes = 64 * 1024;
+
+    /// <summary>
+    /// Whether the body may keep the connection busy for long (known length over 64 KiB, or until the backend closes).
+    /// Chunked bodies count as short: many small dynamic answers are chunked.
+    /// </summary>
+    public static bool MayTakeLong(BackendResponseHead head) =>
+        head.Framing == BodyFraming.UntilClose || (head.Framing == BodyFraming.ContentLength && head.ContentLength > LongBodyBytes);
 
     /// <param name="input">The connection's reader, holding whatever the head's read took in past the head.</param>
     /// <param name="source">The byte stream under <paramref name="input"/>, read directly once the pipe has nothing buffered.</param>
     /// <param name="tap">Sees the body's bytes (without chunk framing) as they go up, when not null.</param>
     public static async Task SendAsync(UplinkStream stream, PipeReader input, Stream source, BackendResponseHead head, IBodyTap? tap, CancellationToken cancellationToken)
     {
-        if (source is NetworkStream network && (head.Framing == BodyFraming.UntilClose || (head.Framing == BodyFraming.ContentLength && head.ContentLength > LongBodyBytes)))
-        {
-            // A socket's cached send arguments keep the buffer of its last write (here the request's 16 KiB pipe
-            // segment, long since back in the pool) for as long as the connection lives; a long body can take minutes
-            // to a slow caller. A zero-byte send points them at no buffer: under ~10,000 slow readers, 16 KiB arrays held
-            // by backend sockets' cached arguments were the client's largest item, and this took ~2,900 of 8,300 away
-            // (docs/benchmarks/2026-11-24-storm.md). Chunked bodies are left alone: many small dynamic answers are
-            // chunked, and this costs a syscall.
-            await network.Socket.SendAsync(ReadOnlyMemory<byte>.Empty, SocketFlags.None, cancellationToken);
-        }
-
         switch (head.Framing)
         {
             case BodyFraming.ContentLength:
