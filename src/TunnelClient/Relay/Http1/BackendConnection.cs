@@ -13,15 +13,18 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
     private readonly Stream _stream;
     private ValueTask<ReadResult>? _readAhead;
 
-    private BackendConnection(Socket socket, Stream stream)
+    private BackendConnection(Socket socket, Stream stream, Func<bool> isCrowded)
     {
         _socket = socket;
         _stream = stream;
         // The pipe reads heads and chunked bodies; bodies of known length go from the socket straight into Data frames
         // (ResponseBodyPump), so this buffer only bounds how much of a body one head read can take in with it, and a
         // slow caller's stream holds it until its window lets that much through: 16 KiB (one initial window) rather
-        // than 64 keeps 9,700 slow streams from holding ~600 MiB (docs/benchmarks/2026-11-24-storm.md).
-        Input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 16 * 1024, minimumReadSize: 4096, leaveOpen: true));
+        // than 64 keeps 9,700 slow streams from holding ~600 MiB (docs/benchmarks/2026-11-24-storm.md). While the pool
+        // is crowded, a read waits for the backend's bytes before it takes a buffer (CrowdAwareReadStream).
+        Input = PipeReader.Create(
+            new CrowdAwareReadStream(stream, isCrowded),
+            new StreamPipeReaderOptions(bufferSize: 16 * 1024, minimumReadSize: 4096, leaveOpen: true, useZeroByteReads: true));
         Output = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
     }
 
@@ -33,7 +36,8 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
     public PipeWriter Output { get; }
 
     /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT for the socket (0 = the system's default).</param>
-    public static async Task<BackendConnection> ConnectAsync(Uri backend, TimeSpan timeout, int unsentBytesLimit, CancellationToken cancellationToken)
+    /// <param name="isCrowded">Whether reads should wait for data before they take a buffer (see <see cref="CrowdAwareReadStream"/>).</param>
+    public static async Task<BackendConnection> ConnectAsync(Uri backend, TimeSpan timeout, int unsentBytesLimit, Func<bool> isCrowded, CancellationToken cancellationToken)
     {
         using var connectTimeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         connectTimeout.CancelAfter(timeout);
@@ -50,7 +54,7 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
                 stream = tls;
             }
 
-            return new BackendConnection(socket, stream);
+            return new BackendConnection(socket, stream, isCrowded);
         }
         catch
         {

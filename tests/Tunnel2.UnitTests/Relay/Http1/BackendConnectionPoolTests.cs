@@ -1,5 +1,8 @@
+using System.Buffers;
+using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
+using System.Text;
 using Microsoft.Extensions.Time.Testing;
 using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.UnitTests.Infrastructure;
@@ -11,6 +14,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
 {
     private static readonly TimeSpan IdleTimeout = TimeSpan.FromSeconds(60);
     private const int MaxIdle = 3;
+    private const int CrowdedAbove = 2;
 
     private readonly TcpListener _backend = new(IPAddress.Loopback, 0);
     private readonly FakeTimeProvider _time = new();
@@ -21,7 +25,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
     {
         _backend.Start();
         var uri = new Uri($"http://127.0.0.1:{((IPEndPoint)_backend.LocalEndpoint).Port}");
-        _pool = new BackendConnectionPool(uri, TimeSpan.FromSeconds(5), IdleTimeout, MaxIdle, unsentBytesLimit: 0, OnClosed, _time);
+        _pool = new BackendConnectionPool(uri, TimeSpan.FromSeconds(5), IdleTimeout, MaxIdle, unsentBytesLimit: 0, OnClosed, _time, CrowdedAbove);
         return ValueTask.CompletedTask;
     }
 
@@ -84,6 +88,50 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
         Assert.Equal(MaxIdle, _pool.IdleCount);
         Assert.Equal(2, _closed.Count(c => c.Cause == CloseCause.PoolFull));
         Assert.Equal(0, await opened[^1].Accepted.ReceiveAsync(new byte[1]).WithTimeout());
+        foreach ((_, Socket accepted) in opened)
+        {
+            accepted.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task Connections_in_use_past_the_threshold_make_the_pool_crowded_until_they_come_back_and_reads_still_work()
+    {
+        var opened = new List<(BackendConnection Connection, Socket Accepted)>();
+        for (uint i = 1; i <= CrowdedAbove; i++)
+        {
+            opened.Add(await ConnectAsync(streamId: i));
+        }
+
+        Assert.Equal(CrowdedAbove, _pool.InUse);
+        Assert.False(_pool.IsCrowded);
+
+        opened.Add(await ConnectAsync(streamId: CrowdedAbove + 1));
+        Assert.True(_pool.IsCrowded);
+
+        // A crowded connection's read waits for the backend's bytes (zero-byte read first), then takes them as usual.
+        (BackendConnection crowded, Socket crowdedAccepted) = opened[^1];
+        ValueTask<ReadResult> read = crowded.Input.ReadAsync();
+        Assert.False(read.IsCompleted);
+        await crowdedAccepted.SendAsync("HTTP/1.1 200 OK\r\n"u8.ToArray());
+        ReadResult result = await read.AsTask().WithTimeout();
+        Assert.Equal("HTTP/1.1 200 OK\r\n", Encoding.ASCII.GetString(result.Buffer.ToArray()));
+        crowded.Input.AdvanceTo(result.Buffer.End);
+
+        await _pool.ReturnOrCloseAsync(opened[0].Connection, cause: null, streamId: 1);
+        Assert.Equal(CrowdedAbove, _pool.InUse);
+        Assert.False(_pool.IsCrowded);
+
+        Assert.True(_pool.TryRentIdle(streamId: 4, out BackendConnection? rented));
+        Assert.True(_pool.IsCrowded);
+
+        await _pool.ReturnOrCloseAsync(rented, cause: null, streamId: 4);
+        for (int i = 1; i < opened.Count; i++)
+        {
+            await _pool.ReturnOrCloseAsync(opened[i].Connection, CloseCause.ExchangeFailed, streamId: (uint)i + 1);
+        }
+
+        Assert.Equal(0, _pool.InUse);
         foreach ((_, Socket accepted) in opened)
         {
             accepted.Dispose();
