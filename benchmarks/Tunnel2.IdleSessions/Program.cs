@@ -92,7 +92,7 @@ try
                 noHealthProbe);
             try
             {
-                DialedUplink dialed = await dialer.ConnectAsync(0, cancellationToken);
+                DialedUplink dialed = await dialer.ConnectAsync(options.Server, 0, cancellationToken);
                 Task run = RunAsync(dialed, session);
                 open[index] = (dialed, run);
             }

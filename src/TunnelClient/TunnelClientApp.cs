@@ -19,7 +19,7 @@ public static class TunnelClientApp
     /// <exception cref="OptionsValidationException">The configuration is invalid; the message says what to fix.</exception>
     public static IHost Create(string[] args)
     {
-        args = CommandLine.JoinRepeatedBackends(args);
+        args = CommandLine.JoinRepeatedLists(args);
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings
         {
             Args = args,

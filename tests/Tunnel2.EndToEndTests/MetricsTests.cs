@@ -151,6 +151,7 @@ public sealed class MetricsTests
         Assert.Equal(0, PrometheusText.Sum(text, "tunnel2_client_queued_requests"));
         Assert.Equal(0, PrometheusText.Sum(text, "tunnel2_client_backend_active_requests"));
         Assert.Equal(1, PrometheusText.Sum(text, "tunnel2_client_connects_total"));
+        Assert.Equal(1, PrometheusText.Sum(text, "tunnel2_client_uplinks", $"server=\"{stack.TunnelUrl.Authority}\""));
         Assert.True(PrometheusText.Sum(text, "tunnel2_uplink_frames_total", "network_io_direction=\"transmit\"") >= 6);
 
         http.DefaultRequestHeaders.Authorization = null;

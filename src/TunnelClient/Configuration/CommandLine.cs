@@ -41,25 +41,36 @@ public static class CommandLine
     /// <summary>What the client's command line may hold: its switches and the keys of its section.</summary>
     public static readonly CommandLineSpec Spec = new CommandLineSpec(SwitchMappings).WithSection<TunnelClientOptions>(TunnelClientOptions.SectionName);
 
-    private const string BackendSwitch = "--backend";
+    private static readonly string[] ListSwitches = ["--backend", "--server"];
 
     /// <summary>
     /// The arguments with every <c>--backend</c> joined into one, comma-separated (what <c>TunnelClient:Backend</c> reads),
-    /// since the configuration's command-line source keeps only the last of a repeated switch.
+    /// and every <c>--server</c> likewise, since the configuration's command-line source keeps only the last of a
+    /// repeated switch.
     /// </summary>
-    public static string[] JoinRepeatedBackends(string[] args)
+    public static string[] JoinRepeatedLists(string[] args)
     {
-        var backends = new List<string>();
+        foreach (string name in ListSwitches)
+        {
+            args = JoinRepeated(args, name);
+        }
+
+        return args;
+    }
+
+    private static string[] JoinRepeated(string[] args, string name)
+    {
+        var values = new List<string>();
         var rest = new List<string>(args.Length);
         for (int i = 0; i < args.Length; i++)
         {
-            if (args[i] == BackendSwitch && i + 1 < args.Length)
+            if (args[i] == name && i + 1 < args.Length)
             {
-                backends.Add(args[++i]);
+                values.Add(args[++i]);
             }
-            else if (args[i].StartsWith(BackendSwitch + "=", StringComparison.Ordinal))
+            else if (args[i].StartsWith(name + "=", StringComparison.Ordinal))
             {
-                backends.Add(args[i][(BackendSwitch.Length + 1)..]);
+                values.Add(args[i][(name.Length + 1)..]);
             }
             else
             {
@@ -67,13 +78,13 @@ public static class CommandLine
             }
         }
 
-        if (backends.Count < 2)
+        if (values.Count < 2)
         {
             return args;
         }
 
-        rest.Add(BackendSwitch);
-        rest.Add(string.Join(", ", backends));
+        rest.Add(name);
+        rest.Add(string.Join(", ", values));
         return [.. rest];
     }
 
@@ -87,6 +98,8 @@ public static class CommandLine
 
         Options:
           --server <url>             Server tunnel endpoint            [default http://127.0.0.1:12001]
+                                     (repeat it, or separate by commas, for the nodes of a cluster:
+                                     each node gets uplinks of its own)
                                      https://… for TLS: the certificate must be trusted by the system
                                      store unless one of the next two options is given
           --ca-certificate <pem>     Trust the CA certificate(s) in this PEM file instead of the system store

@@ -10,7 +10,10 @@ public sealed class TunnelClientOptions
 {
     public const string SectionName = "TunnelClient";
 
-    /// <summary>The server's tunnel endpoint, e.g. http://127.0.0.1:12001, or https://… for TLS.</summary>
+    /// <summary>
+    /// The server's tunnel endpoint, e.g. http://127.0.0.1:12001, or https://… for TLS; or several separated by commas
+    /// (the nodes of a cluster), each then given <see cref="Uplinks"/> uplinks of its own.
+    /// </summary>
     [Required(ErrorMessage = "TunnelClient:Server is required (--server).")]
     public string Server { get; set; } = "http://127.0.0.1:12001";
 

@@ -13,9 +13,10 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
     public ValidateOptionsResult Validate(string? name, TunnelClientOptions options)
     {
         var failures = new List<string>();
-        if (!Uri.TryCreate(options.Server, UriKind.Absolute, out Uri? server) || (server.Scheme != Uri.UriSchemeHttp && server.Scheme != Uri.UriSchemeHttps))
+        IReadOnlyList<Uri>? servers = ServerList.Parse(options.Server, out string? serverError);
+        if (servers is null)
         {
-            failures.Add($"TunnelClient:Server must be an http:// or https:// URL such as http://127.0.0.1:12001, not '{options.Server}'.");
+            failures.Add($"TunnelClient:Server must be an http:// or https:// URL such as http://127.0.0.1:12001, or several separated by commas: {serverError}.");
         }
 
         if (options.HealthPath is { } healthPath && (!healthPath.StartsWith('/') || !Uri.TryCreate(healthPath, UriKind.Relative, out _)))
@@ -23,7 +24,12 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
             failures.Add($"TunnelClient:HealthPath must be a path on the backend starting with '/', such as /healthz, not '{healthPath}'.");
         }
 
-        bool https = server?.Scheme == Uri.UriSchemeHttps;
+        bool https = false;
+        foreach (Uri server in servers ?? [])
+        {
+            https |= server.Scheme == Uri.UriSchemeHttps;
+        }
+
         if (!string.IsNullOrEmpty(options.CaCertificate))
         {
             try
@@ -50,7 +56,7 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
 
         if (!https && (!string.IsNullOrEmpty(options.CaCertificate) || !string.IsNullOrEmpty(options.ServerCertificateSha256)))
         {
-            failures.Add("--ca-certificate and --server-certificate-sha256 check an https:// server; TunnelClient:Server is not one.");
+            failures.Add("--ca-certificate and --server-certificate-sha256 check an https:// server; TunnelClient:Server names none.");
         }
 
         if (BackendAddress.ParseList(options.Backend, out string? backendError) is null)

@@ -11,6 +11,7 @@ public sealed class TunnelClientMetrics : IDisposable
     private readonly Counter<long> _relayed;
     private readonly Counter<long> _failures;
     private readonly Counter<long> _connects;
+    private readonly UpDownCounter<long> _uplinks;
     private readonly Counter<long> _backendClosed;
     private readonly UpDownCounter<long> _upgraded;
     private readonly Counter<long> _backendEjections;
@@ -20,7 +21,8 @@ public sealed class TunnelClientMetrics : IDisposable
         _meter = meterFactory.Create(MeterName);
         _relayed = _meter.CreateCounter<long>("tunnel2.client.requests", "{request}", "Requests relayed to the backend");
         _failures = _meter.CreateCounter<long>("tunnel2.client.failures", "{request}", "Requests that failed or were refused, by reason");
-        _connects = _meter.CreateCounter<long>("tunnel2.client.connects", "{connect}", "Uplinks established");
+        _connects = _meter.CreateCounter<long>("tunnel2.client.connects", "{connect}", "Uplinks established, by server");
+        _uplinks = _meter.CreateUpDownCounter<long>("tunnel2.client.uplinks", "{uplink}", "Uplinks up now, by server");
         _backendClosed = _meter.CreateCounter<long>("tunnel2.client.backend_connections.closed", "{connection}",
             "Backend connections closed instead of going back to the pool, by cause");
         _backendEjections = _meter.CreateCounter<long>("tunnel2.client.backend_ejections", "{ejection}",
@@ -32,7 +34,15 @@ public sealed class TunnelClientMetrics : IDisposable
 
     public void RequestFailed(string reason) => _failures.Add(1, new KeyValuePair<string, object?>("reason", reason));
 
-    public void Connected() => _connects.Add(1);
+    /// <summary>An uplink to <paramref name="server"/> (its authority, host:port) came up.</summary>
+    public void UplinkUp(string server)
+    {
+        _connects.Add(1, new KeyValuePair<string, object?>("server", server));
+        _uplinks.Add(1, new KeyValuePair<string, object?>("server", server));
+    }
+
+    /// <summary>An uplink to <paramref name="server"/> that was up has closed.</summary>
+    public void UplinkDown(string server) => _uplinks.Add(-1, new KeyValuePair<string, object?>("server", server));
 
     public void BackendConnectionClosed(string cause) => _backendClosed.Add(1, new KeyValuePair<string, object?>("cause", cause));
 

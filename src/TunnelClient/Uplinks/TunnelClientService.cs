@@ -9,8 +9,10 @@ using Tunnel2.TunnelClient.Tls;
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>
-/// Keeps the client's uplinks open (<see cref="TunnelClientOptions.Uplinks"/>), each on its own: dial, run until it
-/// drops, wait a jittered backoff, dial again. A refused token ends them all.
+/// Keeps the client's uplinks open (<see cref="TunnelClientOptions.Uplinks"/> to each server of
+/// <see cref="TunnelClientOptions.Server"/>), each on its own: dial, run until it drops, wait a jittered backoff, dial
+/// again. A refused token or an untrusted certificate ends them all. All of them share one backend relay, so the
+/// client's concurrency limit stays one limit however many servers it serves.
 /// </summary>
 public sealed class TunnelClientService : BackgroundService
 {
@@ -53,16 +55,18 @@ public sealed class TunnelClientService : BackgroundService
 
     protected override Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        var uplinks = new Task[_options.Uplinks];
+        IReadOnlyList<Uri> servers = ServerList.Parse(_options.Server, out _) ?? []; // validated at start
+        var uplinks = new Task[servers.Count * _options.Uplinks];
         for (int slot = 0; slot < uplinks.Length; slot++)
         {
-            uplinks[slot] = KeepUplinkAsync(slot, stoppingToken);
+            uplinks[slot] = KeepUplinkAsync(servers[slot / _options.Uplinks], slot, stoppingToken);
         }
 
         return Task.WhenAll(uplinks);
     }
 
-    private async Task KeepUplinkAsync(int slot, CancellationToken stoppingToken)
+    /// <param name="slot">Unique over all servers, so two names for one node never replace each other's uplinks.</param>
+    private async Task KeepUplinkAsync(Uri server, int slot, CancellationToken stoppingToken)
     {
         int failedAttempts = 0;
         while (!stoppingToken.IsCancellationRequested)
@@ -70,25 +74,26 @@ public sealed class TunnelClientService : BackgroundService
             string reason;
             try
             {
-                await using (DialedUplink dialed = await _dialer.ConnectAsync(slot, stoppingToken))
+                await using (DialedUplink dialed = await _dialer.ConnectAsync(server, slot, stoppingToken))
                 {
                     failedAttempts = 0;
                     _status.OnConnected();
+                    _metrics.UplinkUp(server.Authority);
                     try
                     {
-                        _metrics.Connected();
-                        TunnelClientLog.Connected(_logger, _options.Server, _options.Transport, _options.Session, _options.Backend, _instance.ForUplink(slot));
+                        TunnelClientLog.Connected(_logger, server.OriginalString, _options.Transport, _options.Session, _options.Backend, _instance.ForUplink(slot));
                         if (dialed.PublicUrl is { } publicUrl && _status.OnPublicUrl(publicUrl))
                         {
                             TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backend);
                         }
 
-                        await RunUntilStoppedAsync(dialed.Uplink, stoppingToken);
+                        await RunUntilStoppedAsync(server, dialed.Uplink, stoppingToken);
                     }
                     finally
                     {
                         reason = dialed.Uplink.CloseReason ?? "closed";
                         _status.OnDisconnected(reason);
+                        _metrics.UplinkDown(server.Authority);
                     }
                 }
 
@@ -97,7 +102,7 @@ public sealed class TunnelClientService : BackgroundService
                     return;
                 }
 
-                TunnelClientLog.Disconnected(_logger, _options.Server, reason);
+                TunnelClientLog.Disconnected(_logger, server.OriginalString, reason);
             }
             catch (UplinkRefusedException refused) when (refused.IsAuthenticationFailure)
             {
@@ -109,7 +114,7 @@ public sealed class TunnelClientService : BackgroundService
             }
             catch (ServerCertificateRejectedException rejected)
             {
-                TunnelClientLog.CertificateRefused(_logger, _options.Server, rejected.Reason);
+                TunnelClientLog.CertificateRefused(_logger, server.OriginalString, rejected.Reason);
                 _status.OnConnectFailed(rejected.Message);
                 _status.ExitCode = CertificateRefusedExitCode;
                 _lifetime.StopApplication();
@@ -126,7 +131,7 @@ public sealed class TunnelClientService : BackgroundService
                 reason = ex is OperationCanceledException ? "connect timed out" : ex.Message;
                 _status.OnConnectFailed(reason);
                 TimeSpan failedDelay = _backoff.NextDelay(failedAttempts++, Random.Shared);
-                TunnelClientLog.ConnectFailed(_logger, _options.Server, reason, (long)failedDelay.TotalMilliseconds);
+                TunnelClientLog.ConnectFailed(_logger, server.OriginalString, reason, (long)failedDelay.TotalMilliseconds);
                 await DelayAsync(failedDelay, stoppingToken);
                 continue;
             }
@@ -140,7 +145,7 @@ public sealed class TunnelClientService : BackgroundService
     /// Runs the uplink until it drops. A stop does not cut it: the client announces it is leaving (GoAway), lets the
     /// requests in flight finish up to <see cref="TunnelClientOptions.DrainTimeout"/>, then closes it.
     /// </summary>
-    private async Task RunUntilStoppedAsync(Protocol.Multiplexing.Uplink uplink, CancellationToken stoppingToken)
+    private async Task RunUntilStoppedAsync(Uri server, Protocol.Multiplexing.Uplink uplink, CancellationToken stoppingToken)
     {
         Task run = uplink.RunAsync(CancellationToken.None); // a stop drains the uplink below, it does not cut it
         using HealthReports reports = ReportHealth(uplink);
@@ -152,7 +157,7 @@ public sealed class TunnelClientService : BackgroundService
 
         if (!run.IsCompleted)
         {
-            TunnelClientLog.Draining(_logger, _options.Server, uplink.ActiveStreamCount, (long)_options.DrainTimeout.TotalMilliseconds);
+            TunnelClientLog.Draining(_logger, server.OriginalString, uplink.ActiveStreamCount, (long)_options.DrainTimeout.TotalMilliseconds);
             if (await uplink.DrainAsync(_options.DrainTimeout))
             {
                 TunnelClientLog.Drained(_logger);

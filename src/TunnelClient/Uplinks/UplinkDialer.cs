@@ -23,7 +23,6 @@ public sealed class UplinkDialer
     private readonly TunnelClientOptions _options;
     private readonly BackendRelay _relay;
     private readonly ILoggerFactory _loggerFactory;
-    private readonly Uri _server;
     private readonly ClientInstance _instance;
     private readonly BackendHealth _health;
     private ServerCertificatePolicy? _certificatePolicy;
@@ -35,12 +34,12 @@ public sealed class UplinkDialer
         _options = options.Value;
         _relay = relay;
         _loggerFactory = loggerFactory;
-        _server = new Uri(_options.Server);
     }
 
     /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
-    /// <param name="slot">Which of the client's uplinks this is (0 … Uplinks - 1).</param>
-    public async Task<DialedUplink> ConnectAsync(int slot, CancellationToken cancellationToken)
+    /// <param name="server">The server (one of <see cref="TunnelClientOptions.Server"/>) to dial.</param>
+    /// <param name="slot">Which of the client's uplinks this is, over all servers (0 … servers × Uplinks - 1).</param>
+    public async Task<DialedUplink> ConnectAsync(Uri server, int slot, CancellationToken cancellationToken)
     {
         string instanceId = _instance.ForUplink(slot);
 
@@ -50,7 +49,7 @@ public sealed class UplinkDialer
         timeout.CancelAfter(_options.ConnectTimeout);
         if (_options.Transport == TunnelClientOptions.WebSocketTransport)
         {
-            return await ConnectWebSocketAsync(instanceId, slot, timeout.Token);
+            return await ConnectWebSocketAsync(server, instanceId, slot, timeout.Token);
         }
 
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -60,16 +59,16 @@ public sealed class UplinkDialer
         Stream? network = null;
         try
         {
-            await socket.ConnectAsync(new DnsEndPoint(_server.Host, _server.Port), timeout.Token);
+            await socket.ConnectAsync(new DnsEndPoint(server.Host, server.Port), timeout.Token);
             network = new NetworkStream(socket, ownsSocket: true);
-            if (_server.Scheme == Uri.UriSchemeHttps)
+            if (server.Scheme == Uri.UriSchemeHttps)
             {
-                network = await AuthenticateAsync(network, timeout.Token);
+                network = await AuthenticateAsync(server, network, timeout.Token);
             }
 
             var transport = DuplexPipe.Over(network);
 
-            await transport.Output.WriteAsync(BuildRequest(instanceId), timeout.Token);
+            await transport.Output.WriteAsync(BuildRequest(server, instanceId), timeout.Token);
             HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, timeout.Token);
             if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
             {
@@ -83,7 +82,7 @@ public sealed class UplinkDialer
 
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{_server.Authority} #{slot}");
+                name: $"{_options.Session}->{server.Authority} #{slot}");
             return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]);
         }
         catch
@@ -103,10 +102,10 @@ public sealed class UplinkDialer
 
     /// <summary>TLS over the connection; the returned stream owns <paramref name="network"/>.</summary>
     /// <exception cref="ServerCertificateRejectedException">The server's certificate is not trusted.</exception>
-    private async Task<SslStream> AuthenticateAsync(Stream network, CancellationToken cancellationToken)
+    private async Task<SslStream> AuthenticateAsync(Uri server, Stream network, CancellationToken cancellationToken)
     {
         string? refusal = null;
-        SslClientAuthenticationOptions options = CertificatePolicy.CreateOptions(_server.IdnHost, reason => refusal = reason);
+        SslClientAuthenticationOptions options = CertificatePolicy.CreateOptions(server.IdnHost, reason => refusal = reason);
         var tls = new SslStream(network, leaveInnerStreamOpen: false);
         try
         {
@@ -128,19 +127,19 @@ public sealed class UplinkDialer
     private ServerCertificatePolicy CertificatePolicy => _certificatePolicy ??= new ServerCertificatePolicy(_options);
 
     /// <summary>The same handshake as a WebSocket upgrade; the frames then travel in binary messages.</summary>
-    private async Task<DialedUplink> ConnectWebSocketAsync(string instanceId, int slot, CancellationToken cancellationToken)
+    private async Task<DialedUplink> ConnectWebSocketAsync(Uri server, string instanceId, int slot, CancellationToken cancellationToken)
     {
         var webSocket = new ClientWebSocket();
         string? refusal = null;
         HttpMessageInvoker? invoker = null;
         try
         {
-            if (_server.Scheme == Uri.UriSchemeHttps)
+            if (server.Scheme == Uri.UriSchemeHttps)
             {
                 // A handler of its own carries the trust settings (a private CA, a pin) that ClientWebSocket's options cannot.
                 invoker = new HttpMessageInvoker(new SocketsHttpHandler
                 {
-                    SslOptions = CertificatePolicy.CreateOptions(_server.IdnHost, reason => refusal = reason),
+                    SslOptions = CertificatePolicy.CreateOptions(server.IdnHost, reason => refusal = reason),
                     ConnectTimeout = _options.ConnectTimeout,
                 });
             }
@@ -153,9 +152,9 @@ public sealed class UplinkDialer
             webSocket.Options.SetRequestHeader(HandshakeProtocol.InstanceHeader, instanceId);
             webSocket.Options.SetRequestHeader(HandshakeProtocol.WeightHeader, _options.Weight.ToString(CultureInfo.InvariantCulture));
             webSocket.Options.SetRequestHeader(HandshakeProtocol.HealthHeader, HealthValue);
-            var url = new UriBuilder(_server)
+            var url = new UriBuilder(server)
             {
-                Scheme = _server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
+                Scheme = server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
                 Path = HandshakeProtocol.Path,
             }.Uri;
             try
@@ -191,11 +190,11 @@ public sealed class UplinkDialer
         }
     }
 
-    private byte[] BuildRequest(string instanceId)
+    private byte[] BuildRequest(Uri server, string instanceId)
     {
         var request = new StringBuilder(256)
             .Append(CultureInfo.InvariantCulture, $"GET {HandshakeProtocol.Path} HTTP/1.1\r\n")
-            .Append(CultureInfo.InvariantCulture, $"Host: {_server.Authority}\r\n")
+            .Append(CultureInfo.InvariantCulture, $"Host: {server.Authority}\r\n")
             .Append("Connection: Upgrade\r\n")
             .Append(CultureInfo.InvariantCulture, $"Upgrade: {HandshakeProtocol.UpgradeToken}\r\n")
             .Append(CultureInfo.InvariantCulture, $"Authorization: Bearer {_options.Token}\r\n")

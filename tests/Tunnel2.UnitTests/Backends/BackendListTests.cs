@@ -34,7 +34,7 @@ public sealed class BackendListTests
     [Fact]
     public void A_repeated_backend_switch_is_joined_into_one_list_in_order_in_either_spelling()
     {
-        string[] joined = CommandLine.JoinRepeatedBackends(
+        string[] joined = CommandLine.JoinRepeatedLists(
             ["--session", "s", "--backend", "http://a:1", "--token", "t", "--backend=http://b:2 weight=3", "--backend", "http://c:3"]);
 
         Assert.Equal(["--session", "s", "--token", "t", "--backend", "http://a:1, http://b:2 weight=3, http://c:3"], joined);
@@ -47,7 +47,7 @@ public sealed class BackendListTests
     {
         string[] args = ["--backend", "http://a:1", "--session", "s"];
 
-        Assert.Same(args, CommandLine.JoinRepeatedBackends(args));
+        Assert.Same(args, CommandLine.JoinRepeatedLists(args));
     }
 
     [Theory]

@@ -30,7 +30,7 @@ public sealed class TunnelClientOptionsValidatorTests
     [Theory]
     [InlineData("https://127.0.0.1:12001", "abc", "not a SHA-256 fingerprint")]
     [InlineData("https://127.0.0.1:12001", "0011", "not a SHA-256 fingerprint")]
-    [InlineData("http://127.0.0.1:12001", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", "is not one")]
+    [InlineData("http://127.0.0.1:12001", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", "names none")]
     public void A_bad_pin_or_a_pin_without_https_is_refused_with_the_reason(string server, string pin, string reason)
     {
         TunnelClientOptions options = Valid();
@@ -55,6 +55,8 @@ public sealed class TunnelClientOptionsValidatorTests
     [InlineData("ws://127.0.0.1:12001")]
     [InlineData("wss://127.0.0.1:12001")]
     [InlineData("127.0.0.1:12001")]
+    [InlineData("http://127.0.0.1:12001, http://127.0.0.1:12001")]
+    [InlineData("http://127.0.0.1:12001, tcp://127.0.0.1:12002")]
     public void A_server_that_is_not_an_http_or_https_url_is_refused(string server)
     {
         TunnelClientOptions options = Valid();
