@@ -18,7 +18,7 @@ public sealed class StaleUplinkTests(TunnelStackFixture fixture)
         string session = Guid.NewGuid().ToString("N");
         using var relay = new TcpRelay(new IPEndPoint(IPAddress.Loopback, Stack.TunnelUrl.Port));
         await using TunnelClientHandle client = await Stack.StartClientAsync(session, extraArgs: [
-            "--server", relay.Url.ToString().TrimEnd('/'),
+            $"--TunnelClient:Server={relay.Url.GetLeftPart(UriPartial.Authority)}", // replaces the stack's server (a repeated --server would add one)
             "--TunnelClient:KeepAliveInterval=00:00:00.200",
             "--TunnelClient:KeepAliveTimeout=00:00:01",
         ]);
