@@ -12,6 +12,7 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
 {
     private readonly PassiveEjection _ejection = new();
     private volatile bool _probedReady = true;
+    private readonly Func<bool> _isCrowded;
     private int _outstanding;
 
     internal Backend(int index, BackendAddress address, BackendConnectionPool pool, bool rewritePaths)
@@ -24,7 +25,14 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
         PathRewriter = rewritePaths ? new PublicPathRewriter(address.Url) : null;
         KeyHash = AffinityKeys.Hash(address.Url.GetLeftPart(UriPartial.Authority));
         AffinityKey = AffinityKeys.CookieValue(KeyHash);
+        _isCrowded = () => IsCrowded;
     }
+
+    /// <summary>
+    /// Up to this many exchanges in flight, a read waiting for a response head may hold its 16 KiB buffer (4 MiB in
+    /// all), which saves a receive call per exchange; beyond it, memory matters more than that call.
+    /// </summary>
+    internal const int CrowdedAbove = 256;
 
     /// <summary>Its place in the client's list (below <see cref="BackendAddress.MaxBackends"/>): its bit in a request's set of tried backends.</summary>
     public int Index { get; }
@@ -48,6 +56,9 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
     /// <summary>Exchanges running on this backend now, response bodies included.</summary>
     public int Outstanding => Volatile.Read(ref _outstanding);
 
+    /// <summary>More exchanges in flight than <see cref="CrowdedAbove"/>: reads wait for the backend's bytes before they take a buffer.</summary>
+    internal bool IsCrowded => Outstanding > CrowdedAbove;
+
     /// <summary>Passes its health probe (always, without a health path).</summary>
     public bool IsProbedReady => _probedReady;
 
@@ -69,6 +80,9 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
     internal void ExchangeStarted() => Interlocked.Increment(ref _outstanding);
 
     internal void ExchangeEnded() => Interlocked.Decrement(ref _outstanding);
+
+    /// <summary>A new connection from the pool, whose reads follow this backend's <see cref="IsCrowded"/>.</summary>
+    internal Task<BackendConnection> ConnectAsync(CancellationToken cancellationToken) => Pool.ConnectAsync(_isCrowded, cancellationToken);
 
     public ValueTask DisposeAsync() => Pool.DisposeAsync();
 

@@ -165,7 +165,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     reused = false;
                     try
                     {
-                        connection = await backend.Pool.ConnectAsync(stream.Aborted);
+                        connection = await backend.ConnectAsync(stream.Aborted);
                     }
                     catch (Exception ex) when (!stream.IsAborted
                                                && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)

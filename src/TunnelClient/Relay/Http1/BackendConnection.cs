@@ -20,8 +20,8 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
         // The pipe reads heads and chunked bodies; bodies of known length go from the socket straight into Data frames
         // (ResponseBodyPump), so this buffer only bounds how much of a body one head read can take in with it, and a
         // slow caller's stream holds it until its window lets that much through: 16 KiB (one initial window) rather
-        // than 64 keeps 9,700 slow streams from holding ~600 MiB (docs/benchmarks/2026-11-24-storm.md). While the pool
-        // is crowded, a read waits for the backend's bytes before it takes a buffer (CrowdAwareReadStream).
+        // than 64 keeps 9,700 slow streams from holding ~600 MiB (docs/benchmarks/2026-11-24-storm.md). While the
+        // backend is crowded, a read waits for its bytes before it takes a buffer (CrowdAwareReadStream).
         Input = PipeReader.Create(
             new CrowdAwareReadStream(stream, isCrowded),
             new StreamPipeReaderOptions(bufferSize: 16 * 1024, minimumReadSize: 4096, leaveOpen: true, useZeroByteReads: true));

@@ -13,14 +13,8 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 /// <param name="maxIdle">The most idle connections kept (the client's concurrency limit).</param>
 /// <param name="onClosed">Told of every connection closed instead of reused, why, and on which stream (log line and counter).</param>
 /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT of each new connection (0 = the system's default).</param>
-/// <param name="crowdedAbove">How many connections in use make the pool crowded (<see cref="IsCrowded"/>).</param>
 internal sealed class BackendConnectionPool : IAsyncDisposable
 {
-    /// <summary>
-    /// Up to this many exchanges at once, a read waiting for a response head may hold its 16 KiB buffer (4 MiB in all),
-    /// which saves a receive call per exchange; beyond it, memory matters more than that call.
-    /// </summary>
-    public const int DefaultCrowdedAbove = 256;
 
     private readonly Lock _lock = new();
 
@@ -34,18 +28,12 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     private readonly long _idleTimeoutTicks;
     private readonly int _maxIdle;
     private readonly ITimer _sweep;
-    private readonly int _crowdedAbove;
-    private readonly Func<bool> _isCrowded;
-    private int _inUse;
     private bool _disposed;
 
     public BackendConnectionPool(
-        Uri backend, TimeSpan connectTimeout, TimeSpan idleTimeout, int maxIdle, int unsentBytesLimit, Action<CloseCause, uint> onClosed, TimeProvider? time = null,
-        int crowdedAbove = DefaultCrowdedAbove)
+        Uri backend, TimeSpan connectTimeout, TimeSpan idleTimeout, int maxIdle, int unsentBytesLimit, Action<CloseCause, uint> onClosed, TimeProvider? time = null)
     {
         _backend = backend;
-        _crowdedAbove = crowdedAbove;
-        _isCrowded = () => IsCrowded;
         _maxIdle = maxIdle;
         _connectTimeout = connectTimeout;
         _unsentBytesLimit = unsentBytesLimit;
@@ -70,12 +58,6 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
         }
     }
 
-    /// <summary>Connections rented or newly opened whose exchange has not come back yet.</summary>
-    public int InUse => Volatile.Read(ref _inUse);
-
-    /// <summary>More connections in use than the crowd threshold: their reads wait for data before they take a buffer.</summary>
-    public bool IsCrowded => InUse > _crowdedAbove;
-
     /// <summary>
     /// An idle connection that is still quiet, its response read already started; false when none is left. Idle
     /// connections the backend closed or wrote to meanwhile are closed on the way.
@@ -86,7 +68,6 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
         {
             if (connection.BeginReadAhead() is not { } cause)
             {
-                Interlocked.Increment(ref _inUse);
                 return true;
             }
 
@@ -96,13 +77,10 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
         return false;
     }
 
-    /// <summary>A new connection to the backend, within the connect timeout; it counts as in use until it comes back.</summary>
-    public async Task<BackendConnection> ConnectAsync(CancellationToken cancellationToken)
-    {
-        BackendConnection connection = await BackendConnection.ConnectAsync(_backend, _connectTimeout, _unsentBytesLimit, _isCrowded, cancellationToken);
-        Interlocked.Increment(ref _inUse);
-        return connection;
-    }
+    /// <summary>A new connection to the backend, within the connect timeout.</summary>
+    /// <param name="isCrowded">Whether its reads should wait for data before they take a buffer (see <see cref="CrowdAwareReadStream"/>).</param>
+    public Task<BackendConnection> ConnectAsync(Func<bool> isCrowded, CancellationToken cancellationToken) =>
+        BackendConnection.ConnectAsync(_backend, _connectTimeout, _unsentBytesLimit, isCrowded, cancellationToken);
 
     /// <summary>
     /// The one place that decides whether a connection goes back to the pool once its exchange is over: only when the
@@ -111,7 +89,6 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     /// <param name="cause">Why it cannot be reused, as far as the caller knows; null when the exchange itself was clean.</param>
     public ValueTask ReturnOrCloseAsync(BackendConnection connection, CloseCause? cause, uint streamId)
     {
-        Interlocked.Decrement(ref _inUse);
         if ((cause ?? connection.CheckNothingBuffered()) is { } reason)
         {
             return CloseAsync(connection, reason, streamId);

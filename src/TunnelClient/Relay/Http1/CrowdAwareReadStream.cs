@@ -2,11 +2,11 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 
 /// <summary>
 /// The stream under a backend connection's pipe reader, which asks for a zero-byte read before each read into a buffer
-/// (<c>StreamPipeReaderOptions.UseZeroByteReads</c>). While the connection's pool is crowded that read goes to the
-/// socket, so a read waiting for a response head holds no buffer until the backend has bytes, as Kestrel's connections
-/// wait; under ~9,700 slow readers about 5,000 heads waited with 16 KiB each (docs/benchmarks/2026-11-24-storm.md).
-/// Otherwise it is answered at once: taken always, the wait cost one more receive call per exchange, +0.57 syscalls and
-/// ~4 µs of CPU per request at 5,000 req/s.
+/// (<c>StreamPipeReaderOptions.UseZeroByteReads</c>). While the backend is crowded (<c>Backend.IsCrowded</c>), that
+/// read goes to the socket, so a read waiting for a response head holds no buffer until the backend has bytes, as
+/// Kestrel's connections wait; under ~9,700 slow readers about 5,000 heads waited with 16 KiB each
+/// (docs/benchmarks/2026-11-24-storm.md). Otherwise it is answered at once: taken always, the wait cost one more
+/// receive call per exchange, +0.57 syscalls and ~4 µs of CPU per request at 5,000 req/s.
 /// </summary>
 internal sealed class CrowdAwareReadStream(Stream inner, Func<bool> isCrowded) : Stream
 {

@@ -14,18 +14,18 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
 {
     private static readonly TimeSpan IdleTimeout = TimeSpan.FromSeconds(60);
     private const int MaxIdle = 3;
-    private const int CrowdedAbove = 2;
 
     private readonly TcpListener _backend = new(IPAddress.Loopback, 0);
     private readonly FakeTimeProvider _time = new();
     private readonly List<(CloseCause Cause, uint StreamId)> _closed = [];
     private BackendConnectionPool _pool = null!;
+    private bool _crowded;
 
     public ValueTask InitializeAsync()
     {
         _backend.Start();
         var uri = new Uri($"http://127.0.0.1:{((IPEndPoint)_backend.LocalEndpoint).Port}");
-        _pool = new BackendConnectionPool(uri, TimeSpan.FromSeconds(5), IdleTimeout, MaxIdle, unsentBytesLimit: 0, OnClosed, _time, CrowdedAbove);
+        _pool = new BackendConnectionPool(uri, TimeSpan.FromSeconds(5), IdleTimeout, MaxIdle, unsentBytesLimit: 0, OnClosed, _time);
         return ValueTask.CompletedTask;
     }
 
@@ -95,47 +95,21 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task Connections_in_use_past_the_threshold_make_the_pool_crowded_until_they_come_back_and_reads_still_work()
+    public async Task A_connection_whose_backend_is_crowded_waits_for_the_head_without_a_buffer_and_then_reads_it()
     {
-        var opened = new List<(BackendConnection Connection, Socket Accepted)>();
-        for (uint i = 1; i <= CrowdedAbove; i++)
-        {
-            opened.Add(await ConnectAsync(streamId: i));
-        }
+        _crowded = true;
+        (BackendConnection connection, Socket accepted) = await ConnectAsync(streamId: 1);
 
-        Assert.Equal(CrowdedAbove, _pool.InUse);
-        Assert.False(_pool.IsCrowded);
-
-        opened.Add(await ConnectAsync(streamId: CrowdedAbove + 1));
-        Assert.True(_pool.IsCrowded);
-
-        // A crowded connection's read waits for the backend's bytes (zero-byte read first), then takes them as usual.
-        (BackendConnection crowded, Socket crowdedAccepted) = opened[^1];
-        ValueTask<ReadResult> read = crowded.Input.ReadAsync();
+        // The read waits on a zero-byte receive, then takes the bytes as usual.
+        ValueTask<ReadResult> read = connection.Input.ReadAsync();
         Assert.False(read.IsCompleted);
-        await crowdedAccepted.SendAsync("HTTP/1.1 200 OK\r\n"u8.ToArray());
+        await accepted.SendAsync("HTTP/1.1 200 OK\r\n"u8.ToArray());
         ReadResult result = await read.AsTask().WithTimeout();
         Assert.Equal("HTTP/1.1 200 OK\r\n", Encoding.ASCII.GetString(result.Buffer.ToArray()));
-        crowded.Input.AdvanceTo(result.Buffer.End);
+        connection.Input.AdvanceTo(result.Buffer.End);
 
-        await _pool.ReturnOrCloseAsync(opened[0].Connection, cause: null, streamId: 1);
-        Assert.Equal(CrowdedAbove, _pool.InUse);
-        Assert.False(_pool.IsCrowded);
-
-        Assert.True(_pool.TryRentIdle(streamId: 4, out BackendConnection? rented));
-        Assert.True(_pool.IsCrowded);
-
-        await _pool.ReturnOrCloseAsync(rented, cause: null, streamId: 4);
-        for (int i = 1; i < opened.Count; i++)
-        {
-            await _pool.ReturnOrCloseAsync(opened[i].Connection, CloseCause.ExchangeFailed, streamId: (uint)i + 1);
-        }
-
-        Assert.Equal(0, _pool.InUse);
-        foreach ((_, Socket accepted) in opened)
-        {
-            accepted.Dispose();
-        }
+        await _pool.ReturnOrCloseAsync(connection, CloseCause.ExchangeFailed, streamId: 1);
+        accepted.Dispose();
     }
 
     [Fact]
@@ -155,7 +129,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
     {
         Task<Socket> accept = _backend.AcceptSocketAsync();
         Assert.False(_pool.TryRentIdle(streamId, out _));
-        BackendConnection connection = await _pool.ConnectAsync(CancellationToken.None).WithTimeout();
+        BackendConnection connection = await _pool.ConnectAsync(() => _crowded, CancellationToken.None).WithTimeout();
         return (connection, await accept.WithTimeout());
     }
 
