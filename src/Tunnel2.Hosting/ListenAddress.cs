@@ -15,8 +15,7 @@ public sealed record ListenAddress(IPAddress? Address, bool IsLocalhost, int Por
     public static bool TryParse(string? url, [NotNullWhen(true)] out ListenAddress? address, [NotNullWhen(false)] out string? error)
     {
         address = null;
-        if (!Uri.TryCreate(url?.Replace("://*:", "://0.0.0.0:", StringComparison.Ordinal).Replace("://+:", "://0.0.0.0:", StringComparison.Ordinal),
-                UriKind.Absolute, out Uri? uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps))
+        if (!HttpUrl.TryParse(url?.Replace("://*:", "://0.0.0.0:", StringComparison.Ordinal).Replace("://+:", "://0.0.0.0:", StringComparison.Ordinal), out Uri? uri))
         {
             error = $"must be an http:// or https:// URL such as http://127.0.0.1:12000, not '{url}'.";
             return false;

@@ -1,4 +1,5 @@
 using System.Globalization;
+using Tunnel2.Hosting;
 
 namespace Tunnel2.TunnelClient.Backends;
 
@@ -23,7 +24,7 @@ public sealed record BackendAddress(Uri Url, int Weight)
         foreach (string entry in (value ?? string.Empty).Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
         {
             string[] parts = entry.Split(' ', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries);
-            if (!Uri.TryCreate(parts[0], UriKind.Absolute, out Uri? url) || (url.Scheme != Uri.UriSchemeHttp && url.Scheme != Uri.UriSchemeHttps))
+            if (!HttpUrl.TryParse(parts[0], out Uri? url))
             {
                 error = $"'{parts[0]}' is not an http:// or https:// URL.";
                 return null;

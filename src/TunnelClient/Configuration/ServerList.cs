@@ -1,3 +1,5 @@
+using Tunnel2.Hosting;
+
 namespace Tunnel2.TunnelClient.Configuration;
 
 /// <summary>
@@ -12,7 +14,7 @@ public static class ServerList
         var servers = new List<Uri>();
         foreach (string part in (value ?? "").Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
         {
-            if (!Uri.TryCreate(part, UriKind.Absolute, out Uri? server) || (server.Scheme != Uri.UriSchemeHttp && server.Scheme != Uri.UriSchemeHttps))
+            if (!HttpUrl.TryParse(part, out Uri? server))
             {
                 error = $"'{part}' is not an http:// or https:// URL such as http://127.0.0.1:12001";
                 return null;
