@@ -7,9 +7,8 @@ using Tunnel2.Protocol.Multiplexing;
 namespace Tunnel2.Benchmarks;
 
 /// <summary>
-/// One small exchange through a running uplink pair joined by in-memory pipes (both roles, all their loops), and what
-/// the two stream objects of an exchange cost to create: the share of the exchange's allocations that pooling
-/// <see cref="UplinkStream"/> objects could save (issue 14, item 2).
+/// One small exchange through a running uplink pair joined by in-memory pipes (both roles, all their loops), with and
+/// without a pool of finished <see cref="UplinkStream"/> objects (issue 14, item 2).
 /// </summary>
 [MemoryDiagnoser]
 public class StreamExchangeBenchmarks
@@ -21,10 +20,14 @@ public class StreamExchangeBenchmarks
     private Uplink _client = null!;
     private Task _runs = null!;
 
+    /// <summary>Finished streams each uplink keeps (0: a new object per exchange, as before the pool).</summary>
+    [Params(0, 100)]
+    public int StreamPoolSize { get; set; }
+
     [GlobalSetup]
     public void Setup()
     {
-        var settings = new UplinkSettings();
+        var settings = new UplinkSettings { StreamPoolSize = StreamPoolSize };
         var toClient = new Pipe();
         var toServer = new Pipe();
         _server = new Uplink(new DuplexPipe(toServer.Reader, toClient.Writer), settings, UplinkRole.Server, NullLogger.Instance);
@@ -58,15 +61,6 @@ public class StreamExchangeBenchmarks
                 return bytes;
             }
         }
-    }
-
-    /// <summary>Creating the stream objects of one exchange, one per side, and nothing else.</summary>
-    [Benchmark]
-    public int CreateStreamPair()
-    {
-        var server = new UplinkStream(_server, uint.MaxValue, requestHead: null, localEnded: true);
-        var client = new UplinkStream(_client, uint.MaxValue, Get);
-        return (int)(server.Id ^ client.Id);
     }
 
     /// <summary>Answers every request at once, on the reader loop: a head, four bytes, the end.</summary>

@@ -200,6 +200,7 @@ public sealed partial class TunnelForwarder
             var exchange = new Exchange(route, member!, policy, affinityKey, mayRetry, mayRetryConnect,
                 MayRetryUnanswered: mayRetryConnect && !upgrade && HttpSyntax.IsIdempotentMethod(head.Method));
             ExchangeOutcome outcome;
+            uint streamId = stream.Id; // the stream object serves another exchange once disposed
             _metrics.RequestStarted();
             member!.CountRequest();
             try
@@ -225,10 +226,10 @@ public sealed partial class TunnelForwarder
                     return true;
                 case ExchangeOutcome.BackendFailed:
                     failedMember = member;
-                    ProxyEntryLog.RetryingOnAnotherClient(_logger, session, stream.Id);
+                    ProxyEntryLog.RetryingOnAnotherClient(_logger, session, streamId);
                     break;
                 default:
-                    ProxyEntryLog.RetryingRefusedStream(_logger, session, stream.Id);
+                    ProxyEntryLog.RetryingRefusedStream(_logger, session, streamId);
                     break;
             }
         }
@@ -348,6 +349,7 @@ public sealed partial class TunnelForwarder
         {
             // The client passes on no interim answer and a 101 only to an upgrade request; anything else is its fault.
             stream.Reset(ProtocolErrorCode.ProtocolError);
+            await StopRequestBodyAsync(context, requestBody);
             await FailAsync(context, stream.Id, session, ForwardingFailure.FromResetCode(ProtocolErrorCode.ProtocolError));
             return ExchangeOutcome.Done;
         }

@@ -15,6 +15,17 @@ internal sealed class SendWindow
 
     public SendWindow(int initial) => _available = initial;
 
+    /// <summary>Starts over for a new exchange (nobody waits: the stream it belongs to is finished).</summary>
+    public void Reset(int initial)
+    {
+        lock (_sync)
+        {
+            _available = initial;
+            _waiter = null;
+            _fault = null;
+        }
+    }
+
     public async ValueTask<int> AcquireAsync(int max, CancellationToken cancellationToken)
     {
         while (true)

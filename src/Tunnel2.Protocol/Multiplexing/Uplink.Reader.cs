@@ -46,6 +46,12 @@ public sealed partial class Uplink
                     input.AdvanceTo(buffer.Start, buffer.End);
                 }
 
+                // Between batches no dispatch holds a stream it found in the table: finished ones may be cleared now.
+                if (StreamPool.HasFinished)
+                {
+                    StreamPool.RecycleFinished();
+                }
+
                 if (result.IsCompleted)
                 {
                     if (!buffer.IsEmpty)
@@ -174,7 +180,7 @@ public sealed partial class Uplink
         }
 
         RequestHead head = HeadCodec.ReadRequestHead(payload);
-        var stream = new UplinkStream(this, header.StreamId, head, requestHasBody: !header.EndStream);
+        UplinkStream stream = UplinkStream.Start(this, header.StreamId, head, requestHasBody: !header.EndStream);
         _streams.Add(stream);
         if (header.EndStream)
         {

@@ -66,6 +66,7 @@ public sealed partial class Uplink
         _streamHandler = streamHandler;
         Name = name ?? role.ToString();
         _scheduler = new FrameScheduler(settings.QueuedDataLimit);
+        StreamPool = new UplinkStreamPool(settings.StreamPoolSize);
         _frameWriter = new UplinkFrameWriter(transport.Output, _scheduler, this);
         _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
     }
@@ -73,6 +74,8 @@ public sealed partial class Uplink
     public UplinkSettings Settings { get; }
 
     internal FrameScheduler Scheduler => _scheduler;
+
+    internal UplinkStreamPool StreamPool { get; }
 
     public UplinkRole Role { get; }
 
@@ -192,7 +195,7 @@ public sealed partial class Uplink
             }
 
             uint id = _streams.LastStreamId + 1;
-            stream = new UplinkStream(this, id, requestHead: null, localEnded: endStream);
+            stream = UplinkStream.Start(this, id, requestHead: null, localEnded: endStream);
             _streams.Add(stream);
             Enqueue(OutboundFrame.WithPooledPayload(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, id, pooled, length));
         }
@@ -200,6 +203,7 @@ public sealed partial class Uplink
         if (!IsOpen)
         {
             stream.OnUplinkClosed(new UplinkClosedException(CloseReason ?? "The uplink closed."));
+            stream.Dispose();
             stream = null;
             return StreamOpenStatus.UplinkClosed;
         }

@@ -43,6 +43,12 @@ public sealed record UplinkSettings
     /// </summary>
     public int QueuedDataLimit { get; init; } = DefaultQueuedDataLimit;
 
+    /// <summary>
+    /// This end's own policy: finished stream objects one uplink keeps for the next exchanges
+    /// (<see cref="UplinkStreamPool"/>); 0 keeps none.
+    /// </summary>
+    public int StreamPoolSize { get; init; } = UplinkStreamPool.DefaultCapacity;
+
     /// <summary>Most streams open at once on one uplink.</summary>
     public int MaxConcurrentStreams { get; init; } = 10_000;
 

@@ -9,6 +9,8 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// hand into Data frames, <see cref="SendFrameAsync{TState}"/> fills one frame from a source only once there is credit
 /// for it, and <see cref="SendBodyAsync"/> sends a whole pipe; the end of the body rides on the last Data frame where it
 /// is known by then. Coming in: <see cref="CopyInputToAsync"/> is the one copy loop, plain or in HTTP/1.1 chunks.
+/// Each holds the stream while it runs (<c>UplinkStream.Lifetime.cs</c>): a loop its owner stopped waiting for still
+/// keeps the stream from serving another exchange.
 /// </summary>
 public sealed partial class UplinkStream
 {
@@ -18,23 +20,31 @@ public sealed partial class UplinkStream
     /// </summary>
     public async ValueTask SendAsync(ReadOnlySequence<byte> data, bool endStream, CancellationToken cancellationToken)
     {
-        int chunkSize = _uplink.Settings.DataChunkSize;
-        while (!data.IsEmpty)
+        Hold();
+        try
         {
-            int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
-            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
-            data.Slice(0, credit).CopyTo(pooled);
-            data = data.Slice(credit);
-            SendPooledData(pooled, credit, endStream && data.IsEmpty);
-            if (endStream && data.IsEmpty)
+            int chunkSize = _uplink.Settings.DataChunkSize;
+            while (!data.IsEmpty)
             {
-                return;
+                int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
+                byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+                data.Slice(0, credit).CopyTo(pooled);
+                data = data.Slice(credit);
+                SendPooledData(pooled, credit, endStream && data.IsEmpty);
+                if (endStream && data.IsEmpty)
+                {
+                    return;
+                }
+            }
+
+            if (endStream)
+            {
+                SendEnd();
             }
         }
-
-        if (endStream)
+        finally
         {
-            SendEnd();
+            Release();
         }
     }
 
@@ -58,84 +68,100 @@ public sealed partial class UplinkStream
         bool endAtLimit,
         CancellationToken cancellationToken)
     {
-        int credit = await AcquireSendCreditAsync((int)Math.Min(limit, _uplink.Settings.DataChunkSize), cancellationToken).ConfigureAwait(false);
-
-        // A whole small answer (its last frame, within one initial window) is not held back: it never waits behind bulk.
-        bool budgeted = !(endAtLimit && limit <= _uplink.Settings.InitialStreamWindow);
-        QueuedDataBudget budget = _uplink.Scheduler.DataBudget;
-        if (budgeted && !budget.TryReserveNow(credit))
+        Hold();
+        try
         {
+            int credit = await AcquireSendCreditAsync((int)Math.Min(limit, _uplink.Settings.DataChunkSize), cancellationToken).ConfigureAwait(false);
+
+            // A whole small answer (its last frame, within one initial window) is not held back: it never waits behind bulk.
+            bool budgeted = !(endAtLimit && limit <= _uplink.Settings.InitialStreamWindow);
+            QueuedDataBudget budget = _uplink.Scheduler.DataBudget;
+            if (budgeted && !budget.TryReserveNow(credit))
+            {
+                try
+                {
+                    await waitForData(state, cancellationToken).ConfigureAwait(false);
+                    await budget.ReserveAsync(credit, light: SentBytes < FrameScheduler.LightStreamBytes, cancellationToken).ConfigureAwait(false);
+                }
+                catch
+                {
+                    ReturnSendCredit(credit);
+                    throw;
+                }
+            }
+
+            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+            int length;
             try
             {
-                await waitForData(state, cancellationToken).ConfigureAwait(false);
-                await budget.ReserveAsync(credit, light: SentBytes < FrameScheduler.LightStreamBytes, cancellationToken).ConfigureAwait(false);
+                length = await fill(pooled.AsMemory(0, credit), state, cancellationToken).ConfigureAwait(false);
             }
             catch
             {
+                ArrayPool<byte>.Shared.Return(pooled);
                 ReturnSendCredit(credit);
+                if (budgeted)
+                {
+                    budget.Release(credit);
+                }
+
                 throw;
             }
-        }
 
-        byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
-        int length;
-        try
-        {
-            length = await fill(pooled.AsMemory(0, credit), state, cancellationToken).ConfigureAwait(false);
-        }
-        catch
-        {
-            ArrayPool<byte>.Shared.Return(pooled);
-            ReturnSendCredit(credit);
+            ReturnSendCredit(credit - length);
             if (budgeted)
             {
-                budget.Release(credit);
+                budget.Release(credit - length);
             }
 
-            throw;
-        }
+            if (length == 0)
+            {
+                ArrayPool<byte>.Shared.Return(pooled);
+                return 0;
+            }
 
-        ReturnSendCredit(credit - length);
-        if (budgeted)
+            SendPooledData(pooled, length, endStream: endAtLimit && length == limit, holdsQueuedDataBudget: budgeted);
+            return length;
+        }
+        finally
         {
-            budget.Release(credit - length);
+            Release();
         }
-
-        if (length == 0)
-        {
-            ArrayPool<byte>.Shared.Return(pooled);
-            return 0;
-        }
-
-        SendPooledData(pooled, length, endStream: endAtLimit && length == limit, holdsQueuedDataBudget: budgeted);
-        return length;
     }
 
     /// <summary>Sends everything <paramref name="source"/> yields as body, then ends the stream's sending side.</summary>
     public async Task SendBodyAsync(PipeReader source, CancellationToken cancellationToken)
     {
-        while (true)
+        Hold();
+        try
         {
-            ReadResult result = await source.ReadAsync(cancellationToken).ConfigureAwait(false);
-            if (result.IsCanceled)
+            while (true)
             {
-                source.AdvanceTo(result.Buffer.Start);
-                throw new OperationCanceledException("Reading the body to send was cancelled.");
-            }
+                ReadResult result = await source.ReadAsync(cancellationToken).ConfigureAwait(false);
+                if (result.IsCanceled)
+                {
+                    source.AdvanceTo(result.Buffer.Start);
+                    throw new OperationCanceledException("Reading the body to send was cancelled.");
+                }
 
-            try
-            {
-                await SendAsync(result.Buffer, endStream: result.IsCompleted, cancellationToken).ConfigureAwait(false);
-            }
-            finally
-            {
-                source.AdvanceTo(result.Buffer.End);
-            }
+                try
+                {
+                    await SendAsync(result.Buffer, endStream: result.IsCompleted, cancellationToken).ConfigureAwait(false);
+                }
+                finally
+                {
+                    source.AdvanceTo(result.Buffer.End);
+                }
 
-            if (result.IsCompleted)
-            {
-                return;
+                if (result.IsCompleted)
+                {
+                    return;
+                }
             }
+        }
+        finally
+        {
+            Release();
         }
     }
 
@@ -148,11 +174,19 @@ public sealed partial class UplinkStream
     /// <exception cref="UplinkClosedException">The uplink died before that.</exception>
     public async ValueTask WaitForBodyOrFullWindowAsync(CancellationToken cancellationToken)
     {
-        PipeReader input = _inbound.Reader;
-        ReadResult result = await input.ReadAtLeastAsync(_uplink.Settings.InitialStreamWindow, cancellationToken).ConfigureAwait(false);
+        Hold();
+        try
+        {
+            PipeReader input = _inbound.Reader;
+            ReadResult result = await input.ReadAtLeastAsync(_uplink.Settings.InitialStreamWindow, cancellationToken).ConfigureAwait(false);
 
-        // Examined up to the start: the body's reader gets the same bytes at once instead of waiting for new ones.
-        input.AdvanceTo(result.Buffer.Start);
+            // Examined up to the start: the body's reader gets the same bytes at once instead of waiting for new ones.
+            input.AdvanceTo(result.Buffer.Start);
+        }
+        finally
+        {
+            Release();
+        }
     }
 
     /// <summary>
@@ -171,53 +205,61 @@ public sealed partial class UplinkStream
     /// <param name="tap">Sees every byte of the body as it is copied, when not null.</param>
     public async Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, CancellationToken cancellationToken)
     {
-        PipeReader input = _inbound.Reader;
-        while (true)
+        Hold();
+        try
         {
-            ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            ReadOnlySequence<byte> buffer = result.Buffer;
-            long consumed = buffer.Length;
-            if (consumed > 0)
+            PipeReader input = _inbound.Reader;
+            while (true)
             {
-                if (chunked)
+                ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                long consumed = buffer.Length;
+                if (consumed > 0)
                 {
-                    ChunkedEncoding.WriteChunkStart(destination, consumed);
+                    if (chunked)
+                    {
+                        ChunkedEncoding.WriteChunkStart(destination, consumed);
+                    }
+
+                    foreach (ReadOnlyMemory<byte> segment in buffer)
+                    {
+                        destination.Write(segment.Span);
+                        tap?.Observe(segment.Span);
+                    }
+
+                    if (chunked)
+                    {
+                        ChunkedEncoding.WriteChunkEnd(destination);
+                    }
                 }
 
-                foreach (ReadOnlyMemory<byte> segment in buffer)
+                input.AdvanceTo(buffer.End);
+                bool lastChunk = result.IsCompleted && chunked;
+                if (lastChunk)
                 {
-                    destination.Write(segment.Span);
-                    tap?.Observe(segment.Span);
+                    ChunkedEncoding.WriteLastChunk(destination);
                 }
 
-                if (chunked)
+                if (consumed > 0 || lastChunk)
                 {
-                    ChunkedEncoding.WriteChunkEnd(destination);
-                }
-            }
+                    FlushResult flush = await destination.FlushAsync(cancellationToken).ConfigureAwait(false);
+                    if (flush.IsCanceled || flush.IsCompleted)
+                    {
+                        throw new IOException("The destination stopped taking the body.");
+                    }
 
-            input.AdvanceTo(buffer.End);
-            bool lastChunk = result.IsCompleted && chunked;
-            if (lastChunk)
-            {
-                ChunkedEncoding.WriteLastChunk(destination);
-            }
-
-            if (consumed > 0 || lastChunk)
-            {
-                FlushResult flush = await destination.FlushAsync(cancellationToken).ConfigureAwait(false);
-                if (flush.IsCanceled || flush.IsCompleted)
-                {
-                    throw new IOException("The destination stopped taking the body.");
+                    OnInputConsumed(consumed);
                 }
 
-                OnInputConsumed(consumed);
+                if (result.IsCompleted)
+                {
+                    return;
+                }
             }
-
-            if (result.IsCompleted)
-            {
-                return;
-            }
+        }
+        finally
+        {
+            Release();
         }
     }
 }

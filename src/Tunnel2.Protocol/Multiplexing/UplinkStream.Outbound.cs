@@ -46,7 +46,11 @@ public sealed partial class UplinkStream
 
             (_outbound ??= new Queue<OutboundFrame>(4)).Enqueue(frame);
             schedule = !_scheduled;
-            _scheduled = true;
+            if (schedule)
+            {
+                _scheduled = true;
+                Hold(); // the writer's lane holds the stream until it has taken the last queued frame
+            }
         }
 
         if (schedule)
@@ -58,21 +62,17 @@ public sealed partial class UplinkStream
     /// <summary>The writer takes this stream's next frame; <paramref name="more"/> says whether it stays lined up.</summary>
     internal bool TryTakeQueuedData(out OutboundFrame frame, out bool more)
     {
+        frame = default;
+        bool taken;
         lock (_outboundLock)
         {
-            if (_outbound is null || !_outbound.TryDequeue(out frame))
-            {
-                frame = default;
-                more = false;
-                _scheduled = false;
-                return false;
-            }
+            taken = _outbound is not null && _outbound.TryDequeue(out frame);
 
-            more = _outbound.Count > 0;
+            more = taken && _outbound!.Count > 0;
             _scheduled = more;
         }
 
-        if (frame.Type == FrameType.Data)
+        if (taken && frame.Type == FrameType.Data)
         {
             Interlocked.Add(ref _sentBytes, frame.PayloadLength);
             if (frame.HoldsQueuedDataBudget)
@@ -81,7 +81,13 @@ public sealed partial class UplinkStream
             }
         }
 
-        return true;
+        if (!more)
+        {
+            // Out of the lane, last: past this point the writer touches only the frame it took, not the stream.
+            Release();
+        }
+
+        return taken;
     }
 
     /// <summary>Drops what is still queued: the peer will not take it (it reset the stream, or the uplink is gone).</summary>

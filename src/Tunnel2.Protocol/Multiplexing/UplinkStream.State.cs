@@ -116,6 +116,7 @@ public sealed partial class UplinkStream
             if ((added & StreamState.Removed) != 0)
             {
                 _uplink.RemoveStream(this);
+                Release(); // the table's hold
             }
         }
 

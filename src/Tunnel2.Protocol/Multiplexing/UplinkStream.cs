@@ -22,40 +22,30 @@ public sealed partial class UplinkStream : IDisposable
     private readonly Lock _sync = new();
     private readonly Pipe _inbound = new(InboundPipeOptions);
     private readonly SendWindow _sendWindow;
-    private readonly TaskCompletionSource<ResponseHead>? _responseHead;
+    private TaskCompletionSource<ResponseHead>? _responseHead;
     private CancellationTokenSource? _aborted;
     private IStreamAbortListener? _abortListener;
-    private readonly long _openedAt;
+    private long _openedAt;
     private long _receiveWindow;
     private long _unconsumed;
     private long _receivedBytes;
 
-    internal UplinkStream(Uplink uplink, uint id, RequestHead? requestHead, bool requestHasBody = false, bool localEnded = false)
+    /// <summary>The parts that outlive one exchange; <see cref="Start"/> begins each exchange.</summary>
+    private UplinkStream(Uplink uplink)
     {
-        _state = localEnded ? StreamState.LocalEnded : StreamState.Open;
         _uplink = uplink;
-        Id = id;
-        RequestHead = requestHead;
-        RequestHasBody = requestHasBody;
         _sendWindow = new SendWindow(uplink.Settings.InitialStreamWindow);
-        _receiveWindow = uplink.Settings.InitialStreamWindow;
-        uplink.AddReceiveCredit(_receiveWindow);
-        if (uplink.Role == UplinkRole.Server)
-        {
-            _responseHead = new TaskCompletionSource<ResponseHead>(TaskCreationOptions.RunContinuationsAsynchronously);
-            _openedAt = Environment.TickCount64;
-        }
     }
 
-    public uint Id { get; }
+    public uint Id { get; private set; }
 
     public Uplink Uplink => _uplink;
 
     /// <summary>The request the server sent (client side only).</summary>
-    public RequestHead? RequestHead { get; }
+    public RequestHead? RequestHead { get; private set; }
 
     /// <summary>Whether a body follows the request head (client side only).</summary>
-    public bool RequestHasBody { get; }
+    public bool RequestHasBody { get; private set; }
 
     /// <summary>The body the peer sends. Report what you consume with <see cref="OnInputConsumed"/>.</summary>
     public PipeReader Input => _inbound.Reader;
@@ -276,17 +266,26 @@ public sealed partial class UplinkStream : IDisposable
         Fail(code, new StreamResetException(code), dropQueued: false);
     }
 
-    /// <summary>Finishes the exchange from this side: resets it if unfinished and releases the inbound buffer.</summary>
+    /// <summary>
+    /// Finishes the exchange from this side: resets it if unfinished and releases the inbound buffer. The owner lets go
+    /// of the stream here and must not touch it afterwards: once nothing else holds it, it serves another exchange.
+    /// </summary>
     public void Dispose()
     {
         Reset(ProtocolErrorCode.Cancelled);
-        Transition(StreamState.Disposed);
+        if (!TryTransition(StreamState.Disposed, StreamState.Disposed, out _))
+        {
+            return;
+        }
+
         _inbound.Reader.Complete();
         lock (_sync)
         {
             _aborted?.Dispose();
             _aborted = null;
         }
+
+        Release();
     }
 
     private void SendHead(FrameType type, PooledBufferWriter writer, bool endStream)

@@ -44,13 +44,28 @@ internal sealed class UplinkStreamTable
 
     /// <summary>
     /// Calls <paramref name="visit"/> for each stream in the table at some moment during the walk (a snapshot-free
-    /// walk: streams added or removed meanwhile may or may not be seen).
+    /// walk: streams added or removed meanwhile may or may not be seen), holding it for the visit: a stream that finishes
+    /// and serves another exchange meanwhile is visited on that one (the walk is outside the reader loop, so it may not
+    /// rely on the pool's reader-side clearing).
     /// </summary>
     public void ForEach<TState>(Action<UplinkStream, TState> visit, TState state)
     {
         foreach (KeyValuePair<uint, UplinkStream> entry in _streams)
         {
-            visit(entry.Value, state);
+            UplinkStream stream = entry.Value;
+            if (!stream.TryHold())
+            {
+                continue;
+            }
+
+            try
+            {
+                visit(stream, state);
+            }
+            finally
+            {
+                stream.Release();
+            }
         }
     }
 }

@@ -125,28 +125,35 @@ internal sealed class UpgradedStreams : IDisposable
     private void ResetIdle()
     {
         long now = Environment.TickCount64;
-        List<UplinkStream>? idle = null;
+
+        // Under the lock: a watch is in the list until its relay returns, which is before the owner disposes the
+        // stream, so every stream reset here is still on the exchange that went idle. The resets come after the walk,
+        // in case one ends a relay on this thread.
         lock (_sync)
         {
+            List<IdleWatch>? idle = null;
             foreach (IdleWatch watch in _relaying)
             {
                 if (watch.IsIdle(now, _idleTimeoutMs))
                 {
-                    (idle ??= []).Add(watch.Stream);
+                    (idle ??= []).Add(watch);
                 }
             }
-        }
 
-        if (idle is null)
-        {
-            return;
-        }
+            if (idle is null)
+            {
+                return;
+            }
 
-        foreach (UplinkStream stream in idle)
-        {
-            TunnelClientLog.UpgradedStreamIdle(_logger, stream.Id, _idleTimeoutMs);
-            _metrics.RequestFailed("upgraded-idle-timeout");
-            stream.Reset(ProtocolErrorCode.IdleTimeout);
+            foreach (IdleWatch watch in idle)
+            {
+                if (_relaying.Contains(watch))
+                {
+                    TunnelClientLog.UpgradedStreamIdle(_logger, watch.Stream.Id, _idleTimeoutMs);
+                    _metrics.RequestFailed("upgraded-idle-timeout");
+                    watch.Stream.Reset(ProtocolErrorCode.IdleTimeout);
+                }
+            }
         }
     }
 
