@@ -26,6 +26,7 @@ public static class ProxyEntryExtensions
         services.AddMetrics();
         services.AddSingleton<SessionRegistry>();
         services.AddSingleton<PublicDrain>();
+        services.AddSingleton<NodeWarmUp>();
         services.AddSingleton<ProxyEntryMetrics>();
         services.AddSingleton<TunnelForwarder>();
         return services;

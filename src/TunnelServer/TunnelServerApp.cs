@@ -130,11 +130,16 @@ public static class TunnelServerApp
 
         app.UseRouting();
         // A draining node says so at once, so a balancer's health check stops sending to it while it drains.
+        // A node warming up says so too, until its clients have had time to reconnect (ProxyEntry:WarmUp).
         PublicDrain drain = app.Services.GetRequiredService<PublicDrain>();
+        NodeWarmUp warmUp = app.Services.GetRequiredService<NodeWarmUp>();
         app.MapGet("/healthz", context => drain.IsDraining
             ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, "urn:tunnel2:problem:server-draining", "Draining",
                 $"Node {options.ResolvedNodeName} is shutting down: send new requests to another node.")
-            : context.Response.WriteAsync("ok"));
+            : warmUp.IsWarmingUp
+                ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, ProblemTypes.WarmingUp, "Warming up",
+                    $"Node {options.ResolvedNodeName} has just started and waits for its clients to reconnect.")
+                : context.Response.WriteAsync("ok"));
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
             "Not found", context.Connection.LocalPort == endpoints.AdminPort
                 ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
@@ -142,6 +147,7 @@ public static class TunnelServerApp
 
         app.Lifetime.ApplicationStarted.Register(() =>
         {
+            warmUp.Begin();
             ILogger<ServerEndpoints> logger = app.Services.GetRequiredService<ILogger<ServerEndpoints>>();
             TunnelServerLog.Listening(logger, endpoints.PublicUrl, endpoints.TunnelUrl);
             TunnelServerLog.Node(logger, options.ResolvedNodeName, options.NodeHeader);

@@ -67,4 +67,39 @@ public sealed class NodeIdentityTests
         Assert.Equal(HttpStatusCode.OK, finished.StatusCode);
         await stopping.WaitAsync(TimeSpan.FromSeconds(30));
     }
+
+    [Fact]
+    public async Task A_node_warming_up_is_not_ready_and_calls_an_unknown_session_not_yet_until_its_warm_up_ends()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--node-name", "node-w", "--warm-up", "00:00:05");
+        using var http = CallerHttp.Create();
+        var healthz = new Uri(stack.PublicUrl, "/healthz");
+
+        using HttpResponseMessage starting = await http.GetAsync(healthz);
+        using HttpResponseMessage notYet = await http.GetAsync(stack.SessionUrl("no-such-session", "/"));
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, starting.StatusCode);
+        using (JsonDocument problem = JsonDocument.Parse(await starting.Content.ReadAsStringAsync()))
+        {
+            Assert.Equal("urn:tunnel2:problem:warming-up", problem.RootElement.GetProperty("type").GetString());
+            Assert.Contains("node-w", problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        }
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, notYet.StatusCode);
+        Assert.NotNull(notYet.Headers.RetryAfter);
+        using (JsonDocument problem = JsonDocument.Parse(await notYet.Content.ReadAsStringAsync()))
+        {
+            Assert.Equal("urn:tunnel2:problem:warming-up", problem.RootElement.GetProperty("type").GetString());
+        }
+
+        // A session whose client is connected is served whether the node is still warming up or not.
+        string session = "warm-" + Guid.NewGuid().ToString("N")[..8];
+        await stack.StartClientAsync(session);
+        Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl(session, "/loadtest/ping")));
+
+        using HttpResponseMessage ready = await Eventually.ValueAsync(
+            () => http.GetAsync(healthz), response => response.StatusCode == HttpStatusCode.OK, "the warm-up ends", TimeSpan.FromSeconds(20));
+        using HttpResponseMessage unknown = await http.GetAsync(stack.SessionUrl("no-such-session", "/"));
+        Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
+    }
 }

@@ -22,6 +22,9 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
     public static readonly ForwardingFailure NoReadyClient =
         new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.NoReadyClient, "No client of the session has a ready backend", "no-ready-client");
 
+    public static readonly ForwardingFailure WarmingUp =
+        new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.WarmingUp, "Tunnel server node is starting: its clients may not have reconnected yet", "warming-up");
+
     public static readonly ForwardingFailure ServerDraining =
         new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Draining, "Tunnel server is shutting down", "server-draining");
 

@@ -34,6 +34,15 @@ public sealed class ProxyEntryOptions
     [Range(0, 100_000)]
     public int MetricsSessionLimit { get; set; } = 100;
 
+    /// <summary>
+    /// A node among several behind a balancer: for this long after it starts, <c>/healthz</c> answers 503 and a session
+    /// without a client here answers 503 (with Retry-After) instead of 404, since its clients may not have reconnected
+    /// yet. At least the clients' longest reconnect delay (<c>TunnelClient:ReconnectMaxDelay</c>) that a restart
+    /// should cover. Zero (the default, for a single server): no warm-up.
+    /// </summary>
+    [TimeSpanRange("00:00:00", "00:10:00")]
+    public TimeSpan WarmUp { get; set; }
+
     /// <summary>Value of <c>Retry-After</c> (seconds) on 503 answers.</summary>
     [Range(1, 3600)]
     public int RetryAfterSeconds { get; set; } = 1;

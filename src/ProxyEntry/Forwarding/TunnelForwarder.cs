@@ -38,16 +38,19 @@ public sealed partial class TunnelForwarder
     private readonly ProxyEntryMetrics _metrics;
     private readonly ILogger<TunnelForwarder> _logger;
     private readonly PublicDrain _drain;
+    private readonly NodeWarmUp _warmUp;
 
     public TunnelForwarder(
         SessionRegistry registry,
         IOptions<ProxyEntryOptions> options,
         ProxyEntryMetrics metrics,
         ILogger<TunnelForwarder> logger,
-        PublicDrain drain)
+        PublicDrain drain,
+        NodeWarmUp warmUp)
     {
         _registry = registry;
         _drain = drain;
+        _warmUp = warmUp;
         _options = options.Value;
         _metrics = metrics;
         _logger = logger;
@@ -237,6 +240,11 @@ public sealed partial class TunnelForwarder
 
     private Task TunnelNotFoundAsync(HttpContext context, SessionRoute route, string backendTarget)
     {
+        if (_warmUp.IsWarmingUp)
+        {
+            return FailAsync(context, streamId: 0, route.Session, ForwardingFailure.WarmingUp);
+        }
+
         ProxyEntryLog.TunnelNotFound(_logger, route.Session, context.Request.Method, backendTarget);
         _metrics.RequestFailed("tunnel-not-found", StatusCodes.Status404NotFound);
         return WriteNotFoundAsync(context, route);

@@ -10,6 +10,7 @@ public static class ProblemTypes
     public const string Overloaded = "urn:tunnel2:problem:overloaded";
     public const string NoReadyClient = "urn:tunnel2:problem:no-ready-client";
     public const string Draining = "urn:tunnel2:problem:draining";
+    public const string WarmingUp = "urn:tunnel2:problem:warming-up";
     public const string HeadersTooLarge = "urn:tunnel2:problem:headers-too-large";
     public const string BodyTooLarge = "urn:tunnel2:problem:body-too-large";
     public const string RequestBodyTooSlow = "urn:tunnel2:problem:request-body-too-slow";

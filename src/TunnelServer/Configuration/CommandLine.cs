@@ -20,6 +20,7 @@ public static class CommandLine
         ["--certificate-key"] = "TunnelServer:CertificateKey",
         ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
         ["--drain-timeout"] = "TunnelServer:DrainTimeout",
+        ["--warm-up"] = "ProxyEntry:WarmUp",
         ["--max-request-headers"] = "ProxyEntry:MaxRequestHeadersBytes",
         ["--host-suffix"] = "ProxyEntry:HostSuffix",
         ["--balancing"] = "ProxyEntry:Balancing:Strategy",
@@ -58,6 +59,9 @@ public static class CommandLine
           --response-timeout <t>     Time to wait for a response head, e.g. 00:01:40 [default 100 s]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: stop taking uplinks and requests, send GoAway, let requests
                                      in flight finish for up to this long, then exit 0 [default 00:00:30]
+          --warm-up <t>              A node behind a balancer: for this long after start, /healthz answers 503
+                                     and an unknown session 503 instead of 404, while clients reconnect
+                                     (at least their TunnelClient:ReconnectMaxDelay) [default 00:00:00: none]
           --max-request-headers <n>  Largest request header block forwarded, bytes; 431 beyond [default 32768]
           --host-suffix <domain>     Host routing: {session}.<domain> reaches that session with its path
                                      unchanged (e.g. tunnel.example.com, or localhost for *.localhost in a
@@ -78,7 +82,7 @@ public static class CommandLine
           TunnelServer__PublicH2cUrl, TunnelServer__AdminUrl, TunnelServer__AdminToken,
           TunnelServer__NodeName, TunnelServer__NodeHeader,
           ProxyEntry__MetricsSessionLimit (sessions with a metrics label of their own, the rest '_other') [100],
-          TunnelServer__DrainTimeout, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
+          TunnelServer__DrainTimeout, ProxyEntry__WarmUp, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,
           ProxyEntry__MaxRequestHeadersBytes, ProxyEntry__HostSuffix, ProxyEntry__Hosts__<host>=<session> (custom
           domains), ProxyEntry__Balancing__Strategy, ProxyEntry__Balancing__Affinity,
           ProxyEntry__Balancing__AffinityHeader, ProxyEntry__Balancing__AffinityCookie, ProxyEntry__Balancing__EjectAfter,

@@ -121,6 +121,9 @@ public sealed class OptionsAnnotationsTests
         AssertInvalid(new ProxyEntryOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(1) }, nameof(ProxyEntryOptions.ResponseHeadTimeout));
         AssertInvalid(new ProxyEntryOptions { MaxRequestBodySize = -1 }, nameof(ProxyEntryOptions.MaxRequestBodySize));
         AssertInvalid(new ProxyEntryOptions { RetryAfterSeconds = 0 }, nameof(ProxyEntryOptions.RetryAfterSeconds));
+        Assert.Empty(Validate(new ProxyEntryOptions { WarmUp = TimeSpan.FromMinutes(10) }));
+        AssertInvalid(new ProxyEntryOptions { WarmUp = TimeSpan.FromMinutes(11) }, nameof(ProxyEntryOptions.WarmUp));
+        AssertInvalid(new ProxyEntryOptions { WarmUp = TimeSpan.FromSeconds(-1) }, nameof(ProxyEntryOptions.WarmUp));
         AssertInvalid(new BalancingOptions { EjectAfter = -1 }, nameof(BalancingOptions.EjectAfter));
         AssertInvalid(new BalancingOptions { AffinityCookie = "bad cookie" }, nameof(BalancingOptions.AffinityCookie));
         AssertInvalid(new BalancingOptions { EjectionBackoff = TimeSpan.Zero }, nameof(BalancingOptions.EjectionBackoff));
