@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Failures of TunnelServer nodes under load through HAProxy (tunnel2-deploy/cluster/run-cluster.sh):
+# kill -9 one node, a rolling restart of all three, one node frozen with SIGSTOP. Counts the requests that failed
+# and times how long until the cluster serves the session through every node again.
+set -euo pipefail
+
+LT_NAME=cluster-failover
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+SCENARIOS="kill restart freeze"
+RATE=500
+SECONDS_PER_RUN=30
+FREEZE_SECONDS=10
+BASE_PORT="${TUNNEL2_CLUSTER_BASE_PORT:-12040}"
+CLUSTER_RUN_DIR="${TUNNEL2_CLUSTER_RUN_DIR:-/tmp/tunnel2-cluster}"
+CONNECTIONS=20
+
+usage() {
+  cat <<EOF
+Usage: tunnel2-load-tests/scripts/cluster-failover.sh [--scenario "kill restart freeze"] [--rate RPS]
+         [--seconds S] [--freeze-seconds F]
+
+Through HAProxy in front of three nodes (tunnel2-deploy/cluster/run-cluster.sh; started here, and stopped at the
+end, when it is not running), GET /loadtest/ping on the dev session at a fixed RATE (default 500 req/s, h2load
+--h1, $CONNECTIONS connections) for S seconds (default 30) per scenario, while:
+  kill     node-2 gets SIGKILL a third of the way in; run-cluster.sh starts it again after 1 s
+  restart  a rolling restart: each node in turn gets SIGTERM (it drains: /healthz 503, GoAway to its clients),
+           is started again, and serves the session again before the next one goes
+  freeze   node-2 gets SIGSTOP a third of the way in and SIGCONT F seconds later (default 10)
+Prints per scenario: requests sent and failed (non-2xx, errors, timeouts), the time from the event until HAProxy
+marks the node down and until the node serves the session again (directly on its public port), and Tunnel2-Node
+counts of who answered. Target for GETs: 0 failed.
+
+Reports: tunnel2-load-tests/reports/<UTC timestamp>-cluster-failover/ (summary.txt, h2load output per scenario).
+Exit 0 when no GET failed, 1 otherwise.
+EOF
+}
+
+while (($#)); do
+  case "$1" in
+    --scenario) SCENARIOS="$2"; shift ;;
+    --rate) RATE="$2"; shift ;;
+    --seconds) SECONDS_PER_RUN="$2"; shift ;;
+    --freeze-seconds) FREEZE_SECONDS="$2"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" 2 ;;
+  esac
+  shift
+done
+for var in RATE SECONDS_PER_RUN FREEZE_SECONDS BASE_PORT; do
+  [[ "${!var}" =~ ^[1-9][0-9]*$ ]] || die "$var must be a positive number, got '${!var}'" 2
+done
+for scenario in $SCENARIOS; do
+  [[ "$scenario" =~ ^(kill|restart|freeze)$ ]] || die "unknown scenario '$scenario' (kill, restart, freeze)" 2
+done
+
+ensure_tool h2load nghttp2-client
+ensure_tool curl curl
+
+HAPROXY_URL="http://127.0.0.1:$BASE_PORT/session/$SESSION/loadtest/ping"
+STATS_CSV="http://127.0.0.1:$((BASE_PORT + 9))/;csv"
+node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))/session/$SESSION/loadtest/ping"; }
+node_pid() { cat "$CLUSTER_RUN_DIR/node-$1.pid" 2>/dev/null; }
+
+REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-cluster-failover"
+mkdir -p "$REPORT_DIR"
+
+CLUSTER_PID=""
+cleanup() {
+  if [[ -n "$CLUSTER_PID" ]]; then
+    log "stopping the cluster we started (run-cluster.sh pid $CLUSTER_PID)"
+    kill -TERM "$CLUSTER_PID" 2>/dev/null || true
+    wait "$CLUSTER_PID" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+if ! answers "$HAPROXY_URL" pong; then
+  log "starting tunnel2-deploy/cluster/run-cluster.sh (log: $REPORT_DIR/run-cluster.log)"
+  $SETSID "$REPO_ROOT/tunnel2-deploy/cluster/run-cluster.sh" >"$REPORT_DIR/run-cluster.log" 2>&1 &
+  CLUSTER_PID=$!
+  deadline=$((SECONDS + STACK_START_TIMEOUT))
+  until answers "$HAPROXY_URL" pong; do
+    kill -0 "$CLUSTER_PID" 2>/dev/null || { tail -n 20 "$REPORT_DIR/run-cluster.log" >&2; CLUSTER_PID=""; die "run-cluster.sh exited"; }
+    ((SECONDS < deadline)) || die "the cluster did not answer within ${STACK_START_TIMEOUT}s"
+    sleep 0.5
+  done
+fi
+
+# haproxy_status NODE: UP, DOWN, "UP 1/2", ... as HAProxy's status page says.
+haproxy_status() { curl -fsS --max-time 1 "$STATS_CSV" 2>/dev/null | awk -F, -v s="node-$1" '$1 == "nodes" && $2 == s {print $18}'; }
+
+# since START_NANOS: seconds since then, to 0.01 s.
+now_ns() { date +%s%N; }
+since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN {printf "%.2f", (b - a) / 1e9}'; }
+
+# wait_for WHAT LIMIT_S COMMAND...: polls every 50 ms; prints the seconds since EVENT_NS when it holds, or "never".
+wait_for() {
+  local limit="$2"
+  shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@"; do
+    ((SECONDS < deadline)) || { echo never; return 0; }
+    sleep 0.05
+  done
+  since "$EVENT_NS"
+}
+is_down() { [[ "$(haproxy_status "$1")" == DOWN* ]]; }
+is_up() { [[ "$(haproxy_status "$1")" == UP ]]; }
+serves() { answers "$(node_url "$1")" pong; }
+restarted() { [[ "$(node_pid "$1")" != "$2" ]] && serves "$1"; }
+
+SUMMARY="$REPORT_DIR/summary.txt"
+failed_total=0
+{
+  echo "cluster-failover $(date -u +%Y-%m-%dT%H:%M:%SZ): $RATE req/s for ${SECONDS_PER_RUN}s per scenario through HAProxy ($HAPROXY_URL)"
+  printf '%-8s %9s %7s %8s  %s\n' scenario requests failed "2xx" "events (seconds after each)"
+} | tee "$SUMMARY"
+
+for scenario in $SCENARIOS; do
+  out="$REPORT_DIR/h2load-$scenario.txt"
+  per_connection=$(awk -v r="$RATE" -v c="$CONNECTIONS" 'BEGIN {printf "%.2f", r / c}')
+  h2load --h1 -c "$CONNECTIONS" --rps "$per_connection" -D "$SECONDS_PER_RUN" -T 10 "$HAPROXY_URL" >"$out" 2>&1 &
+  load_pid=$!
+  sleep $((SECONDS_PER_RUN / 3))
+  events=""
+  case "$scenario" in
+    kill)
+      old=$(node_pid 2)
+      EVENT_NS=$(now_ns)
+      kill -KILL "$old"
+      events="node-2 killed: HAProxy down after $(wait_for down 20 is_down 2) s, serves again after $(wait_for served 60 restarted 2 "$old") s, HAProxy up after $(wait_for up 30 is_up 2) s"
+      ;;
+    restart)
+      for n in 1 2 3; do
+        old=$(node_pid "$n")
+        EVENT_NS=$(now_ns)
+        kill -TERM "$old"
+        events+="node-$n: serves again after $(wait_for served 60 restarted "$n" "$old") s, HAProxy up after $(wait_for up 30 is_up "$n") s; "
+      done
+      ;;
+    freeze)
+      old=$(node_pid 2)
+      EVENT_NS=$(now_ns)
+      kill -STOP "$old"
+      down=$(wait_for down "$FREEZE_SECONDS" is_down 2)
+      remaining=$(awk -v f="$FREEZE_SECONDS" -v s="$(since "$EVENT_NS")" 'BEGIN {r = f - s; print (r > 0 ? r : 0)}')
+      sleep "$remaining"
+      kill -CONT "$old"
+      EVENT_NS=$(now_ns)
+      events="node-2 frozen ${FREEZE_SECONDS}s: HAProxy down after $down s; after SIGCONT serves after $(wait_for served 30 serves 2) s, HAProxy up after $(wait_for up 30 is_up 2) s"
+      ;;
+  esac
+  wait "$load_pid" || true
+  read -r total ok_2xx failed errored timeout < <(awk '
+    /^requests:/ {t = $2; f = $10; e = $12; to = $14}
+    /^status codes:/ {s = $3}
+    END {print t + 0, s + 0, f + 0, e + 0, to + 0}' "$out")
+  bad=$((total - ok_2xx))
+  ((bad > 0)) && failed_total=$((failed_total + bad))
+  printf '%-8s %9s %7s %8s  %s\n' "$scenario" "$total" "$bad" "$ok_2xx" "$events" | tee -a "$SUMMARY"
+  # Let the cluster settle (every node up in HAProxy) before the next scenario.
+  for n in 1 2 3; do EVENT_NS=$(now_ns); wait_for up 30 is_up "$n" >/dev/null; done
+done
+
+log "who answered (Tunnel2-Node over 30 requests now):"
+for _ in $(seq 1 30); do curl -s -D - -o /dev/null "$HAPROXY_URL" | tr -d '\r' | awk -F': ' 'tolower($1) == "tunnel2-node" {print $2}'; done \
+  | sort | uniq -c | sed 's/^/  /' | tee -a "$SUMMARY" >&2
+log "report: $SUMMARY"
+((failed_total == 0))
