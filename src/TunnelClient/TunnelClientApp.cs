@@ -17,7 +17,10 @@ namespace Tunnel2.TunnelClient;
 public static class TunnelClientApp
 {
     /// <exception cref="OptionsValidationException">The configuration is invalid; the message says what to fix.</exception>
-    public static IHost Create(string[] args)
+    public static IHost Create(string[] args) => Create(args, configureServices: null);
+
+    /// <param name="configureServices">Registers services before the defaults (which are added only where none is), for tests.</param>
+    internal static IHost Create(string[] args, Action<IServiceCollection>? configureServices)
     {
         args = CommandLine.JoinRepeatedLists(args);
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings
@@ -27,6 +30,7 @@ public static class TunnelClientApp
         });
         builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
 
+        configureServices?.Invoke(builder.Services);
         builder.Services.AddHostSerilog(builder.Configuration);
         builder.Services.AddOptions<TunnelClientOptions>()
             .Bind(builder.Configuration.GetSection(TunnelClientOptions.SectionName))
@@ -42,6 +46,7 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<BackendHealth>();
         builder.Services.AddHostedService<BackendHealthProbe>();
+        builder.Services.TryAddSingleton<IServerResolver, DnsServerResolver>();
         builder.Services.AddSingleton<UplinkDialer>();
         builder.Services.AddHostedService<TunnelClientService>();
         builder.Services.AddTracingExport(builder.Configuration, "TunnelClient", TunnelClientTracing.SourceName);

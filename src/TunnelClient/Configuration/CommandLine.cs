@@ -15,6 +15,7 @@ public static class CommandLine
         ["--backend-affinity"] = "TunnelClient:BackendAffinity",
         ["--backend-affinity-header"] = "TunnelClient:BackendAffinityHeader",
         ["--uplinks"] = "TunnelClient:Uplinks",
+        ["--resolve-interval"] = "TunnelClient:ResolveInterval",
         ["--weight"] = "TunnelClient:Weight",
         ["--health-path"] = "TunnelClient:HealthPath",
         ["--health-interval"] = "TunnelClient:HealthInterval",
@@ -118,6 +119,9 @@ public static class CommandLine
           --backend-affinity-header <name>
                                      The header Header affinity hashes, e.g. X-User-Id
           --uplinks <n>              Uplink connections, all serving the session (1-16) [default 1]
+          --resolve-interval <t>     A cluster behind one name: resolve each server name this often and keep
+                                     --uplinks uplinks to every address it has (nodes join and leave by DNS)
+                                     [default 00:00:00: the name is one server]
           --weight <n>               This client's share when the server balances the session by weight
                                      (1-100)                                [default 1]
           --health-path <path>       Probe this path on each backend (e.g. /healthz); a backend that fails
@@ -163,7 +167,7 @@ public static class CommandLine
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__BackendBalancing, TunnelClient__BackendAffinity, TunnelClient__BackendAffinityHeader,
           TunnelClient__BackendAffinityCookie,
-          TunnelClient__Uplinks, TunnelClient__Weight, TunnelClient__HealthPath, TunnelClient__HealthInterval,
+          TunnelClient__Uplinks, TunnelClient__ResolveInterval, TunnelClient__Weight, TunnelClient__HealthPath, TunnelClient__HealthInterval,
           TunnelClient__HealthTimeout, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
           TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout, TunnelClient__RewritePaths,
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,

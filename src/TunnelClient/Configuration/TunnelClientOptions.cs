@@ -65,6 +65,14 @@ public sealed class TunnelClientOptions
     [Range(1, 16)]
     public int Uplinks { get; set; } = 1;
 
+    /// <summary>
+    /// A cluster behind one name: with an interval here, each server given by a host name is resolved that often and the
+    /// client keeps <see cref="Uplinks"/> uplinks to every address the name has, so nodes can be added and removed in
+    /// DNS; the uplinks of an address that is gone drain and close. Zero (the default): the name is dialled as one server.
+    /// </summary>
+    [TimeSpanRange("00:00:00", "01:00:00")]
+    public TimeSpan ResolveInterval { get; set; }
+
     /// <summary>This client's share of the session's traffic when the server balances it by weight (1-100).</summary>
     [Range(1, 100)]
     public int Weight { get; set; } = 1;

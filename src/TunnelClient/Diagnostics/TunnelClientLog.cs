@@ -81,4 +81,13 @@ internal static partial class TunnelClientLog
 
     [LoggerMessage(EventId = 25, Level = LogLevel.Information, Message = "Inspector: replay of request {OriginalId} refused: {Reason}")]
     public static partial void ReplayRefused(ILogger logger, long originalId, string reason);
+
+    [LoggerMessage(EventId = 27, Level = LogLevel.Information, Message = "{Host} resolves to a new node {Address}: opening {Uplinks} uplink(s) to it")]
+    public static partial void NodeFound(ILogger logger, string host, string address, int uplinks);
+
+    [LoggerMessage(EventId = 28, Level = LogLevel.Information, Message = "{Host} no longer resolves to {Address}: its uplinks drain and close")]
+    public static partial void NodeLeft(ILogger logger, string host, string address);
+
+    [LoggerMessage(EventId = 29, Level = LogLevel.Warning, Message = "Could not resolve {Host} ({Reason}); keeping the uplinks to its {Nodes} known node(s)")]
+    public static partial void ResolveFailed(ILogger logger, string host, int nodes, string reason);
 }

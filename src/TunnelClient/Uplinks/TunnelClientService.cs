@@ -1,3 +1,5 @@
+using System.Net;
+using System.Net.Sockets;
 using System.Security.Authentication;
 using Microsoft.Extensions.Options;
 using Tunnel2.TunnelClient.Configuration;
@@ -29,9 +31,12 @@ public sealed class TunnelClientService : BackgroundService
     private readonly ClientInstance _instance;
     private readonly BackendRelay _relay;
     private readonly BackendHealth _health;
+    private readonly IServerResolver _resolver;
+    private int _nextSlot;
 
     public TunnelClientService(
         UplinkDialer dialer,
+        IServerResolver resolver,
         ClientInstance instance,
         BackendRelay relay,
         BackendHealth health,
@@ -42,6 +47,7 @@ public sealed class TunnelClientService : BackgroundService
         ILogger<TunnelClientService> logger)
     {
         _dialer = dialer;
+        _resolver = resolver;
         _instance = instance;
         _relay = relay;
         _health = health;
@@ -56,44 +62,133 @@ public sealed class TunnelClientService : BackgroundService
     protected override Task ExecuteAsync(CancellationToken stoppingToken)
     {
         IReadOnlyList<Uri> servers = ServerList.Parse(_options.Server, out _) ?? []; // validated at start
-        var uplinks = new Task[servers.Count * _options.Uplinks];
-        for (int slot = 0; slot < uplinks.Length; slot++)
+        var jobs = new List<Task>(servers.Count * _options.Uplinks);
+        foreach (Uri server in servers)
         {
-            uplinks[slot] = KeepUplinkAsync(servers[slot / _options.Uplinks], slot, stoppingToken);
+            if (_options.ResolveInterval > TimeSpan.Zero && server.HostNameType == UriHostNameType.Dns)
+            {
+                jobs.Add(KeepResolvedServerAsync(server, stoppingToken));
+                continue;
+            }
+
+            for (int i = 0; i < _options.Uplinks; i++)
+            {
+                jobs.Add(KeepUplinkAsync(new UplinkTarget(server), Interlocked.Increment(ref _nextSlot) - 1, stoppingToken));
+            }
         }
 
-        return Task.WhenAll(uplinks);
+        return Task.WhenAll(jobs);
     }
 
-    /// <param name="slot">Unique over all servers, so two names for one node never replace each other's uplinks.</param>
-    private async Task KeepUplinkAsync(Uri server, int slot, CancellationToken stoppingToken)
+    /// <summary>
+    /// A name for a cluster's nodes (<see cref="TunnelClientOptions.ResolveInterval"/>): resolves it every interval and
+    /// keeps <see cref="TunnelClientOptions.Uplinks"/> uplinks to each address it has. An address that appears gets
+    /// uplinks of its own; one that is gone has its uplinks drained, as a stop would. A failed lookup keeps what there is.
+    /// </summary>
+    private async Task KeepResolvedServerAsync(Uri server, CancellationToken stoppingToken)
     {
+        var nodes = new Dictionary<IPAddress, ResolvedNode>();
+        var leaving = new List<Task>();
+        try
+        {
+            while (!stoppingToken.IsCancellationRequested)
+            {
+                IPAddress[]? addresses = null;
+                try
+                {
+                    addresses = await _resolver.ResolveAsync(server.Host, stoppingToken);
+                }
+                catch (Exception ex) when (ex is SocketException or ArgumentException || (ex is OperationCanceledException && !stoppingToken.IsCancellationRequested))
+                {
+                    TunnelClientLog.ResolveFailed(_logger, server.Host, nodes.Count, ex.Message);
+                }
+
+                if (addresses is not null)
+                {
+                    ServerAddressChange change = ServerAddressChange.Between(nodes.Keys, addresses);
+                    foreach (IPAddress gone in change.Removed)
+                    {
+                        TunnelClientLog.NodeLeft(_logger, server.Host, gone.ToString());
+                        nodes.Remove(gone, out ResolvedNode? node);
+                        leaving.Add(node!.Leave());
+                    }
+
+                    foreach (IPAddress added in change.Added)
+                    {
+                        TunnelClientLog.NodeFound(_logger, server.Host, added.ToString(), _options.Uplinks);
+                        nodes[added] = StartNode(new UplinkTarget(server, added), stoppingToken);
+                    }
+                }
+
+                await DelayAsync(_options.ResolveInterval, stoppingToken);
+            }
+        }
+        finally
+        {
+            foreach (ResolvedNode node in nodes.Values)
+            {
+                leaving.Add(node.Uplinks);
+            }
+
+            await Task.WhenAll(leaving);
+        }
+    }
+
+    private ResolvedNode StartNode(UplinkTarget target, CancellationToken stoppingToken)
+    {
+        var leave = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken);
+        var uplinks = new Task[_options.Uplinks];
+        for (int i = 0; i < uplinks.Length; i++)
+        {
+            uplinks[i] = KeepUplinkAsync(target, Interlocked.Increment(ref _nextSlot) - 1, leave.Token);
+        }
+
+        return new ResolvedNode(leave, Task.WhenAll(uplinks));
+    }
+
+    /// <summary>The uplinks to one address of a resolved name, and the way to make them drain and end.</summary>
+    private sealed class ResolvedNode(CancellationTokenSource leave, Task uplinks)
+    {
+        public Task Uplinks => uplinks;
+
+        /// <returns>The uplinks, ending once they have drained.</returns>
+        public Task Leave()
+        {
+            leave.Cancel();
+            return uplinks.ContinueWith(static (_, state) => ((CancellationTokenSource)state!).Dispose(), leave, TaskScheduler.Default);
+        }
+    }
+
+    /// <param name="slot">Unique over all uplinks, so two names for one node never replace each other's uplinks.</param>
+    private async Task KeepUplinkAsync(UplinkTarget target, int slot, CancellationToken stoppingToken)
+    {
+        Uri server = target.Server;
         int failedAttempts = 0;
         while (!stoppingToken.IsCancellationRequested)
         {
             string reason;
             try
             {
-                await using (DialedUplink dialed = await _dialer.ConnectAsync(server, slot, stoppingToken))
+                await using (DialedUplink dialed = await _dialer.ConnectAsync(target, slot, stoppingToken))
                 {
                     failedAttempts = 0;
                     _status.OnConnected();
-                    _metrics.UplinkUp(server.Authority);
+                    _metrics.UplinkUp(target.Label);
                     try
                     {
-                        TunnelClientLog.Connected(_logger, server.OriginalString, _options.Transport, _options.Session, _options.Backend, _instance.ForUplink(slot));
+                        TunnelClientLog.Connected(_logger, target.Label, _options.Transport, _options.Session, _options.Backend, _instance.ForUplink(slot));
                         if (dialed.PublicUrl is { } publicUrl && _status.OnPublicUrl(publicUrl))
                         {
                             TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backend);
                         }
 
-                        await RunUntilStoppedAsync(server, dialed.Uplink, stoppingToken);
+                        await RunUntilStoppedAsync(target, dialed.Uplink, stoppingToken);
                     }
                     finally
                     {
                         reason = dialed.Uplink.CloseReason ?? "closed";
                         _status.OnDisconnected(reason);
-                        _metrics.UplinkDown(server.Authority);
+                        _metrics.UplinkDown(target.Label);
                     }
                 }
 
@@ -102,7 +197,7 @@ public sealed class TunnelClientService : BackgroundService
                     return;
                 }
 
-                TunnelClientLog.Disconnected(_logger, server.OriginalString, reason);
+                TunnelClientLog.Disconnected(_logger, target.Label, reason);
             }
             catch (UplinkRefusedException refused) when (refused.IsAuthenticationFailure)
             {
@@ -131,7 +226,7 @@ public sealed class TunnelClientService : BackgroundService
                 reason = ex is OperationCanceledException ? "connect timed out" : ex.Message;
                 _status.OnConnectFailed(reason);
                 TimeSpan failedDelay = _backoff.NextDelay(failedAttempts++, Random.Shared);
-                TunnelClientLog.ConnectFailed(_logger, server.OriginalString, reason, (long)failedDelay.TotalMilliseconds);
+                TunnelClientLog.ConnectFailed(_logger, target.Label, reason, (long)failedDelay.TotalMilliseconds);
                 await DelayAsync(failedDelay, stoppingToken);
                 continue;
             }
@@ -145,7 +240,7 @@ public sealed class TunnelClientService : BackgroundService
     /// Runs the uplink until it drops. A stop does not cut it: the client announces it is leaving (GoAway), lets the
     /// requests in flight finish up to <see cref="TunnelClientOptions.DrainTimeout"/>, then closes it.
     /// </summary>
-    private async Task RunUntilStoppedAsync(Uri server, Protocol.Multiplexing.Uplink uplink, CancellationToken stoppingToken)
+    private async Task RunUntilStoppedAsync(UplinkTarget target, Protocol.Multiplexing.Uplink uplink, CancellationToken stoppingToken)
     {
         Task run = uplink.RunAsync(CancellationToken.None); // a stop drains the uplink below, it does not cut it
         using HealthReports reports = ReportHealth(uplink);
@@ -157,7 +252,7 @@ public sealed class TunnelClientService : BackgroundService
 
         if (!run.IsCompleted)
         {
-            TunnelClientLog.Draining(_logger, server.OriginalString, uplink.ActiveStreamCount, (long)_options.DrainTimeout.TotalMilliseconds);
+            TunnelClientLog.Draining(_logger, target.Label, uplink.ActiveStreamCount, (long)_options.DrainTimeout.TotalMilliseconds);
             if (await uplink.DrainAsync(_options.DrainTimeout))
             {
                 TunnelClientLog.Drained(_logger);

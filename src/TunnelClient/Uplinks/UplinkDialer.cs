@@ -39,8 +39,15 @@ public sealed class UplinkDialer
     /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
     /// <param name="server">The server (one of <see cref="TunnelClientOptions.Server"/>) to dial.</param>
     /// <param name="slot">Which of the client's uplinks this is, over all servers (0 … servers × Uplinks - 1).</param>
-    public async Task<DialedUplink> ConnectAsync(Uri server, int slot, CancellationToken cancellationToken)
+    public Task<DialedUplink> ConnectAsync(Uri server, int slot, CancellationToken cancellationToken) =>
+        ConnectAsync(new UplinkTarget(server), slot, cancellationToken);
+
+    /// <inheritdoc cref="ConnectAsync(Uri, int, CancellationToken)"/>
+    /// <param name="target">The server, and the one address of its name to dial when it names several nodes.</param>
+    /// <param name="slot">Which of the client's uplinks this is; never the same for two uplinks of one client.</param>
+    public async Task<DialedUplink> ConnectAsync(UplinkTarget target, int slot, CancellationToken cancellationToken)
     {
+        Uri server = target.Server;
         string instanceId = _instance.ForUplink(slot);
 
         // The login reports the backend's health, so the server does not route to a backend nobody has probed yet.
@@ -49,7 +56,7 @@ public sealed class UplinkDialer
         timeout.CancelAfter(_options.ConnectTimeout);
         if (_options.Transport == TunnelClientOptions.WebSocketTransport)
         {
-            return await ConnectWebSocketAsync(server, instanceId, slot, timeout.Token);
+            return await ConnectWebSocketAsync(target, instanceId, slot, timeout.Token);
         }
 
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -59,7 +66,7 @@ public sealed class UplinkDialer
         Stream? network = null;
         try
         {
-            await socket.ConnectAsync(new DnsEndPoint(server.Host, server.Port), timeout.Token);
+            await socket.ConnectAsync(EndPointOf(target), timeout.Token);
             network = new NetworkStream(socket, ownsSocket: true);
             if (server.Scheme == Uri.UriSchemeHttps)
             {
@@ -82,7 +89,7 @@ public sealed class UplinkDialer
 
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{server.Authority} #{slot}");
+                name: $"{_options.Session}->{target.Label} #{slot}");
             return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]);
         }
         catch
@@ -126,22 +133,34 @@ public sealed class UplinkDialer
 
     private ServerCertificatePolicy CertificatePolicy => _certificatePolicy ??= new ServerCertificatePolicy(_options);
 
+    private static EndPoint EndPointOf(UplinkTarget target) =>
+        target.Address is { } address ? new IPEndPoint(address, target.Server.Port) : new DnsEndPoint(target.Server.Host, target.Server.Port);
+
     /// <summary>The same handshake as a WebSocket upgrade; the frames then travel in binary messages.</summary>
-    private async Task<DialedUplink> ConnectWebSocketAsync(Uri server, string instanceId, int slot, CancellationToken cancellationToken)
+    private async Task<DialedUplink> ConnectWebSocketAsync(UplinkTarget target, string instanceId, int slot, CancellationToken cancellationToken)
     {
+        Uri server = target.Server;
         var webSocket = new ClientWebSocket();
         string? refusal = null;
         HttpMessageInvoker? invoker = null;
         try
         {
-            if (server.Scheme == Uri.UriSchemeHttps)
+            if (server.Scheme == Uri.UriSchemeHttps || target.Address is not null)
             {
-                // A handler of its own carries the trust settings (a private CA, a pin) that ClientWebSocket's options cannot.
-                invoker = new HttpMessageInvoker(new SocketsHttpHandler
+                // A handler of its own carries the trust settings (a private CA, a pin) that ClientWebSocket's options
+                // cannot, and dials the one node's address when the name has several.
+                var handler = new SocketsHttpHandler { ConnectTimeout = _options.ConnectTimeout };
+                if (server.Scheme == Uri.UriSchemeHttps)
                 {
-                    SslOptions = CertificatePolicy.CreateOptions(server.IdnHost, reason => refusal = reason),
-                    ConnectTimeout = _options.ConnectTimeout,
-                });
+                    handler.SslOptions = CertificatePolicy.CreateOptions(server.IdnHost, reason => refusal = reason);
+                }
+
+                if (target.Address is not null)
+                {
+                    handler.ConnectCallback = (_, token) => ConnectStreamAsync(EndPointOf(target), token);
+                }
+
+                invoker = new HttpMessageInvoker(handler);
             }
 
             webSocket.Options.CollectHttpResponseDetails = true;
@@ -178,7 +197,7 @@ public sealed class UplinkDialer
             UplinkSettings settings = NegotiatedSettings(name => headers.TryGetValue(name, out IEnumerable<string>? values) ? string.Join(',', values) : null);
             Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
             var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{url.Authority} #{slot} (websocket)");
+                name: $"{_options.Session}->{target.Label} #{slot} (websocket)");
             return new DialedUplink(stream, uplink, invoker,
                 headers.TryGetValue(HandshakeProtocol.PublicUrlHeader, out IEnumerable<string>? urls) ? urls.FirstOrDefault() : null);
         }
@@ -186,6 +205,21 @@ public sealed class UplinkDialer
         {
             webSocket.Dispose();
             invoker?.Dispose();
+            throw;
+        }
+    }
+
+    private static async ValueTask<Stream> ConnectStreamAsync(EndPoint endPoint, CancellationToken cancellationToken)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        try
+        {
+            await socket.ConnectAsync(endPoint, cancellationToken);
+            return new NetworkStream(socket, ownsSocket: true);
+        }
+        catch
+        {
+            socket.Dispose();
             throw;
         }
     }
