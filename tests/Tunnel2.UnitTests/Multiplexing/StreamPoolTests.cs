@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Text;
-using Microsoft.Extensions.Logging.Abstractions;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
