@@ -2,7 +2,7 @@
 # Tunnel2 as a cluster on loopback: TestBackend, three TunnelServer nodes that share nothing, HAProxy in front of
 # their public ports, and TunnelClients that each hold an uplink to every node.
 #
-#   tunnel2-deploy/cluster/run-cluster.sh [--no-build] [--clients N] [--help]
+#   tunnel2-deploy/cluster/run-cluster.sh [--no-build] [--clients N] [--nodes N] [--help]
 set -euo pipefail
 
 readonly SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,7 +10,6 @@ readonly REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
 
 # The dev session and token of the Development configuration, as in run-local.sh.
 readonly SESSION="22222222-2222-2222-2222-222222222222"
-readonly NODES=3
 
 BASE_PORT="${TUNNEL2_CLUSTER_BASE_PORT:-12040}"
 RUN_DIR="${TUNNEL2_RUN_DIR:-/tmp/tunnel2-cluster}"
@@ -18,6 +17,7 @@ START_TIMEOUT="${TUNNEL2_START_TIMEOUT:-60}"
 STOP_TIMEOUT="${TUNNEL2_STOP_TIMEOUT:-15}"
 CONFIGURATION=Release
 BUILD=1
+NODES=3
 # A node that starts says it is not ready for this long (ProxyEntry:WarmUp), while the clients reconnect to it; it
 # covers the clients' longest reconnect delay, which the cluster's clients keep short.
 WARM_UP=00:00:04
@@ -27,7 +27,7 @@ CLIENTS=1
 usage() {
   local b="$BASE_PORT"
   cat <<EOF
-Usage: tunnel2-deploy/cluster/run-cluster.sh [--no-build] [--clients N] [--help]
+Usage: tunnel2-deploy/cluster/run-cluster.sh [--no-build] [--clients N] [--nodes N] [--help]
 
 Starts on 127.0.0.1, each piece in its own session:
   HAProxy        http://127.0.0.1:$b  (tunnel2-deploy/cluster/haproxy.cfg; its status page :$((b + 9)))
@@ -40,6 +40,7 @@ Starts on 127.0.0.1, each piece in its own session:
 Builds Release first (unless --no-build), waits until the session answers through every node and through
 HAProxy, prints the URL, then runs until Ctrl-C / SIGTERM and stops everything in reverse order. A node that
 exits (killed, or stopped with SIGTERM after its drain) is started again after 1 s, as a service manager would.
+--nodes 1 or 2 starts fewer nodes (HAProxy keeps the others' places, down), to compare cost per node.
 Each process's pid is written to \$TUNNEL2_RUN_DIR/<name>.pid for the failure scripts
 (tunnel2-load-tests/scripts/cluster-failover.sh).
 
@@ -61,6 +62,11 @@ while (($#)); do
     --clients)
       [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || { echo "run-cluster: --clients needs a number of at least 1" >&2; exit 2; }
       CLIENTS="$2"
+      shift
+      ;;
+    --nodes)
+      [[ $# -ge 2 && "$2" =~ ^[1-3]$ ]] || { echo "run-cluster: --nodes takes 1, 2 or 3 (haproxy.cfg names three)" >&2; exit 2; }
+      NODES="$2"
       shift
       ;;
     -h|--help) usage; exit 0 ;;
@@ -95,7 +101,7 @@ HAPROXY_PORT=$BASE_PORT
 STATS_PORT=$((BASE_PORT + 9))
 BACKEND_PORT=$((BASE_PORT + 7))
 public_port() { echo $((BASE_PORT + $1)); }
-tunnel_port() { echo $((BASE_PORT + NODES + $1)); }
+tunnel_port() { echo $((BASE_PORT + 3 + $1)); }
 
 busy=0
 for port in "$HAPROXY_PORT" "$STATS_PORT" "$BACKEND_PORT" $(for n in $(seq 1 $NODES); do public_port "$n"; tunnel_port "$n"; done); do
