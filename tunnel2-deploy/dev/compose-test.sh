@@ -5,8 +5,10 @@
 # from this machine's Debian source: no image registry is needed), publishes TunnelServer and TunnelClient as Native
 # AOT and TestBackend self-contained, builds the images (tunnel2-deploy/docker/Prebuilt.Dockerfile through
 # docker-compose.ci.yml), brings up TestBackend, TunnelServer and TunnelClient, waits for their health, runs
-# `ab -n 500 -c 50` through the tunnel container and one request per TestBackend endpoint, prints the image sizes, and
-# takes it all down (containers, the project's network, the images). Ends with one line "N passed, N failed".
+# `ab -n 500 -c 50` through the tunnel container and one request per TestBackend endpoint, prints the image sizes; then
+# brings up the cluster topology (tunnel2-deploy/cluster/docker-compose.yml: three nodes, HAProxy from an image made
+# the same way with Debian's haproxy, a client with an uplink to each) and sends load through HAProxy while a node
+# stops; and takes it all down (containers, the projects' networks, the images). Ends with one line "N passed, N failed".
 #
 #   tunnel2-deploy/dev/compose-test.sh [--keep-engine]
 set -uo pipefail
@@ -30,8 +32,14 @@ check() { # name, then a command that must succeed
 }
 give_up() { log "$*"; echo "$passed passed, $((failed + 1)) failed"; exit 1; }
 compose() { docker-compose -p "$project" -f "$compose_dir/docker-compose.yml" -f "$compose_dir/docker-compose.ci.yml" "$@"; }
+cluster_dir="$root/tunnel2-deploy/cluster"
+cluster() { docker-compose -p "${project}c" -f "$cluster_dir/docker-compose.yml" -f "$cluster_dir/docker-compose.ci.yml" "$@"; }
+cluster_started=""
 
 cleanup() {
+  if [ -n "$cluster_started" ]; then
+    cluster down --volumes --rmi local --timeout 10 >/dev/null 2>&1
+  fi
   if [ -n "${TUNNEL2_PREBUILT:-}" ]; then
     compose down --volumes --rmi local --timeout 10 >/dev/null 2>&1
   fi
@@ -75,22 +83,27 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { tail -5 "$work/engine/dockerd.log"; give_up "the Docker engine did not start"; }
 fi
 
-# ---- base image: a Debian root file system made here -------------------------------------------------------------
-export TUNNEL2_BASE_IMAGE=tunnel2/base:bookworm
-if ! docker image inspect "$TUNNEL2_BASE_IMAGE" >/dev/null 2>&1; then
+# ---- base images: Debian root file systems made here -------------------------------------------------------------
+# debian_image IMAGE PACKAGES: debootstrap --variant=minbase with PACKAGES from this machine's Debian source, imported.
+debian_image() {
+  local image=$1 packages=$2 mirror suite rootfs
+  docker image inspect "$image" >/dev/null 2>&1 && return 0
   mirror=$(grep -hoE '^URIs: *http[^ ]*debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1 | sed 's/^URIs: *//')
   [ -n "$mirror" ] || mirror=$(grep -hoE '^deb +http[^ ]+' /etc/apt/sources.list 2>/dev/null | head -1 | awk '{print $2}')
   [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
   suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-  log "making the base image: debootstrap --variant=minbase $suite from $mirror (a few minutes)"
-  debootstrap --variant=minbase --include=wget,ca-certificates "$suite" "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
+  rootfs="$work/rootfs-${image//[:\/]/-}"
+  log "making $image: debootstrap --variant=minbase --include=$packages $suite from $mirror (a few minutes)"
+  debootstrap --variant=minbase --include="$packages" "$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -5 "$work/debootstrap.log"; give_up "debootstrap failed"; }
   # Package caches and lists, translations, manual and info pages: nothing the applications read (copyrights stay).
-  rm -rf "$work"/rootfs/var/cache/apt/archives/*.deb "$work"/rootfs/var/lib/apt/lists/* "$work"/rootfs/var/cache/apt/*.bin \
-    "$work"/rootfs/usr/share/locale/* "$work"/rootfs/usr/share/man/* "$work"/rootfs/usr/share/info/*
-  tar -C "$work/rootfs" -c . | docker import - "$TUNNEL2_BASE_IMAGE" >/dev/null || give_up "docker import failed"
-  rm -rf "$work/rootfs"
-fi
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin \
+    "$rootfs"/usr/share/locale/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/*
+  tar -C "$rootfs" -c . | docker import - "$image" >/dev/null || give_up "docker import of $image failed"
+  rm -rf "$rootfs"
+}
+export TUNNEL2_BASE_IMAGE=tunnel2/base:bookworm
+debian_image "$TUNNEL2_BASE_IMAGE" wget,ca-certificates
 
 # ---- the applications, published outside Docker ------------------------------------------------------------------
 export TUNNEL2_PREBUILT="$work/publish"
@@ -119,12 +132,13 @@ check "test_backend, tunnel_server and tunnel_client report healthy" all_healthy
 ports_on_loopback() { ! docker ps --filter "label=com.docker.compose.project=$project" --format '{{.Ports}}' | grep -q '0\.0\.0\.0:\|:::'; }
 check "published ports are bound to 127.0.0.1 only" ports_on_loopback
 
+# ab_run URL N C: all N complete, none failed, none non-2xx.
 ab_run() {
-  ab -n 500 -c 50 -q "$public/session/$session/loadtest/ping" >"$work/ab.txt" 2>&1 || return 1
+  ab -n "$2" -c "$3" -q "$1" >"$work/ab.txt" 2>&1 || return 1
   grep -E '^(Complete|Failed) requests|^Non-2xx|^Requests per second' "$work/ab.txt" | sed 's/^/  /'
-  grep -q '^Complete requests: *500' "$work/ab.txt" && grep -q '^Failed requests: *0' "$work/ab.txt" && ! grep -q '^Non-2xx' "$work/ab.txt"
+  grep -q "^Complete requests: *$2\$" "$work/ab.txt" && grep -q '^Failed requests: *0' "$work/ab.txt" && ! grep -q '^Non-2xx' "$work/ab.txt"
 }
-check "ab -n 500 -c 50 through the tunnel container: 500 complete, 0 failed" ab_run
+check "ab -n 500 -c 50 through the tunnel container: 500 complete, 0 failed" ab_run "$public/session/$session/loadtest/ping" 500 50
 
 endpoints() {
   local base="$public/session/$session" ok=0
@@ -144,10 +158,44 @@ endpoints() {
 }
 check "one request per TestBackend endpoint through the tunnel" endpoints
 
-log "image sizes:"
-docker images --format '  {{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'tunnel2/' | sort
 if [ "$failed" -ne 0 ]; then
   compose logs --tail 20 >"$work/compose.log" 2>&1; tail -40 "$work/compose.log"
 fi
+
+# ---- the cluster: three nodes behind HAProxy, a client with an uplink to each -------------------------------------
+export TUNNEL2_HAPROXY_IMAGE=tunnel2/haproxy:bookworm
+debian_image "$TUNNEL2_HAPROXY_IMAGE" haproxy
+log "building and starting the cluster (project ${project}c)"
+cluster_started=1
+cluster build >"$work/cluster-build.log" 2>&1 || { tail -20 "$work/cluster-build.log"; give_up "docker-compose build of the cluster failed"; }
+cluster up -d >"$work/cluster-up.log" 2>&1 || { tail -20 "$work/cluster-up.log"; give_up "docker-compose up of the cluster failed"; }
+balancer=http://127.0.0.1:12040/session/$session/loadtest/ping
+cluster_healthy() { [ "$(docker inspect -f '{{.State.Health.Status}}' "$(cluster ps -q tunnel_client)" 2>/dev/null)" = healthy ]; }
+# Every node up in HAProxy (its checks pass once a node's warm-up is over).
+nodes_up() { [ "$(curl -fsS --max-time 2 'http://127.0.0.1:12049/;csv' 2>/dev/null | awk -F, '$1 == "nodes" && $2 ~ /^node-/ && $18 == "UP"' | wc -l)" -eq 3 ]; }
+for _ in $(seq 1 120); do cluster_healthy && nodes_up && break; sleep 1; done
+check "cluster: the client serves the session through every node, and HAProxy has the three nodes up" eval 'cluster_healthy && nodes_up'
+check "cluster: ab -n 500 -c 50 through HAProxy: 500 complete, 0 failed" ab_run "$balancer" 500 50
+three_nodes_answer() {
+  [ "$(for _ in $(seq 1 30); do curl -s -D - -o /dev/null "$balancer" | tr -d '\r' | awk -F': ' 'tolower($1) == "tunnel2-node" {print $2}'; done | sort -u | wc -l)" -eq 3 ]
+}
+check "cluster: HAProxy spreads requests over node-1, node-2 and node-3 (Tunnel2-Node)" three_nodes_answer
+node_stops_under_load() {
+  ab -n 20000 -c 20 -q "$balancer" >"$work/ab-stop.txt" 2>&1 &
+  local load=$!
+  sleep 1
+  cluster stop -t 30 node_2 >/dev/null 2>&1
+  wait "$load" || return 1
+  cluster start node_2 >/dev/null 2>&1
+  grep -E '^(Complete|Failed) requests|^Non-2xx' "$work/ab-stop.txt" | sed 's/^/  /'
+  grep -q '^Complete requests: *20000$' "$work/ab-stop.txt" && grep -q '^Failed requests: *0' "$work/ab-stop.txt" && ! grep -q '^Non-2xx' "$work/ab-stop.txt"
+}
+check "cluster: node_2 stopped (SIGTERM, drain) during ab -n 20000 -c 20 through HAProxy: 0 failed" node_stops_under_load
+if [ "$failed" -ne 0 ]; then
+  cluster logs --tail 20 >"$work/cluster.log" 2>&1; tail -60 "$work/cluster.log"
+fi
+
+log "image sizes:"
+docker images --format '  {{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'tunnel2/' | sort
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
