@@ -22,6 +22,9 @@ NODES=3
 # covers the clients' longest reconnect delay, which the cluster's clients keep short.
 WARM_UP=00:00:04
 CLIENT_RECONNECT_MAX_DELAY=00:00:02
+# The clients notice a node that stops answering (frozen, cut off) within this, not the default 45 s.
+CLIENT_KEEP_ALIVE_INTERVAL=00:00:02
+CLIENT_KEEP_ALIVE_TIMEOUT=00:00:06
 CLIENTS=1
 
 usage() {
@@ -36,7 +39,8 @@ Starts on 127.0.0.1, each piece in its own session:
                  (after a start, /healthz says 503 while the clients reconnect)
   TestBackend    http://127.0.0.1:$((b + 7))
   TunnelClient   N clients (default 1) on session $SESSION, each with one uplink to every node
-                 (--server given three times), all relaying to TestBackend, reconnecting within $CLIENT_RECONNECT_MAX_DELAY
+                 (--server given three times), all relaying to TestBackend, reconnecting within $CLIENT_RECONNECT_MAX_DELAY,
+                 dropping an uplink whose node is silent for $CLIENT_KEEP_ALIVE_TIMEOUT (pings every $CLIENT_KEEP_ALIVE_INTERVAL)
 Builds Release first (unless --no-build), waits until the session answers through every node and through
 HAProxy, prints the URL, then runs until Ctrl-C / SIGTERM and stops everything in reverse order. A node that
 exits (killed, or stopped with SIGTERM after its drain) is started again after 1 s, as a service manager would.
@@ -165,7 +169,8 @@ done
 
 for c in $(seq 1 "$CLIENTS"); do
   start_recorded "client-$c" "$(dirname "$(dll TunnelClient)")" dotnet "$(dll TunnelClient)" --environment Development \
-    "${servers[@]}" --backend "http://127.0.0.1:$BACKEND_PORT" "--TunnelClient:ReconnectMaxDelay=$CLIENT_RECONNECT_MAX_DELAY"
+    "${servers[@]}" --backend "http://127.0.0.1:$BACKEND_PORT" "--TunnelClient:ReconnectMaxDelay=$CLIENT_RECONNECT_MAX_DELAY" \
+    "--TunnelClient:KeepAliveInterval=$CLIENT_KEEP_ALIVE_INTERVAL" "--TunnelClient:KeepAliveTimeout=$CLIENT_KEEP_ALIVE_TIMEOUT"
 done
 
 PATH_PING="/session/$SESSION/loadtest/ping"

@@ -27,7 +27,8 @@ end, when it is not running), GET /loadtest/ping on the dev session at a fixed R
   kill     node-2 gets SIGKILL a third of the way in; run-cluster.sh starts it again after 1 s
   restart  a rolling restart: each node in turn gets SIGTERM (it drains: /healthz 503, GoAway to its clients),
            is started again, and serves the session again before the next one goes
-  freeze   node-2 gets SIGSTOP a third of the way in and SIGCONT F seconds later (default 10)
+  freeze   node-2 gets SIGSTOP a third of the way in and SIGCONT F seconds later (default 10); HAProxy's checks
+           and the client's keep-alive (6 s in run-cluster.sh) each notice it
 Prints per scenario: requests sent and failed (non-2xx, errors, timeouts), the time from the event until HAProxy
 marks the node down and until the node serves the session again (directly on its public port), and Tunnel2-Node
 counts of who answered. Target for GETs: 0 failed.
@@ -110,6 +111,9 @@ is_down() { [[ "$(haproxy_status "$1")" == DOWN* ]]; }
 is_up() { [[ "$(haproxy_status "$1")" == UP ]]; }
 serves() { answers "$(node_url "$1")" pong; }
 restarted() { [[ "$(node_pid "$1")" != "$2" ]] && serves "$1"; }
+# The clients' keep-alive timeouts so far (their logs say "nothing received for N ms (keep-alive timeout)").
+keep_alive_timeouts() { cat "$CLUSTER_RUN_DIR"/client-*.log 2>/dev/null | grep -c 'keep-alive timeout' || true; }
+client_dropped() { (($(keep_alive_timeouts) > $1)); }
 
 SUMMARY="$REPORT_DIR/summary.txt"
 failed_total=0
@@ -142,14 +146,16 @@ for scenario in $SCENARIOS; do
       ;;
     freeze)
       old=$(node_pid 2)
+      timeouts_before=$(keep_alive_timeouts)
       EVENT_NS=$(now_ns)
       kill -STOP "$old"
       down=$(wait_for down "$FREEZE_SECONDS" is_down 2)
+      dropped=$(wait_for dropped "$FREEZE_SECONDS" client_dropped "$timeouts_before")
       remaining=$(awk -v f="$FREEZE_SECONDS" -v s="$(since "$EVENT_NS")" 'BEGIN {r = f - s; print (r > 0 ? r : 0)}')
       sleep "$remaining"
       kill -CONT "$old"
       EVENT_NS=$(now_ns)
-      events="node-2 frozen ${FREEZE_SECONDS}s: HAProxy down after $down s; after SIGCONT serves after $(wait_for served 30 serves 2) s, HAProxy up after $(wait_for up 30 is_up 2) s"
+      events="node-2 frozen ${FREEZE_SECONDS}s: HAProxy down after $down s, the client dropped its uplink after $dropped s; after SIGCONT serves after $(wait_for served 30 serves 2) s, HAProxy up after $(wait_for up 30 is_up 2) s"
       ;;
   esac
   wait "$load_pid" || true
