@@ -23,28 +23,34 @@ public sealed partial class UplinkStream
         Hold();
         try
         {
-            int chunkSize = _uplink.Settings.DataChunkSize;
-            while (!data.IsEmpty)
-            {
-                int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
-                byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
-                data.Slice(0, credit).CopyTo(pooled);
-                data = data.Slice(credit);
-                SendPooledData(pooled, credit, endStream && data.IsEmpty);
-                if (endStream && data.IsEmpty)
-                {
-                    return;
-                }
-            }
-
-            if (endStream)
-            {
-                SendEnd();
-            }
+            await SendHeldAsync(data, endStream, cancellationToken).ConfigureAwait(false);
         }
         finally
         {
             Release();
+        }
+    }
+
+    /// <summary><see cref="SendAsync"/> for a caller that already holds the stream.</summary>
+    private async ValueTask SendHeldAsync(ReadOnlySequence<byte> data, bool endStream, CancellationToken cancellationToken)
+    {
+        int chunkSize = _uplink.Settings.DataChunkSize;
+        while (!data.IsEmpty)
+        {
+            int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
+            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+            data.Slice(0, credit).CopyTo(pooled);
+            data = data.Slice(credit);
+            SendPooledData(pooled, credit, endStream && data.IsEmpty);
+            if (endStream && data.IsEmpty)
+            {
+                return;
+            }
+        }
+
+        if (endStream)
+        {
+            SendEnd();
         }
     }
 
@@ -146,7 +152,7 @@ public sealed partial class UplinkStream
 
                 try
                 {
-                    await SendAsync(result.Buffer, endStream: result.IsCompleted, cancellationToken).ConfigureAwait(false);
+                    await SendHeldAsync(result.Buffer, endStream: result.IsCompleted, cancellationToken).ConfigureAwait(false);
                 }
                 finally
                 {

@@ -67,6 +67,8 @@ public sealed partial class UplinkStream
         if (Interlocked.Increment(ref _holds) == 1)
         {
             // Nobody held it, so nobody may take a hold this way: a caller is using a stream after its owner let it go.
+            // The count goes back as it was (without Release, which would hand the stream to the pool a second time).
+            Interlocked.Decrement(ref _holds);
             throw new InvalidOperationException($"Stream {Id} was used after it was finished.");
         }
     }
