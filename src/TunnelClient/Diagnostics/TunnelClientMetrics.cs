@@ -34,7 +34,10 @@ public sealed class TunnelClientMetrics : IDisposable
 
     public void RequestFailed(string reason) => _failures.Add(1, new KeyValuePair<string, object?>("reason", reason));
 
-    /// <summary>An uplink to <paramref name="server"/> (its authority, host:port) came up.</summary>
+    /// <summary>
+    /// An uplink to <paramref name="server"/> came up: its host:port, or host:port@address:port for one node of a name
+    /// resolved into several (<c>UplinkTarget.Label</c>).
+    /// </summary>
     public void UplinkUp(string server)
     {
         _connects.Add(1, new KeyValuePair<string, object?>("server", server));

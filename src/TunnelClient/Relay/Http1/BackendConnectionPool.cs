@@ -15,7 +15,6 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT of each new connection (0 = the system's default).</param>
 internal sealed class BackendConnectionPool : IAsyncDisposable
 {
-
     private readonly Lock _lock = new();
 
     // Oldest first: rents and returns work at the end (most recent first), the sweep trims the front.
