@@ -7,13 +7,13 @@ set -euo pipefail
 LT_NAME=cluster-failover
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=lib/cluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
 
 SCENARIOS="kill restart freeze"
 RATE=500
 SECONDS_PER_RUN=30
 FREEZE_SECONDS=10
-BASE_PORT="${TUNNEL2_CLUSTER_BASE_PORT:-12040}"
-CLUSTER_RUN_DIR="${TUNNEL2_CLUSTER_RUN_DIR:-/tmp/tunnel2-cluster}"
 CONNECTIONS=20
 
 usage() {
@@ -49,7 +49,7 @@ while (($#)); do
   esac
   shift
 done
-for var in RATE SECONDS_PER_RUN FREEZE_SECONDS BASE_PORT; do
+for var in RATE SECONDS_PER_RUN FREEZE_SECONDS; do
   [[ "${!var}" =~ ^[1-9][0-9]*$ ]] || die "$var must be a positive number, got '${!var}'" 2
 done
 for scenario in $SCENARIOS; do
@@ -59,38 +59,14 @@ done
 ensure_tool h2load nghttp2-client
 ensure_tool curl curl
 
-HAPROXY_URL="http://127.0.0.1:$BASE_PORT/session/$SESSION/loadtest/ping"
-STATS_CSV="http://127.0.0.1:$((BASE_PORT + 9))/;csv"
-node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))/session/$SESSION/loadtest/ping"; }
-node_pid() { cat "$CLUSTER_RUN_DIR/node-$1.pid" 2>/dev/null; }
-
 REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-cluster-failover"
 mkdir -p "$REPORT_DIR"
+trap cluster_stop EXIT
 
-CLUSTER_PID=""
-cleanup() {
-  if [[ -n "$CLUSTER_PID" ]]; then
-    log "stopping the cluster we started (run-cluster.sh pid $CLUSTER_PID)"
-    kill -TERM "$CLUSTER_PID" 2>/dev/null || true
-    wait "$CLUSTER_PID" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT
-
-if ! answers "$HAPROXY_URL" pong; then
+if ! answers "$CLUSTER_URL" pong; then
   log "starting tunnel2-deploy/cluster/run-cluster.sh (log: $REPORT_DIR/run-cluster.log)"
-  $SETSID "$REPO_ROOT/tunnel2-deploy/cluster/run-cluster.sh" >"$REPORT_DIR/run-cluster.log" 2>&1 &
-  CLUSTER_PID=$!
-  deadline=$((SECONDS + STACK_START_TIMEOUT))
-  until answers "$HAPROXY_URL" pong; do
-    kill -0 "$CLUSTER_PID" 2>/dev/null || { tail -n 20 "$REPORT_DIR/run-cluster.log" >&2; CLUSTER_PID=""; die "run-cluster.sh exited"; }
-    ((SECONDS < deadline)) || die "the cluster did not answer within ${STACK_START_TIMEOUT}s"
-    sleep 0.5
-  done
+  cluster_start "$REPORT_DIR/run-cluster.log" 3
 fi
-
-# haproxy_status NODE: UP, DOWN, "UP 1/2", ... as HAProxy's status page says.
-haproxy_status() { curl -fsS --max-time 1 "$STATS_CSV" 2>/dev/null | awk -F, -v s="node-$1" '$1 == "nodes" && $2 == s {print $18}'; }
 
 # since START_NANOS: seconds since then, to 0.01 s.
 now_ns() { date +%s%N; }
@@ -118,14 +94,14 @@ client_dropped() { (($(keep_alive_timeouts) > $1)); }
 SUMMARY="$REPORT_DIR/summary.txt"
 failed_total=0
 {
-  echo "cluster-failover $(date -u +%Y-%m-%dT%H:%M:%SZ): $RATE req/s for ${SECONDS_PER_RUN}s per scenario through HAProxy ($HAPROXY_URL)"
+  echo "cluster-failover $(date -u +%Y-%m-%dT%H:%M:%SZ): $RATE req/s for ${SECONDS_PER_RUN}s per scenario through HAProxy ($CLUSTER_URL)"
   printf '%-8s %9s %7s %8s  %s\n' scenario requests failed "2xx" "events (seconds after each)"
 } | tee "$SUMMARY"
 
 for scenario in $SCENARIOS; do
   out="$REPORT_DIR/h2load-$scenario.txt"
   per_connection=$(awk -v r="$RATE" -v c="$CONNECTIONS" 'BEGIN {printf "%.2f", r / c}')
-  h2load --h1 -c "$CONNECTIONS" --rps "$per_connection" -D "$SECONDS_PER_RUN" -T 10 "$HAPROXY_URL" >"$out" 2>&1 &
+  h2load --h1 -c "$CONNECTIONS" --rps "$per_connection" -D "$SECONDS_PER_RUN" -T 10 "$CLUSTER_URL" >"$out" 2>&1 &
   load_pid=$!
   sleep $((SECONDS_PER_RUN / 3))
   events=""
@@ -171,7 +147,7 @@ for scenario in $SCENARIOS; do
 done
 
 log "who answered (Tunnel2-Node over 30 requests now):"
-for _ in $(seq 1 30); do curl -s -D - -o /dev/null "$HAPROXY_URL" | tr -d '\r' | awk -F': ' 'tolower($1) == "tunnel2-node" {print $2}'; done \
+for _ in $(seq 1 30); do curl -s -D - -o /dev/null "$CLUSTER_URL" | tr -d '\r' | awk -F': ' 'tolower($1) == "tunnel2-node" {print $2}'; done \
   | sort | uniq -c | sed 's/^/  /' | tee -a "$SUMMARY" >&2
 log "report: $SUMMARY"
 ((failed_total == 0))

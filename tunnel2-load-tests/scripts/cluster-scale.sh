@@ -7,13 +7,13 @@ set -euo pipefail
 LT_NAME=cluster-scale
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=lib/cluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
 
 NODE_COUNTS="1 3"
 RATE=2000
 SECONDS_PER_RUN=20
 ROUNDS=2
-BASE_PORT="${TUNNEL2_CLUSTER_BASE_PORT:-12040}"
-CLUSTER_RUN_DIR="${TUNNEL2_CLUSTER_RUN_DIR:-/tmp/tunnel2-cluster}"
 CONNECTIONS=20
 
 usage() {
@@ -45,22 +45,11 @@ done
 for n in $NODE_COUNTS; do [[ "$n" =~ ^[1-3]$ ]] || die "--nodes takes counts of 1 to 3, got '$n'" 2; done
 
 ensure_tool h2load nghttp2-client
-URL="http://127.0.0.1:$BASE_PORT/session/$SESSION/loadtest/ping"
-STATS_CSV="http://127.0.0.1:$((BASE_PORT + 9))/;csv"
 REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-cluster-scale"
 mkdir -p "$REPORT_DIR"
-answers "$URL" pong && die "a cluster already answers on :$BASE_PORT; stop it first (this script starts its own)"
+answers "$CLUSTER_URL" pong && die "a cluster already answers on :$CLUSTER_BASE_PORT; stop it first (this script starts its own)"
+trap cluster_stop EXIT
 
-CLUSTER_PID=""
-stop_cluster() {
-  [[ -n "$CLUSTER_PID" ]] || return 0
-  kill -TERM "$CLUSTER_PID" 2>/dev/null || true
-  wait "$CLUSTER_PID" 2>/dev/null || true
-  CLUSTER_PID=""
-}
-trap stop_cluster EXIT
-
-nodes_up() { [[ "$(curl -fsS --max-time 1 "$STATS_CSV" 2>/dev/null | awk -F, '$1 == "nodes" && $2 ~ /^node-/ && $18 == "UP"' | wc -l)" -eq "$1" ]]; }
 ticks_per_second=$(getconf CLK_TCK)
 
 SUMMARY="$REPORT_DIR/summary.txt"
@@ -69,34 +58,27 @@ printf '%-6s %-5s %-10s %12s %10s\n' nodes round process "CPU us/req" "RSS MiB" 
 for round in $(seq 1 "$ROUNDS"); do
   for n in $NODE_COUNTS; do
     log "round $round: $n node(s)"
-    $SETSID "$REPO_ROOT/tunnel2-deploy/cluster/run-cluster.sh" --no-build --nodes "$n" >"$REPORT_DIR/run-cluster-$n-$round.log" 2>&1 &
-    CLUSTER_PID=$!
-    deadline=$((SECONDS + STACK_START_TIMEOUT))
-    until answers "$URL" pong && nodes_up "$n"; do
-      kill -0 "$CLUSTER_PID" 2>/dev/null || die "run-cluster.sh exited (see $REPORT_DIR/run-cluster-$n-$round.log)"
-      ((SECONDS < deadline)) || die "the cluster of $n did not come up within ${STACK_START_TIMEOUT}s"
-      sleep 0.5
-    done
+    cluster_start "$REPORT_DIR/run-cluster-$n-$round.log" "$n" --no-build --nodes "$n"
 
     names=(haproxy backend client-1)
     for i in $(seq 1 "$n"); do names+=("node-$i"); done
     per_connection=$(awk -v r="$RATE" -v c="$CONNECTIONS" 'BEGIN {printf "%.2f", r / c}')
-    h2load --h1 -c "$CONNECTIONS" --rps "$per_connection" -D 5 "$URL" >/dev/null 2>&1 || true
+    h2load --h1 -c "$CONNECTIONS" --rps "$per_connection" -D 5 "$CLUSTER_URL" >/dev/null 2>&1 || true
     declare -A before=()
-    for name in "${names[@]}"; do before[$name]=$(stat_ticks "/proc/$(cat "$CLUSTER_RUN_DIR/$name.pid")/stat"); done
+    for name in "${names[@]}"; do before[$name]=$(stat_ticks "/proc/$(piece_pid "$name")/stat"); done
     out="$REPORT_DIR/h2load-$n-$round.txt"
-    h2load --h1 -c "$CONNECTIONS" --rps "$per_connection" -D "$SECONDS_PER_RUN" "$URL" >"$out" 2>&1 || true
+    h2load --h1 -c "$CONNECTIONS" --rps "$per_connection" -D "$SECONDS_PER_RUN" "$CLUSTER_URL" >"$out" 2>&1 || true
     ok=$(awk '/^status codes:/ {print $3 + 0}' "$out")
     ((ok > 0)) || die "no request succeeded (see $out)"
     for name in "${names[@]}"; do
-      pid=$(cat "$CLUSTER_RUN_DIR/$name.pid")
+      pid=$(piece_pid "$name")
       used=$(( $(stat_ticks "/proc/$pid/stat") - before[$name] ))
       us=$(awk -v t="$used" -v hz="$ticks_per_second" -v r="$ok" 'BEGIN {printf "%.1f", t / hz * 1e6 / r}')
       rss=$(awk -v k="$(rss_kib "$pid")" 'BEGIN {printf "%.0f", k / 1024}')
       printf '%-6s %-5s %-10s %12s %10s\n' "$n" "$round" "$name" "$us" "$rss" | tee -a "$SUMMARY"
     done
     unset before
-    stop_cluster
+    cluster_stop
   done
 done
 log "report: $SUMMARY"
