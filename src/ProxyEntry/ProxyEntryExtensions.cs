@@ -1,12 +1,16 @@
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.HttpOverrides;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
+using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
 
@@ -29,6 +33,23 @@ public static class ProxyEntryExtensions
         services.AddSingleton<NodeWarmUp>();
         services.AddSingleton<ProxyEntryMetrics>();
         services.AddSingleton<TunnelForwarder>();
+        services.AddSingleton<VisitorAccess>();
+        services.AddSingleton(provider => new PublicRateLimits(
+            provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RateLimits, provider.GetRequiredService<HostRouter>()));
+        services.AddRateLimiter(_ => { });
+        services.AddOptions<Microsoft.AspNetCore.RateLimiting.RateLimiterOptions>()
+            .Configure<PublicRateLimits, ILoggerFactory>((limiter, limits, loggers) => limits.Configure(limiter, loggers.CreateLogger<PublicRateLimits>()));
+        services.AddOptions<ForwardedHeadersOptions>().Configure<IOptions<ProxyEntryOptions>>((forwarded, proxy) =>
+        {
+            forwarded.ForwardedHeaders = ForwardedHeaders.XForwardedFor;
+            forwarded.ForwardLimit = null; // walk back through every trusted proxy to the first address that is not one
+            forwarded.KnownProxies.Clear();
+            forwarded.KnownIPNetworks.Clear();
+            foreach (string network in proxy.Value.TrustedProxies)
+            {
+                forwarded.KnownIPNetworks.Add(System.Net.IPNetwork.Parse(network));
+            }
+        });
         return services;
     }
 
@@ -42,6 +63,16 @@ public static class ProxyEntryExtensions
     {
         TunnelForwarder forwarder = app.ApplicationServices.GetRequiredService<TunnelForwarder>();
         HostRouter hosts = app.ApplicationServices.GetRequiredService<HostRouter>();
+        if (app.ApplicationServices.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.TrustedProxies.Count > 0)
+        {
+            app.UseForwardedHeaders();
+        }
+
+        if (app.ApplicationServices.GetRequiredService<PublicRateLimits>().IsOn)
+        {
+            app.UseRateLimiter();
+        }
+
         return app.Use(next => context =>
         {
             if (hosts.IsEnabled && hosts.Match(context.Request.Host.Value, out string session) is var route and not HostRoute.None)

@@ -20,6 +20,7 @@ using Tunnel2.TunnelServer.Admin;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;
+using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Tls;
 using Tunnel2.TunnelServer.Uplinks;
 
@@ -67,6 +68,13 @@ public static class TunnelServerApp
                 options.Certificate, options.CertificateKey!, services.GetRequiredService<ILogger<ServerCertificate>>()));
         }
 
+        if (!string.IsNullOrEmpty(options.CredentialsFile))
+        {
+            builder.Services.AddSingleton(services => new CredentialsFile(options.CredentialsFile,
+                services.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), services.GetRequiredService<ILogger<CredentialsFile>>()));
+        }
+
+        builder.Services.AddSingleton(services => new ClientAuthenticator(options.Token, services.GetService<CredentialsFile>()));
         builder.Services.AddSingleton<LoginGuard>();
         builder.Services.AddSingleton<UplinkAcceptor>();
         builder.Services.AddHostedService<UplinkListener>();
@@ -188,11 +196,26 @@ public static class TunnelServerApp
         {
             failures.AddRange(custom.Failures);
         }
-        else if (!string.IsNullOrEmpty(options.Certificate))
+        else
         {
             try
             {
-                ServerCertificate.Read(options.Certificate, options.CertificateKey!).Dispose();
+                if (!string.IsNullOrEmpty(options.Certificate))
+                {
+                    ServerCertificate.Read(options.Certificate, options.CertificateKey!).Dispose();
+                }
+            }
+            catch (InvalidConfigurationException ex)
+            {
+                failures.Add(ex.Message);
+            }
+
+            try
+            {
+                if (!string.IsNullOrEmpty(options.CredentialsFile))
+                {
+                    CredentialsFile.Read(options.CredentialsFile);
+                }
             }
             catch (InvalidConfigurationException ex)
             {

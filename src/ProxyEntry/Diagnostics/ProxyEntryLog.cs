@@ -30,4 +30,10 @@ internal static partial class ProxyEntryLog
 
     [LoggerMessage(EventId = 208, Level = LogLevel.Warning, Message = "Session {Session}: client {Uplink} passed over for {BackoffMs} ms after answers in a row that its backend was unreachable")]
     public static partial void ClientEjected(ILogger logger, string session, string uplink, long backoffMs);
+
+    [LoggerMessage(EventId = 209, Level = LogLevel.Information, Message = "Session {Session}: visitor {Address} refused ({Reason})")]
+    public static partial void VisitorRefused(ILogger logger, string session, System.Net.IPAddress? address, string reason);
+
+    [LoggerMessage(EventId = 210, Level = LogLevel.Information, Message = "Rate limited: {Path} from {Address} ({Limit})")]
+    public static partial void RateLimited(ILogger logger, string path, System.Net.IPAddress? address, string limit);
 }

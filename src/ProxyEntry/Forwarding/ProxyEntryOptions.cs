@@ -2,6 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Configuration;
 using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Limits;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
 
@@ -60,4 +61,15 @@ public sealed class ProxyEntryOptions
     /// <summary>How requests spread over the clients of a session (section <c>ProxyEntry:Balancing</c>).</summary>
     [ValidateObjectMembers]
     public BalancingOptions Balancing { get; set; } = new();
+
+    /// <summary>Public rate limits per session and per visitor address (section <c>ProxyEntry:RateLimits</c>).</summary>
+    [ValidateObjectMembers]
+    public RateLimitOptions RateLimits { get; set; } = new();
+
+    /// <summary>
+    /// Proxies in front of this server (CIDR, e.g. <c>10.0.0.0/8</c> or <c>127.0.0.1/32</c>) whose
+    /// <c>X-Forwarded-For</c> is believed: a request from one of them counts as from the address it names (visitor
+    /// rules, rate limits, logs, the backend's X-Forwarded-For). From anyone else the header is ignored.
+    /// </summary>
+    public List<string> TrustedProxies { get; set; } = [];
 }

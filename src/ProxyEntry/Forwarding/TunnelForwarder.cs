@@ -10,6 +10,7 @@ using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Tracing;
 using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Problems;
@@ -39,6 +40,7 @@ public sealed partial class TunnelForwarder
     private readonly ILogger<TunnelForwarder> _logger;
     private readonly PublicDrain _drain;
     private readonly NodeWarmUp _warmUp;
+    private readonly VisitorAccess _access;
 
     public TunnelForwarder(
         SessionRegistry registry,
@@ -46,8 +48,10 @@ public sealed partial class TunnelForwarder
         ProxyEntryMetrics metrics,
         ILogger<TunnelForwarder> logger,
         PublicDrain drain,
-        NodeWarmUp warmUp)
+        NodeWarmUp warmUp,
+        VisitorAccess access)
     {
+        _access = access;
         _registry = registry;
         _drain = drain;
         _warmUp = warmUp;
@@ -102,6 +106,12 @@ public sealed partial class TunnelForwarder
     private async Task ForwardToSessionAsync(HttpContext context, SessionRoute route, string backendTarget)
     {
         string session = route.Session;
+        if (_access.Check(context, session) is { } denial)
+        {
+            await denial.WriteAsync(context);
+            return;
+        }
+
         if (_drain.IsDraining)
         {
             await FailAsync(context, streamId: 0, session, ForwardingFailure.ServerDraining);

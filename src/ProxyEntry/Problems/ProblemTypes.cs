@@ -20,4 +20,8 @@ public static class ProblemTypes
     public const string InvalidHeader = "urn:tunnel2:problem:invalid-header";
     public const string AmbiguousFraming = "urn:tunnel2:problem:ambiguous-framing";
     public const string UnsupportedTransferCoding = "urn:tunnel2:problem:unsupported-transfer-coding";
+    public const string VisitorForbidden = "urn:tunnel2:problem:visitor-forbidden";
+    public const string VisitorUnauthorized = "urn:tunnel2:problem:visitor-unauthorized";
+    public const string TooManyFailedAttempts = "urn:tunnel2:problem:too-many-failed-attempts";
+    public const string RateLimited = "urn:tunnel2:problem:rate-limited";
 }

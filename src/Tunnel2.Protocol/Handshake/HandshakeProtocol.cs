@@ -81,17 +81,23 @@ public static class HandshakeProtocol
     /// <summary>What a client offers in <see cref="VersionHeader"/>: every version it speaks, newest first.</summary>
     public const string OfferedVersions = "4, 3";
 
-    /// <summary>Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-].</summary>
+    /// <summary>The longest session id.</summary>
+    public const int MaxSessionIdLength = 128;
+
+    /// <summary>
+    /// Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-], and not <c>.</c> or <c>..</c> (which a
+    /// path resolves away, so no URL could reach such a session).
+    /// </summary>
     public static bool IsValidSessionId(ReadOnlySpan<char> session)
     {
-        if (session.Length is 0 or > 128)
+        if (session.Length is 0 or > MaxSessionIdLength || session is "." or "..")
         {
             return false;
         }
 
         foreach (char c in session)
         {
-            if (!(char.IsAsciiLetterOrDigit(c) || c is '-' or '_' or '.' or '~'))
+            if (!IsSessionIdChar(c))
             {
                 return false;
             }
@@ -99,6 +105,8 @@ public static class HandshakeProtocol
 
         return true;
     }
+
+    public static bool IsSessionIdChar(char c) => char.IsAsciiLetterOrDigit(c) || c is '-' or '_' or '.' or '~';
 
     /// <summary>Instance ids: 1 to 64 characters of [A-Za-z0-9._~-], like session ids.</summary>
     public static bool IsValidInstanceId(ReadOnlySpan<char> instance) => instance.Length <= 64 && IsValidSessionId(instance);

@@ -11,6 +11,8 @@ public static class CommandLine
         ["--public-url"] = "TunnelServer:PublicUrl",
         ["--tunnel-url"] = "TunnelServer:TunnelUrl",
         ["--token"] = "TunnelServer:Token",
+        ["--credentials"] = "TunnelServer:CredentialsFile",
+        ["--trusted-proxy"] = "ProxyEntry:TrustedProxies:0",
         ["--public-h2c-url"] = "TunnelServer:PublicH2cUrl",
         ["--admin-url"] = "TunnelServer:AdminUrl",
         ["--admin-token"] = "TunnelServer:AdminToken",
@@ -55,7 +57,13 @@ public static class CommandLine
           --node-header <b>          true: send Tunnel2-Node: <name> on every public response [default false]
           --certificate <pem>        Server certificate, PEM (leaf first, then intermediates); reloaded on change
           --certificate-key <pem>    Its private key, PEM, unencrypted
-          --token <token>            Token clients must present (required; the Development environment has a dev token)
+          --token <token>            One token for every client and session (development; the Development
+                                     environment has a dev token). Needed unless --credentials is given
+          --credentials <file>       Credentials file: per-client hashed tokens with the sessions each may serve,
+                                     and visitor rules per session (basic auth, API keys, CIDR allow/deny);
+                                     reloaded on change (docs/security.md)
+          --trusted-proxy <cidr>     Believe X-Forwarded-For from this network (a balancer in front); more with
+                                     ProxyEntry__TrustedProxies__1=<cidr> ...                  [default none]
           --response-timeout <t>     Time to wait for a response head, e.g. 00:01:40 [default 100 s]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: stop taking uplinks and requests, send GoAway, let requests
                                      in flight finish for up to this long, then exit 0 [default 00:00:30]
@@ -88,7 +96,15 @@ public static class CommandLine
           ProxyEntry__Balancing__AffinityHeader, ProxyEntry__Balancing__AffinityCookie, ProxyEntry__Balancing__EjectAfter,
           ProxyEntry__Balancing__EjectionBackoff, ProxyEntry__Balancing__MaxEjectionBackoff,
           ProxyEntry__Balancing__Sessions__<id>__Strategy (and __Affinity, __AffinityHeader: per session),
-          Serilog__MinimumLevel__Default.
+          ProxyEntry__RateLimits__PerSession__PerSecond [1000], ProxyEntry__RateLimits__PerSession__Burst [2000],
+          ProxyEntry__RateLimits__PerVisitor__PerSecond [100], ProxyEntry__RateLimits__PerVisitor__Burst [200]
+          (0 per second: off; the Development environment turns both off),
+          ProxyEntry__RateLimits__FailedVisitorLoginsPerMinute [20], ProxyEntry__TrustedProxies__<n>,
+          TunnelServer__CredentialsFile, Serilog__MinimumLevel__Default.
+
+        Commands (print a hash for the credentials file, reading the secret from standard input):
+          TunnelServer hash-token        sha256:… for a client token or a visitor API key
+          TunnelServer hash-password     a bcrypt hash for a visitor's basic-auth password (htpasswd -nbB works too)
 
         Public requests:  ANY http(s)://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
                           ANY http(s)://{id}.<host-suffix>/{path}      ->  the same, path unchanged

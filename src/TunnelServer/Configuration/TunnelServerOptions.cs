@@ -55,10 +55,18 @@ public sealed class TunnelServerOptions
     /// <summary><see cref="NodeName"/>, or the machine's name when none is set.</summary>
     public string ResolvedNodeName => string.IsNullOrWhiteSpace(NodeName) ? Environment.MachineName : NodeName;
 
-    /// <summary>The token clients must present. There is no default: the dev value lives only in appsettings.Development.json.</summary>
-    [Required(ErrorMessage = "TunnelServer:Token is required (set it with --token, TunnelServer__Token or appsettings).")]
+    /// <summary>
+    /// One token for every client and session: for development and single-user servers. There is no default: the dev
+    /// value lives only in appsettings.Development.json. A server with a <see cref="CredentialsFile"/> may leave it unset.
+    /// </summary>
     [StringLength(int.MaxValue, MinimumLength = 8, ErrorMessage = "TunnelServer:Token must be at least 8 characters.")]
-    public string Token { get; set; } = string.Empty;
+    public string? Token { get; set; }
+
+    /// <summary>
+    /// A JSON file of clients (hashed tokens, each with the sessions it may serve) and visitor policies per session
+    /// (basic auth, API keys, address allow and deny lists); read again when it changes. docs/security.md describes it.
+    /// </summary>
+    public string? CredentialsFile { get; set; }
 
     [Range(16 * 1024, 16 * 1024 * 1024)]
     public int MaxFramePayload { get; set; } = UplinkSettings.DefaultMaxFramePayload;

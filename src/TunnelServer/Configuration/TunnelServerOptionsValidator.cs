@@ -55,6 +55,12 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
             }
         }
 
+        if (string.IsNullOrEmpty(options.Token) && string.IsNullOrEmpty(options.CredentialsFile))
+        {
+            failures.Add("TunnelServer:Token or TunnelServer:CredentialsFile is required: one token for every client (--token, TunnelServer__Token) "
+                         + "or a file of per-client credentials (--credentials); see docs/security.md.");
+        }
+
         failures.AddRange(AdminSettings.Problems(TunnelServerOptions.SectionName, options.AdminUrl, options.AdminToken));
 
         if (options.KeepAliveTimeout <= options.KeepAliveInterval)

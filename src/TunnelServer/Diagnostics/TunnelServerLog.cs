@@ -61,4 +61,16 @@ internal static partial class TunnelServerLog
 
     [LoggerMessage(EventId = 18, Level = LogLevel.Information, Message = "Admin listener on {AdminUrl}: /metrics, /healthz, /api/…, /openapi/v1.json")]
     public static partial void AdminListening(ILogger logger, Uri adminUrl);
+
+    [LoggerMessage(EventId = 20, Level = LogLevel.Information, Message = "Credentials file {Path}: {Clients} clients, {Visitors} visitor policies")]
+    public static partial void CredentialsLoaded(ILogger logger, string path, int clients, int visitors);
+
+    [LoggerMessage(EventId = 21, Level = LogLevel.Information, Message = "Credentials file {Path} changed: now {Clients} clients, {Visitors} visitor policies")]
+    public static partial void CredentialsReloaded(ILogger logger, string path, int clients, int visitors);
+
+    [LoggerMessage(EventId = 22, Level = LogLevel.Error, Message = "Credentials file {Path} changed but cannot be used; keeping the credentials in force: {Reason}")]
+    public static partial void CredentialsReloadFailed(ILogger logger, string path, string reason);
+
+    [LoggerMessage(EventId = 23, Level = LogLevel.Warning, Message = "Login from {Remote} refused: credential {Credential} may not serve session {Session}")]
+    public static partial void SessionNotAllowed(ILogger logger, System.Net.IPAddress? remote, string credential, string session);
 }

@@ -1,10 +1,9 @@
 using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using Microsoft.Extensions.FileProviders;
-using Microsoft.Extensions.Primitives;
 using Tunnel2.Hosting;
 using Tunnel2.TunnelServer.Diagnostics;
+using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.TunnelServer.Tls;
 
@@ -16,15 +15,10 @@ namespace Tunnel2.TunnelServer.Tls;
 /// </summary>
 public sealed class ServerCertificate : IDisposable
 {
-    // Tools replace a certificate and its key in two writes; reading between them would pair a new certificate with
-    // the old key. Waiting this long after the last change lets both land.
-    private static readonly TimeSpan SettleTime = TimeSpan.FromMilliseconds(300);
-
     private readonly string _certificatePath;
     private readonly string _keyPath;
     private readonly ILogger<ServerCertificate> _logger;
-    private readonly List<IDisposable> _watches = [];
-    private readonly ITimer _settle;
+    private readonly SettledFileWatch _watch;
     private volatile Loaded _current;
 
     public ServerCertificate(string certificatePath, string keyPath, ILogger<ServerCertificate> logger, TimeProvider? time = null)
@@ -33,12 +27,8 @@ public sealed class ServerCertificate : IDisposable
         _keyPath = Path.GetFullPath(keyPath);
         _logger = logger;
         _current = Load(_certificatePath, _keyPath);
-        _settle = (time ?? TimeProvider.System).CreateTimer(static state => ((ServerCertificate)state!).Reload(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-        Watch(_certificatePath);
-        if (!string.Equals(_keyPath, _certificatePath, StringComparison.Ordinal))
-        {
-            Watch(_keyPath);
-        }
+        // Tools replace a certificate and its key in two writes; the watch waits for both to land.
+        _watch = new SettledFileWatch([_certificatePath, _keyPath], Reload, time);
 
         TunnelServerLog.CertificateLoaded(_logger, Describe(_current.Certificate), _certificatePath);
     }
@@ -53,14 +43,7 @@ public sealed class ServerCertificate : IDisposable
     /// <exception cref="InvalidConfigurationException">A file is missing, unreadable, not PEM, or the key does not match.</exception>
     public static X509Certificate2 Read(string certificatePath, string keyPath) => Load(certificatePath, keyPath).Certificate;
 
-    public void Dispose()
-    {
-        _settle.Dispose();
-        foreach (IDisposable watch in _watches)
-        {
-            watch.Dispose();
-        }
-    }
+    public void Dispose() => _watch.Dispose();
 
     private static Loaded Load(string certificatePath, string keyPath)
     {
@@ -84,13 +67,6 @@ public sealed class ServerCertificate : IDisposable
 
     private static string Describe(X509Certificate2 certificate) =>
         $"{certificate.Subject} (SHA-256 {certificate.GetCertHashString(HashAlgorithmName.SHA256)}, valid until {certificate.NotAfter:u})";
-
-    private void Watch(string path)
-    {
-        var files = new PhysicalFileProvider(Path.GetDirectoryName(path)!);
-        _watches.Add(files);
-        _watches.Add(ChangeToken.OnChange(() => files.Watch(Path.GetFileName(path)), static state => state._settle.Change(SettleTime, Timeout.InfiniteTimeSpan), this));
-    }
 
     private void Reload()
     {

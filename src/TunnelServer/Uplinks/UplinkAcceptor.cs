@@ -15,6 +15,7 @@ using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
+using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Tls;
 
 using Tunnel2.TunnelServer.Hosting;
@@ -55,6 +56,7 @@ public sealed class UplinkAcceptor
         PublicDrain drain,
         ServerEndpoints endpoints,
         LoginGuard guard,
+        ClientAuthenticator authenticator,
         ServerCertificate? certificate = null)
     {
         _guard = guard;
@@ -62,7 +64,7 @@ public sealed class UplinkAcceptor
         _endpoints = endpoints;
         _hostSuffix = proxyOptions.Value.HostSuffix;
         _settings = options.Value.ToUplinkSettings() with { ResponseHeadTimeout = proxyOptions.Value.ResponseHeadTimeout };
-        _handshake = new UplinkHandshake(options.Value.Token, proxyOptions.Value.RetryAfterSeconds);
+        _handshake = new UplinkHandshake(authenticator, proxyOptions.Value.RetryAfterSeconds);
         _handshakeTimeout = options.Value.HandshakeTimeout;
         _loggerFactory = loggerFactory;
         _logger = loggerFactory.CreateLogger<UplinkAcceptor>();
@@ -221,6 +223,10 @@ public sealed class UplinkAcceptor
             }
 
             refusal = refused!;
+            if (refusal.OutsideCredential is var (credential, session))
+            {
+                TunnelServerLog.SessionNotAllowed(_logger, remote?.Address, credential, session);
+            }
         }
         catch (Http1HeadTooLargeException)
         {

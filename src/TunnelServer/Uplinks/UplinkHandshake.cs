@@ -3,6 +3,7 @@ using System.Security.Cryptography;
 using System.Text;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Http1;
+using Tunnel2.TunnelServer.Security;
 
 namespace Tunnel2.TunnelServer.Uplinks;
 
@@ -10,26 +11,30 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// <param name="WebSocketKey">The <c>Sec-WebSocket-Key</c> of a WebSocket upgrade; null for the plain upgrade.</param>
 /// <param name="Weight">The client's share under the weighted strategy (1 when it declared none).</param>
 /// <param name="Ready">Whether the client's backend passed its health probe at login (true when it sent no health).</param>
-public sealed record HandshakeAcceptance(string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true)
+/// <param name="Credential">The name of the credential the client logged in with (never the token).</param>
+public sealed record HandshakeAcceptance(string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true, string? Credential = null)
 {
     public bool IsWebSocket => WebSocketKey is not null;
 }
 
 /// <summary>A login the server refuses: the status, a short reason (logs, metrics, the problem type) and what to tell the client.</summary>
-public sealed record HandshakeRefusal(int Status, string Reason, string Title, string Detail, params KeyValuePair<string, string>[] Headers);
+public sealed record HandshakeRefusal(int Status, string Reason, string Title, string Detail, params KeyValuePair<string, string>[] Headers)
+{
+    /// <summary>A valid credential asking for a session it may not serve: its name and the session, for the log.</summary>
+    public (string Credential, string Session)? OutsideCredential { get; init; }
+}
 
 /// <summary>
 /// The checks an upgrade request on the tunnel port goes through, in order (docs/protocol.md §1): path and method (404),
-/// draining (503), upgrade (426), token (401), session and instance ids (400), protocol version (400), no body (400).
+/// draining (503), upgrade (426), token (401), session and instance ids (400), the token's sessions (403), protocol
+/// version (400), no body (400).
 /// Two transports carry the same frames: the plain HTTP/1.1 upgrade and WebSocket binary messages, for networks whose
 /// proxies pass only WebSocket upgrades.
 /// </summary>
-public sealed class UplinkHandshake(string token, int retryAfterSeconds)
+public sealed class UplinkHandshake(ClientAuthenticator authenticator, int retryAfterSeconds)
 {
     private const string WebSocketUpgradeToken = "websocket";
     private const string WebSocketVersion = "13";
-
-    private readonly byte[] _token = Encoding.UTF8.GetBytes(token);
 
     /// <returns>Either an acceptance or a refusal, never both.</returns>
     public (HandshakeAcceptance? Accepted, HandshakeRefusal? Refused) Decide(Http1Head head, bool draining)
@@ -81,7 +86,7 @@ public sealed class UplinkHandshake(string token, int retryAfterSeconds)
             }
         }
 
-        if (!HasValidToken(head["Authorization"]))
+        if (Authenticate(head["Authorization"]) is not { } credential)
         {
             return Refuse(401, "bad-token", "Unauthorized", "A valid token is required: send Authorization: Bearer <token>.",
                 KeyValuePair.Create("WWW-Authenticate", "Bearer"));
@@ -92,6 +97,13 @@ public sealed class UplinkHandshake(string token, int retryAfterSeconds)
         {
             return Refuse(400, "bad-session", "Invalid session id",
                 $"Send {HandshakeProtocol.SessionHeader} with 1 to 128 characters of A-Z a-z 0-9 - _ . ~.");
+        }
+
+        if (!credential.MayServe(session))
+        {
+            (HandshakeAcceptance?, HandshakeRefusal?) refused = Refuse(403, "session-not-allowed", "Forbidden",
+                $"This token may not serve session '{session}'.");
+            return (null, refused.Item2! with { OutsideCredential = (credential.Name, session) });
         }
 
         string? instance = head[HandshakeProtocol.InstanceHeader] is { Length: > 0 } presented ? presented : null;
@@ -135,7 +147,7 @@ public sealed class UplinkHandshake(string token, int retryAfterSeconds)
             return Refuse(400, "handshake-body", "Bad request", "The upgrade request carries no body.");
         }
 
-        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready), null);
+        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready, credential.Name), null);
     }
 
     /// <summary>The <c>Sec-WebSocket-Accept</c> answer to a key (RFC 6455 §4.2.2).</summary>
@@ -151,16 +163,12 @@ public sealed class UplinkHandshake(string token, int retryAfterSeconds)
     private static (HandshakeAcceptance?, HandshakeRefusal?) Refuse(int status, string reason, string title, string detail, params KeyValuePair<string, string>[] headers) =>
         (null, new HandshakeRefusal(status, reason, title, detail, headers));
 
-    private bool HasValidToken(string? authorization)
+    private ClientCredential? Authenticate(string? authorization)
     {
         const string scheme = "Bearer ";
-        if (authorization is null || !authorization.StartsWith(scheme, StringComparison.OrdinalIgnoreCase))
-        {
-            return false;
-        }
-
-        byte[] presented = Encoding.UTF8.GetBytes(authorization.AsSpan(scheme.Length).Trim().ToString());
-        return CryptographicOperations.FixedTimeEquals(presented, _token);
+        return authorization is not null && authorization.StartsWith(scheme, StringComparison.OrdinalIgnoreCase)
+            ? authenticator.Authenticate(authorization.AsSpan(scheme.Length).Trim())
+            : null;
     }
 
     /// <summary>Whether a comma-separated header such as <c>Connection: keep-alive, Upgrade</c> names <paramref name="token"/>.</summary>

@@ -45,7 +45,7 @@ public sealed partial class TunnelProcess : IAsyncDisposable
 
     public static TunnelProcess StartClient(string name, params string[] args) => Start(name, "TunnelClient", args);
 
-    public static TunnelProcess StartServer(string name, params string[] args) => Start(name, "TunnelServer", args);
+    public static TunnelProcess StartServer(string name, params string[] args) => Start(name, "TunnelServer", [.. TunnelStack.NoRateLimits, .. args]);
 
     /// <summary>Sends SIGTERM, as a service manager or <c>docker stop</c> does.</summary>
     public void Terminate() => Signal("TERM");

@@ -20,6 +20,12 @@ public sealed class TunnelStack : IAsyncDisposable
     public const string Token = "e2e-test-token-0123456789";
     private static readonly string[] QuietLogs = ["--Serilog:MinimumLevel:Default=Warning"];
 
+    /// <summary>
+    /// The public rate limits off (the crowd tests send thousands of requests from one address); the tests of the
+    /// limits themselves pass their own after these, and the last value given wins.
+    /// </summary>
+    public static readonly string[] NoRateLimits = ["--ProxyEntry:RateLimits:PerSession:PerSecond=0", "--ProxyEntry:RateLimits:PerVisitor:PerSecond=0"];
+
     private readonly List<TunnelClientHandle> _clients = [];
     private readonly string[] _serverArgs;
     private bool _serverRunning = true;
@@ -133,6 +139,7 @@ public sealed class TunnelStack : IAsyncDisposable
         $"--TunnelServer:Token={Token}",
         .. QuietLogs,
         .. CapturedLogs.ServerArgs,
+        .. NoRateLimits,
         .. serverArgs,
     ]);
 }

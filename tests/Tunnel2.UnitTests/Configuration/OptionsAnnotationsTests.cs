@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.TunnelClient.Configuration;
@@ -29,13 +30,16 @@ public sealed class OptionsAnnotationsTests
     }
 
     [Fact]
-    public void Server_options_need_a_token()
+    public void Server_options_need_a_token_or_a_credentials_file()
     {
-        List<ValidationResult> results = Validate(new TunnelServerOptions());
+        var validator = new TunnelServerOptionsValidator();
 
-        ValidationResult result = Assert.Single(results);
-        Assert.Contains("Token", result.MemberNames);
-        Assert.Contains("required", result.ErrorMessage, StringComparison.Ordinal);
+        ValidateOptionsResult neither = validator.Validate(null, new TunnelServerOptions());
+
+        Assert.True(neither.Failed);
+        Assert.Contains(neither.Failures, failure => failure.Contains("TunnelServer:Token or TunnelServer:CredentialsFile is required", StringComparison.Ordinal));
+        Assert.True(validator.Validate(null, new TunnelServerOptions { CredentialsFile = "credentials.json" }).Succeeded);
+        Assert.True(validator.Validate(null, new TunnelServerOptions { Token = "12345678" }).Succeeded);
     }
 
     [Fact]

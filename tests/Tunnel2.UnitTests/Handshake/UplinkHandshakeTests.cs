@@ -2,6 +2,7 @@ using System.IO.Pipelines;
 using System.Text;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Http1;
+using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Uplinks;
 
 namespace Tunnel2.UnitTests.Handshake;
@@ -11,7 +12,7 @@ public sealed class UplinkHandshakeTests
 {
     private const string Token = "the-token-123";
     private const string WebSocketKey = "dGhlIHNhbXBsZSBub25jZQ==";
-    private static readonly UplinkHandshake Handshake = new(Token, retryAfterSeconds: 7);
+    private static readonly UplinkHandshake Handshake = new(new ClientAuthenticator(Token, file: null), retryAfterSeconds: 7);
 
     [Fact]
     public async Task A_complete_plain_upgrade_is_accepted_with_the_highest_common_version()
@@ -19,7 +20,7 @@ public sealed class UplinkHandshakeTests
         (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(Request(version: "2, 3")), draining: false);
 
         Assert.Null(refused);
-        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 3, null), accepted);
+        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 3, null, Credential: ClientAuthenticator.SharedTokenName), accepted);
     }
 
     [Fact]
@@ -128,7 +129,7 @@ public sealed class UplinkHandshakeTests
         (HandshakeAcceptance? accepted, _) = Handshake.Decide(
             await HeadAsync(Request(version: "4, 3", extra: "Tunnel2-Weight: 7\r\nTunnel2-Health: unready\r\n")), draining: false);
 
-        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 4, null, Weight: 7, Ready: false), accepted);
+        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 4, null, Weight: 7, Ready: false, Credential: ClientAuthenticator.SharedTokenName), accepted);
     }
 
     [Fact]
@@ -154,6 +155,58 @@ public sealed class UplinkHandshakeTests
 
         Assert.Equal(400, refusal.Status);
         Assert.Equal(reason, refusal.Reason);
+    }
+
+    [Theory]
+    [InlineData("..")]
+    [InlineData(".")]
+    [InlineData("a/b")]
+    [InlineData("a%2Fb")]
+    [InlineData("")]
+    public async Task A_session_id_that_is_no_single_path_segment_gets_400(string session)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(session: session));
+
+        Assert.Equal(400, refusal.Status);
+        Assert.Equal("bad-session", refusal.Reason);
+    }
+
+    [Fact]
+    public async Task A_session_id_of_129_characters_gets_400_and_128_pass()
+    {
+        Assert.Equal("bad-session", (await RefusalAsync(Request(session: new string('s', 129)))).Reason);
+        (HandshakeAcceptance? accepted, _) = Handshake.Decide(await HeadAsync(Request(session: new string('s', 128))), draining: false);
+        Assert.NotNull(accepted);
+    }
+
+    [Fact]
+    public async Task A_token_logging_in_for_a_session_outside_its_patterns_gets_403_naming_no_token()
+    {
+        string path = Path.Combine(Path.GetTempPath(), $"credentials-{Guid.NewGuid():N}.json");
+        await File.WriteAllTextAsync(path, Access.CredentialsTests.File(Access.CredentialsTests.Client("team-a", "team-a-token-0123456789", "team-a-*")));
+        try
+        {
+            using var file = new CredentialsFile(path, new Tunnel2.ProxyEntry.Access.VisitorAccess(
+                    Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Forwarding.ProxyEntryOptions()),
+                    Microsoft.Extensions.Logging.Abstractions.NullLogger<Tunnel2.ProxyEntry.Access.VisitorAccess>.Instance),
+                Microsoft.Extensions.Logging.Abstractions.NullLogger<CredentialsFile>.Instance);
+            var handshake = new UplinkHandshake(new ClientAuthenticator(sharedToken: null, file), retryAfterSeconds: 1);
+
+            (HandshakeAcceptance? accepted, _) = handshake.Decide(await HeadAsync(Request(authorization: "Bearer team-a-token-0123456789", session: "team-a-web")), draining: false);
+            (_, HandshakeRefusal? refused) = handshake.Decide(await HeadAsync(Request(authorization: "Bearer team-a-token-0123456789", session: "team-b-web")), draining: false);
+            (_, HandshakeRefusal? shared) = handshake.Decide(await HeadAsync(Request(session: "team-a-web")), draining: false);
+
+            Assert.Equal("team-a", accepted!.Credential);
+            Assert.Equal(403, refused!.Status);
+            Assert.Equal("session-not-allowed", refused.Reason);
+            Assert.Equal(("team-a", "team-b-web"), refused.OutsideCredential);
+            Assert.DoesNotContain("team-a-token", refused.Detail, StringComparison.Ordinal);
+            Assert.Equal(401, shared!.Status); // no --token on this server: the dev token is nobody's
+        }
+        finally
+        {
+            File.Delete(path);
+        }
     }
 
     private static async Task<HandshakeRefusal> RefusalAsync(string request)

@@ -1,0 +1,160 @@
+using System.Net;
+using System.Text;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Net.Http.Headers;
+
+namespace Tunnel2.ProxyEntry.Access;
+
+/// <summary>What a visitor's request gets from a session's <see cref="VisitorPolicy"/>.</summary>
+public enum VisitorVerdict
+{
+    Allowed,
+
+    /// <summary>The visitor's address is on the deny list, or not on a non-empty allow list: 403.</summary>
+    AddressDenied,
+
+    /// <summary>The session wants credentials and the request carries none: 401 with the challenges.</summary>
+    CredentialsMissing,
+
+    /// <summary>The request carries credentials that are not the session's: 401, and a failure counted against the address.</summary>
+    CredentialsWrong,
+}
+
+/// <summary>
+/// Who may visit the sessions a pattern matches: addresses (deny list first, then the allow list if it has entries;
+/// CIDR, IPv4 and IPv6) and then, if any are set, credentials: basic auth (user → bcrypt hash) or an API key (SHA-256
+/// hash), sent as <c>Authorization: Bearer &lt;key&gt;</c> or <c>X-Api-Key: &lt;key&gt;</c>. The header that carried
+/// the visitor's credentials is the tunnel's, not the backend's: it is taken off before the request is forwarded.
+/// </summary>
+public sealed class VisitorPolicy
+{
+    public const string ApiKeyHeader = "X-Api-Key";
+
+    public VisitorPolicy(
+        SessionPattern sessions,
+        IReadOnlyDictionary<string, PasswordHash> users,
+        IReadOnlyList<byte[]> apiKeys,
+        IReadOnlyList<IPNetwork> allow,
+        IReadOnlyList<IPNetwork> deny)
+    {
+        Sessions = sessions;
+        Users = users;
+        ApiKeys = apiKeys;
+        Allow = allow;
+        Deny = deny;
+    }
+
+    public SessionPattern Sessions { get; }
+
+    public IReadOnlyDictionary<string, PasswordHash> Users { get; }
+
+    public IReadOnlyList<byte[]> ApiKeys { get; }
+
+    public IReadOnlyList<IPNetwork> Allow { get; }
+
+    public IReadOnlyList<IPNetwork> Deny { get; }
+
+    public bool WantsCredentials => Users.Count > 0 || ApiKeys.Count > 0;
+
+    /// <param name="remote">The visitor's address: the connection's, or the one trusted proxies forwarded.</param>
+    public VisitorVerdict Check(HttpRequest request, IPAddress? remote)
+    {
+        if (Allow.Count > 0 || Deny.Count > 0)
+        {
+            if (remote is null)
+            {
+                return VisitorVerdict.AddressDenied;
+            }
+
+            IPAddress address = remote.IsIPv4MappedToIPv6 ? remote.MapToIPv4() : remote;
+            if (Contains(Deny, address) || (Allow.Count > 0 && !Contains(Allow, address)))
+            {
+                return VisitorVerdict.AddressDenied;
+            }
+        }
+
+        if (!WantsCredentials)
+        {
+            return VisitorVerdict.Allowed;
+        }
+
+        string? authorization = request.Headers.Authorization.Count == 1 ? request.Headers.Authorization[0] : null;
+        string? apiKey = request.Headers[ApiKeyHeader].Count == 1 ? request.Headers[ApiKeyHeader][0] : null;
+        if (authorization is null && apiKey is null)
+        {
+            return VisitorVerdict.CredentialsMissing;
+        }
+
+        bool valid = apiKey is not null
+            ? IsApiKey(apiKey)
+            : authorization!.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase)
+                ? IsUser(authorization.AsSpan(6).Trim())
+                : authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase) && IsApiKey(authorization.AsSpan(7).Trim());
+        if (!valid)
+        {
+            return VisitorVerdict.CredentialsWrong;
+        }
+
+        request.Headers.Remove(apiKey is not null ? ApiKeyHeader : HeaderNames.Authorization);
+        return VisitorVerdict.Allowed;
+    }
+
+    /// <summary>The <c>WWW-Authenticate</c> challenges a 401 carries: Basic if the session has users, Bearer if it has keys.</summary>
+    public string[] Challenges(string session)
+    {
+        var challenges = new List<string>(2);
+        if (Users.Count > 0)
+        {
+            challenges.Add($"Basic realm=\"{session}\", charset=\"UTF-8\"");
+        }
+
+        if (ApiKeys.Count > 0)
+        {
+            challenges.Add("Bearer");
+        }
+
+        return [.. challenges];
+    }
+
+    private static bool Contains(IReadOnlyList<IPNetwork> networks, IPAddress address)
+    {
+        for (int i = 0; i < networks.Count; i++)
+        {
+            if (networks[i].Contains(address))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private bool IsApiKey(ReadOnlySpan<char> key) => ApiKeys.Count > 0 && key.Length > 0 && TokenHash.IndexOf(TokenHash.Of(key), ApiKeys) >= 0;
+
+    private bool IsUser(ReadOnlySpan<char> encoded)
+    {
+        if (Users.Count == 0)
+        {
+            return false;
+        }
+
+        Span<byte> decoded = encoded.Length <= 1024 ? stackalloc byte[encoded.Length] : new byte[encoded.Length];
+        if (!Convert.TryFromBase64Chars(encoded, decoded, out int written))
+        {
+            return false;
+        }
+
+        string pair;
+        try
+        {
+            pair = new UTF8Encoding(false, throwOnInvalidBytes: true).GetString(decoded[..written]);
+        }
+        catch (DecoderFallbackException)
+        {
+            return false;
+        }
+
+        int colon = pair.IndexOf(':', StringComparison.Ordinal);
+        return colon > 0 && Users.TryGetValue(pair[..colon], out PasswordHash? hash) && hash.Verify(pair[..colon], pair[(colon + 1)..]);
+    }
+}

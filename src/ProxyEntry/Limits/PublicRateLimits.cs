@@ -1,0 +1,125 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading.RateLimiting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.Extensions.Logging;
+using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.ProxyEntry.Routing;
+
+namespace Tunnel2.ProxyEntry.Limits;
+
+/// <summary>
+/// The limiters behind <see cref="RateLimitOptions"/>, for ASP.NET Core's rate-limiting middleware: a request for a
+/// session takes a token from its session's bucket and from its visitor's; anything else (<c>/healthz</c>, 404s for
+/// no session) takes none.
+/// </summary>
+public sealed class PublicRateLimits
+{
+    private readonly HostRouter _hosts;
+    private readonly PartitionedRateLimiter<HttpContext>? _perSession;
+    private readonly PartitionedRateLimiter<HttpContext>? _perVisitor;
+
+    public PublicRateLimits(RateLimitOptions options, HostRouter hosts)
+    {
+        _hosts = hosts;
+        if (options.PerSession.IsOn)
+        {
+            TokenBucketRateLimiterOptions bucket = options.PerSession.ToLimiterOptions();
+            _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context => SessionOf(context) is { } session
+                ? RateLimitPartition.GetTokenBucketLimiter(session, _ => bucket)
+                : RateLimitPartition.GetNoLimiter(string.Empty));
+        }
+
+        if (options.PerVisitor.IsOn)
+        {
+            TokenBucketRateLimiterOptions bucket = options.PerVisitor.ToLimiterOptions();
+            _perVisitor = PartitionedRateLimiter.Create<HttpContext, IPAddress>(context => NamesSession(context)
+                ? RateLimitPartition.GetTokenBucketLimiter(VisitorOf(context), _ => bucket)
+                : RateLimitPartition.GetNoLimiter(IPAddress.None));
+        }
+    }
+
+    public bool IsOn => _perSession is not null || _perVisitor is not null;
+
+    public void Configure(RateLimiterOptions options, ILogger logger)
+    {
+        options.GlobalLimiter = (_perSession, _perVisitor) switch
+        {
+            ({ } session, { } visitor) => PartitionedRateLimiter.CreateChained(visitor, session),
+            ({ } session, null) => session,
+            (null, { } visitor) => visitor,
+            _ => null,
+        };
+        options.RejectionStatusCode = StatusCodes.Status429TooManyRequests;
+        options.OnRejected = (rejected, cancel) =>
+        {
+            HttpContext context = rejected.HttpContext;
+            int retryAfter = rejected.Lease.TryGetMetadata(MetadataName.RetryAfter, out TimeSpan wait) ? Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)) : 1;
+            bool visitorSpent = _perVisitor is not null && !HasTokens(_perVisitor, context);
+            string limit = visitorSpent ? "per-visitor" : "per-session";
+            ProxyEntryLog.RateLimited(logger, context.Request.Path.Value ?? "/", context.Connection.RemoteIpAddress, limit);
+            return new ValueTask(ProblemResponse.WriteAsync(context, StatusCodes.Status429TooManyRequests, ProblemTypes.RateLimited, "Too many requests",
+                visitorSpent
+                    ? $"Your address sent more requests than this server takes from one visitor (ProxyEntry:RateLimits:PerVisitor); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s."
+                    : $"This session gets more requests than the server passes to one session (ProxyEntry:RateLimits:PerSession); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s.",
+                retryAfter));
+        };
+    }
+
+    /// <summary>The session a public request is for, by host or by path; null when it names none.</summary>
+    public string? SessionOf(HttpContext context)
+    {
+        if (_hosts.IsEnabled && _hosts.Match(context.Request.Host.Value, out string byHost) == HostRoute.Session)
+        {
+            return byHost;
+        }
+
+        ReadOnlySpan<char> session = PathSession(context);
+        return session.IsEmpty ? null : session.ToString();
+    }
+
+    private bool NamesSession(HttpContext context) =>
+        !PathSession(context).IsEmpty || (_hosts.IsEnabled && _hosts.Match(context.Request.Host.Value, out _) == HostRoute.Session);
+
+    private static ReadOnlySpan<char> PathSession(HttpContext context)
+    {
+        ReadOnlySpan<char> path = context.Request.Path.Value;
+        if (!path.StartsWith(SessionTarget.Prefix, StringComparison.Ordinal))
+        {
+            return [];
+        }
+
+        ReadOnlySpan<char> rest = path[SessionTarget.Prefix.Length..];
+        int slash = rest.IndexOf('/');
+        return slash < 0 ? rest : rest[..slash];
+    }
+
+    /// <summary>A visitor's bucket: its address, or for IPv6 its /64 (one host usually holds a whole /64).</summary>
+    public static IPAddress VisitorOf(HttpContext context)
+    {
+        IPAddress address = context.Connection.RemoteIpAddress ?? IPAddress.None;
+        if (address.IsIPv4MappedToIPv6)
+        {
+            return address.MapToIPv4();
+        }
+
+        if (address.AddressFamily != AddressFamily.InterNetworkV6)
+        {
+            return address;
+        }
+
+        Span<byte> bytes = stackalloc byte[16];
+        address.TryWriteBytes(bytes, out _);
+        bytes[8..].Clear();
+        return new IPAddress(bytes);
+    }
+
+    private static bool HasTokens(PartitionedRateLimiter<HttpContext> limiter, HttpContext context)
+    {
+        using RateLimitLease probe = limiter.AttemptAcquire(context, permitCount: 0);
+        return probe.IsAcquired;
+    }
+}

@@ -1,0 +1,27 @@
+using System.ComponentModel.DataAnnotations;
+using Microsoft.Extensions.Options;
+
+namespace Tunnel2.ProxyEntry.Limits;
+
+/// <summary>
+/// Public rate limits (section <c>ProxyEntry:RateLimits</c>), token buckets from <c>System.Threading.RateLimiting</c>
+/// applied by ASP.NET Core's rate-limiting middleware before a request reaches a session: one per session, one per
+/// visitor address (an IPv6 visitor by its /64, what one host usually holds). Beyond them: 429 problem+json with
+/// Retry-After. The defaults suit a shared server; the Development environment turns them off (load tests send tens of
+/// thousands of requests a second from one address to one session).
+/// </summary>
+public sealed class RateLimitOptions
+{
+    [ValidateObjectMembers]
+    public TokenBucketLimit PerSession { get; set; } = new() { PerSecond = 1000, Burst = 2000 };
+
+    [ValidateObjectMembers]
+    public TokenBucketLimit PerVisitor { get; set; } = new() { PerSecond = 100, Burst = 200 };
+
+    /// <summary>
+    /// Wrong visitor credentials (basic auth or API key) one address may send per minute; beyond them it gets 429 until
+    /// its allowance refills (a sixth every 10 s), before any password is checked: bcrypt's cost is not theirs to spend.
+    /// </summary>
+    [Range(1, 100_000)]
+    public int FailedVisitorLoginsPerMinute { get; set; } = 20;
+}

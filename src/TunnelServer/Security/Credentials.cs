@@ -1,0 +1,165 @@
+using System.Net;
+using Microsoft.Extensions.Configuration;
+using Tunnel2.ProxyEntry.Access;
+
+namespace Tunnel2.TunnelServer.Security;
+
+/// <summary>
+/// What a credentials file holds (docs/security.md has a full example):
+/// <code>
+/// {
+///   "Clients": [ { "Name": "team-a", "TokenHash": "sha256:…", "Sessions": [ "team-a-*" ] } ],
+///   "Visitors": [ { "Sessions": "team-a-*", "Users": { "alice": "$2y$10$…" }, "ApiKeys": [ "sha256:…" ],
+///                   "Allow": [ "10.0.0.0/8", "2001:db8::/32" ], "Deny": [ "10.9.9.9/32" ] } ]
+/// }
+/// </code>
+/// </summary>
+public sealed class Credentials
+{
+    public static readonly Credentials Empty = new([], VisitorPolicies.None);
+
+    public Credentials(IReadOnlyList<ClientCredential> clients, VisitorPolicies visitors)
+    {
+        Clients = clients;
+        Visitors = visitors;
+        TokenHashes = [.. clients.Select(client => client.TokenHash)];
+    }
+
+    public IReadOnlyList<ClientCredential> Clients { get; }
+
+    /// <summary>The clients' token hashes, in the same order, for a constant-time search.</summary>
+    public IReadOnlyList<byte[]> TokenHashes { get; }
+
+    public VisitorPolicies Visitors { get; }
+
+    /// <summary>Reads the file's JSON; every mistake in it is listed, with where it is.</summary>
+    /// <exception cref="InvalidDataException">The file is not JSON, or an entry is wrong; the message lists them all.</exception>
+    public static Credentials Parse(Stream json)
+    {
+        IConfigurationRoot root;
+        try
+        {
+            root = new ConfigurationBuilder().AddJsonStream(json).Build();
+        }
+        catch (Exception ex) when (ex is FormatException or System.Text.Json.JsonException)
+        {
+            throw new InvalidDataException($"not valid JSON: {ex.Message}");
+        }
+
+        var problems = new List<string>();
+        var clients = new List<ClientCredential>();
+        var names = new HashSet<string>(StringComparer.Ordinal);
+        foreach (IConfigurationSection entry in root.GetSection("Clients").GetChildren())
+        {
+            string where = $"Clients[{entry.Key}]";
+            string? name = entry["Name"];
+            if (string.IsNullOrWhiteSpace(name) || !names.Add(name))
+            {
+                problems.Add($"{where}: Name is missing or used twice; every client entry needs a name of its own.");
+                continue;
+            }
+
+            where = $"Clients[{entry.Key}] ({name})";
+            if (!TokenHash.TryParse(entry["TokenHash"], out byte[] hash))
+            {
+                problems.Add($"{where}: TokenHash must be 'sha256:' and 64 hex digits (make one with: TunnelServer hash-token).");
+            }
+
+            List<SessionPattern> sessions = Patterns(entry.GetSection("Sessions"), where, problems);
+            if (sessions.Count == 0)
+            {
+                problems.Add($"{where}: Sessions must name at least one session id or pattern.");
+            }
+
+            clients.Add(new ClientCredential(name, hash, sessions));
+        }
+
+        var visitors = new List<VisitorPolicy>();
+        var covered = new HashSet<string>(StringComparer.Ordinal);
+        foreach (IConfigurationSection entry in root.GetSection("Visitors").GetChildren())
+        {
+            string where = $"Visitors[{entry.Key}]";
+            if (!SessionPattern.TryParse(entry["Sessions"], out SessionPattern? pattern, out string? error))
+            {
+                problems.Add($"{where}: Sessions: {error}");
+                continue;
+            }
+
+            where = $"Visitors[{entry.Key}] ({pattern!.Text})";
+            if (!covered.Add(pattern.Text))
+            {
+                problems.Add($"{where}: another entry has the same Sessions.");
+            }
+
+            var users = new Dictionary<string, PasswordHash>(StringComparer.Ordinal);
+            foreach (IConfigurationSection user in entry.GetSection("Users").GetChildren())
+            {
+                if (PasswordHash.TryParse(user.Value, out PasswordHash? password))
+                {
+                    users[user.Key] = password!;
+                }
+                else
+                {
+                    problems.Add($"{where}: Users:{user.Key} must be a bcrypt hash ($2y$…, from htpasswd -nbB or TunnelServer hash-password).");
+                }
+            }
+
+            var keys = new List<byte[]>();
+            foreach (IConfigurationSection key in entry.GetSection("ApiKeys").GetChildren())
+            {
+                if (TokenHash.TryParse(key.Value, out byte[] keyHash))
+                {
+                    keys.Add(keyHash);
+                }
+                else
+                {
+                    problems.Add($"{where}: ApiKeys[{key.Key}] must be 'sha256:' and 64 hex digits (TunnelServer hash-token).");
+                }
+            }
+
+            visitors.Add(new VisitorPolicy(pattern, users, keys, Networks(entry.GetSection("Allow"), where, problems), Networks(entry.GetSection("Deny"), where, problems)));
+        }
+
+        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors)) : throw new InvalidDataException(string.Join(" ", problems));
+    }
+
+    private static List<SessionPattern> Patterns(IConfigurationSection section, string where, List<string> problems)
+    {
+        var patterns = new List<SessionPattern>();
+        foreach (IConfigurationSection item in section.GetChildren())
+        {
+            if (SessionPattern.TryParse(item.Value, out SessionPattern? pattern, out string? error))
+            {
+                patterns.Add(pattern!);
+            }
+            else
+            {
+                problems.Add($"{where}: Sessions: {error}");
+            }
+        }
+
+        return patterns;
+    }
+
+    private static List<IPNetwork> Networks(IConfigurationSection section, string where, List<string> problems)
+    {
+        var networks = new List<IPNetwork>();
+        foreach (IConfigurationSection item in section.GetChildren())
+        {
+            if (IPNetwork.TryParse(item.Value, out IPNetwork network))
+            {
+                networks.Add(network);
+            }
+            else if (IPAddress.TryParse(item.Value, out IPAddress? single))
+            {
+                networks.Add(new IPNetwork(single, single.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork ? 32 : 128));
+            }
+            else
+            {
+                problems.Add($"{where}: {section.Key}: '{item.Value}' is not an address or a network in CIDR form (10.0.0.0/8, 2001:db8::/32).");
+            }
+        }
+
+        return networks;
+    }
+}

@@ -1,0 +1,66 @@
+using Tunnel2.Hosting;
+using Tunnel2.ProxyEntry.Access;
+using Tunnel2.TunnelServer.Diagnostics;
+using Tunnel2.TunnelServer.Hosting;
+
+namespace Tunnel2.TunnelServer.Security;
+
+/// <summary>
+/// The credentials file (<c>TunnelServer:CredentialsFile</c>), read at start and again whenever it changes: new tokens
+/// and visitor rules apply to the next login and the next request, without a restart. A change that does not parse
+/// keeps the credentials in force and logs why. Uplinks already logged in stay up when their token is removed (as an
+/// SSH session outlives its key); docs/security.md says how to rotate.
+/// </summary>
+public sealed class CredentialsFile : IDisposable
+{
+    private readonly string _path;
+    private readonly VisitorAccess _visitors;
+    private readonly ILogger<CredentialsFile> _logger;
+    private readonly SettledFileWatch _watch;
+    private volatile Credentials _current;
+
+    /// <exception cref="InvalidConfigurationException">The file is missing or wrong; the message says what to fix.</exception>
+    public CredentialsFile(string path, VisitorAccess visitors, ILogger<CredentialsFile> logger, TimeProvider? time = null)
+    {
+        _path = Path.GetFullPath(path);
+        _visitors = visitors;
+        _logger = logger;
+        _current = Read(_path);
+        _visitors.Policies = _current.Visitors;
+        _watch = new SettledFileWatch([_path], Reload, time);
+        TunnelServerLog.CredentialsLoaded(_logger, _path, _current.Clients.Count, _current.Visitors.Count);
+    }
+
+    public Credentials Current => _current;
+
+    /// <exception cref="InvalidConfigurationException">The file is missing, unreadable or wrong.</exception>
+    public static Credentials Read(string path)
+    {
+        try
+        {
+            using FileStream file = File.OpenRead(path);
+            return Credentials.Parse(file);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or InvalidDataException)
+        {
+            throw new InvalidConfigurationException($"The credentials file '{path}' cannot be used: {ex.Message}");
+        }
+    }
+
+    public void Dispose() => _watch.Dispose();
+
+    private void Reload()
+    {
+        try
+        {
+            Credentials loaded = Read(_path);
+            _current = loaded;
+            _visitors.Policies = loaded.Visitors;
+            TunnelServerLog.CredentialsReloaded(_logger, _path, loaded.Clients.Count, loaded.Visitors.Count);
+        }
+        catch (InvalidConfigurationException ex)
+        {
+            TunnelServerLog.CredentialsReloadFailed(_logger, _path, ex.Message);
+        }
+    }
+}
