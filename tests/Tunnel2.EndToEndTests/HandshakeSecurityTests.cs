@@ -181,7 +181,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     }
 
     /// <summary>A plain TCP connection to the tunnel port, for speaking the handshake (or garbage) by hand.</summary>
-    private sealed class RawConnection : IDisposable
+    internal sealed class RawConnection : IDisposable
     {
         private RawConnection(Socket socket)
         {

@@ -38,6 +38,19 @@ public static class CapturedLogs
         return messages;
     }
 
+    /// <summary>Every captured event rendered, with its properties (to check what is never written).</summary>
+    public static List<string> Everything()
+    {
+        var rendered = new List<string>();
+        foreach (LogEvent logEvent in Events)
+        {
+            rendered.Add(logEvent.RenderMessage(System.Globalization.CultureInfo.InvariantCulture) + " " + string.Join(' ', logEvent.Properties.Values)
+                         + " " + logEvent.Exception);
+        }
+
+        return rendered;
+    }
+
     /// <summary>The configuration method Serilog.Settings.Configuration finds by its name.</summary>
     public static LoggerConfiguration Captured(this LoggerSinkConfiguration sinks) => sinks.Sink(new Sink());
 

@@ -1,0 +1,81 @@
+using System.Diagnostics;
+using System.Net;
+using System.Text.Json;
+using Tunnel2.EndToEndTests.Infrastructure;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>
+/// The public rate limits (ASP.NET Core's rate limiter, token buckets): a visitor or a session over its allowance gets
+/// 429 problem+json with Retry-After and its request reaches no backend, while other visitors and sessions go on.
+/// </summary>
+public sealed class RateLimitTests
+{
+    [Fact]
+    public async Task A_visitor_over_its_bucket_gets_429_and_another_visitor_is_served_meanwhile()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync(
+            "--ProxyEntry:RateLimits:PerVisitor:PerSecond=1", "--ProxyEntry:RateLimits:PerVisitor:Burst=3", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32");
+        await using RecordingBackend backend = await RecordingBackend.StartAsync();
+        string session = "limited-" + Guid.NewGuid().ToString("N")[..8];
+        await stack.StartClientAsync(session, backend.Url);
+        using var http = new HttpClient();
+
+        (int served, int limited, TimeSpan elapsed) = await BurstAsync(http, stack, session, visitor: null, count: 10);
+        var other = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, "/other"));
+        other.Headers.Add("X-Forwarded-For", "10.20.30.40");
+        HttpResponseMessage otherAnswer = await http.SendAsync(other);
+
+        Assert.True(limited > 0, "some of 10 quick requests over a bucket of 3 are refused");
+        Assert.InRange(served, 3, 3 + (int)Math.Ceiling(elapsed.TotalSeconds) + 1);
+        Assert.Equal(served, backend.Received.Count(r => r.Target.StartsWith("/burst", StringComparison.Ordinal)));
+        Assert.Equal(HttpStatusCode.OK, otherAnswer.StatusCode);
+    }
+
+    [Fact]
+    public async Task A_session_over_its_bucket_gets_429_and_another_session_is_served_meanwhile()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync("--ProxyEntry:RateLimits:PerSession:PerSecond=1", "--ProxyEntry:RateLimits:PerSession:Burst=3");
+        string busy = "busy-" + Guid.NewGuid().ToString("N")[..8];
+        string quiet = "quiet-" + Guid.NewGuid().ToString("N")[..8];
+        await using RecordingBackend backend = await RecordingBackend.StartAsync();
+        await stack.StartClientAsync(busy, backend.Url);
+        await stack.StartClientAsync(quiet, backend.Url);
+        using var http = new HttpClient();
+
+        (_, int limited, _) = await BurstAsync(http, stack, busy, visitor: null, count: 10);
+
+        Assert.True(limited > 0, "some of 10 quick requests over a bucket of 3 are refused");
+        Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl(quiet, "/ping"))).StatusCode);
+    }
+
+    private static async Task<(int Served, int Limited, TimeSpan Elapsed)> BurstAsync(HttpClient http, TunnelStack stack, string session, string? visitor, int count)
+    {
+        int served = 0, limited = 0;
+        var clock = Stopwatch.StartNew();
+        for (int i = 0; i < count; i++)
+        {
+            var request = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, $"/burst/{i}"));
+            if (visitor is not null)
+            {
+                request.Headers.Add("X-Forwarded-For", visitor);
+            }
+
+            using HttpResponseMessage response = await http.SendAsync(request);
+            if (response.StatusCode == HttpStatusCode.OK)
+            {
+                served++;
+                continue;
+            }
+
+            Assert.Equal(HttpStatusCode.TooManyRequests, response.StatusCode);
+            Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+            Assert.True(response.Headers.RetryAfter?.Delta >= TimeSpan.FromSeconds(1));
+            using JsonDocument problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+            Assert.Equal("urn:tunnel2:problem:rate-limited", problem.RootElement.GetProperty("type").GetString());
+            limited++;
+        }
+
+        return (served, limited, clock.Elapsed);
+    }
+}

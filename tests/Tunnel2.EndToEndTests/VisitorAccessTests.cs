@@ -1,0 +1,180 @@
+using System.Net;
+using System.Net.Http.Headers;
+using System.Text;
+using System.Text.Json;
+using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.ProxyEntry.Access;
+using static Tunnel2.EndToEndTests.CredentialsFileTests;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>
+/// Visitor rules from the credentials file, checked on the public port before anything reaches an uplink: basic auth,
+/// API keys, address allow and deny lists, and X-Forwarded-For believed only from a trusted proxy.
+/// </summary>
+public sealed class VisitorAccessTests : IAsyncLifetime
+{
+    /// <summary>From <c>htpasswd -nbB -C 4 alice wonderland</c>.</summary>
+    private const string AliceHash = "$2y$04$BTDcgfGww9927df4MuFdlOSVk7rsICxhuU.4Pn/x/AxXuaoGL2yFa";
+    private const string ApiKey = "visitor-api-key-0123456789";
+
+    private readonly string _path = Path.Combine(Path.GetTempPath(), $"tunnel2-visitors-{Guid.NewGuid():N}.json");
+    private readonly string _suffix = Guid.NewGuid().ToString("N")[..8];
+    private readonly HttpClient _http = new();
+    private TunnelStack? _trusting;
+    private TunnelStack? _plain;
+    private RecordingBackend? _backend;
+
+    public async ValueTask InitializeAsync()
+    {
+        await File.WriteAllTextAsync(_path, CredentialsJson([], [
+            $$"""{ "Sessions": "basic-*", "Users": { "alice": "{{AliceHash}}" } }""",
+            $$"""{ "Sessions": "key-*", "ApiKeys": [ "{{TokenHash.Create(ApiKey)}}" ] }""",
+            """{ "Sessions": "deny-*", "Deny": [ "127.0.0.0/8", "::1/128" ] }""",
+            """{ "Sessions": "office-*", "Allow": [ "10.0.0.0/8", "2001:db8::/32" ] }""",
+        ]));
+        _backend = await RecordingBackend.StartAsync();
+        _trusting = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={_path}", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32",
+            "--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute=3");
+        _plain = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={_path}", $"--TunnelServer:Token={TunnelStack.Token}");
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        _http.Dispose();
+        foreach (TunnelStack? stack in new[] { _trusting, _plain })
+        {
+            if (stack is not null)
+            {
+                await stack.DisposeAsync();
+            }
+        }
+
+        if (_backend is not null)
+        {
+            await _backend.DisposeAsync();
+        }
+
+        File.Delete(_path);
+    }
+
+    [Fact]
+    public async Task Basic_auth_answers_401_with_a_challenge_until_the_right_password_and_the_backend_never_sees_it()
+    {
+        string session = await ServeAsync(_trusting!, "basic-");
+
+        HttpResponseMessage none = await _http.SendAsync(Get(_trusting!, session));
+        HttpResponseMessage wrong = await _http.SendAsync(Get(_trusting!, session, basic: "alice:Wonderland"));
+        HttpResponseMessage right = await _http.SendAsync(Get(_trusting!, session, basic: "alice:wonderland"));
+
+        await AssertProblemAsync(none, HttpStatusCode.Unauthorized, "urn:tunnel2:problem:visitor-unauthorized");
+        Assert.Equal("Basic", Assert.Single(none.Headers.WwwAuthenticate).Scheme);
+        await AssertProblemAsync(wrong, HttpStatusCode.Unauthorized, "urn:tunnel2:problem:visitor-unauthorized");
+        Assert.Equal(HttpStatusCode.OK, right.StatusCode);
+        RecordingBackend.ReceivedRequest received = Assert.Single(_backend!.Received, r => r.Target == $"/who?{session}");
+        Assert.False(received.Headers.ContainsKey("Authorization"));
+    }
+
+    [Fact]
+    public async Task An_API_key_is_taken_as_a_bearer_token_or_in_X_Api_Key()
+    {
+        string session = await ServeAsync(_trusting!, "key-");
+
+        HttpRequestMessage bearer = Get(_trusting!, session);
+        bearer.Headers.Authorization = new AuthenticationHeaderValue("Bearer", ApiKey);
+        HttpRequestMessage header = Get(_trusting!, session);
+        header.Headers.Add("X-Api-Key", ApiKey);
+        HttpRequestMessage wrong = Get(_trusting!, session);
+        wrong.Headers.Add("X-Api-Key", "not-the-key");
+
+        Assert.Equal(HttpStatusCode.OK, (await _http.SendAsync(bearer)).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await _http.SendAsync(header)).StatusCode);
+        HttpResponseMessage refused = await _http.SendAsync(wrong);
+        await AssertProblemAsync(refused, HttpStatusCode.Unauthorized, "urn:tunnel2:problem:visitor-unauthorized");
+        Assert.Equal("Bearer", Assert.Single(refused.Headers.WwwAuthenticate).Scheme);
+        Assert.Equal(2, _backend!.Received.Count(r => r.Target == $"/who?{session}" && !r.Headers.ContainsKey("X-Api-Key") && !r.Headers.ContainsKey("Authorization")));
+    }
+
+    [Fact]
+    public async Task A_denied_address_gets_403_and_its_request_reaches_no_backend()
+    {
+        string session = await ServeAsync(_plain!, "deny-");
+
+        await AssertProblemAsync(await _http.SendAsync(Get(_plain!, session)), HttpStatusCode.Forbidden, "urn:tunnel2:problem:visitor-forbidden");
+        Assert.DoesNotContain(_backend!.Received, r => r.Target == $"/who?{session}");
+    }
+
+    [Fact]
+    public async Task X_Forwarded_For_counts_only_from_a_trusted_proxy()
+    {
+        string trusted = await ServeAsync(_trusting!, "office-");
+        string untrusted = await ServeAsync(_plain!, "office-");
+
+        HttpRequestMessage fromOffice = Get(_trusting!, trusted);
+        fromOffice.Headers.Add("X-Forwarded-For", "10.1.2.3");
+        HttpRequestMessage forged = Get(_plain!, untrusted);
+        forged.Headers.Add("X-Forwarded-For", "10.1.2.3");
+
+        Assert.Equal(HttpStatusCode.OK, (await _http.SendAsync(fromOffice)).StatusCode);
+        await AssertProblemAsync(await _http.SendAsync(Get(_trusting!, trusted)), HttpStatusCode.Forbidden, "urn:tunnel2:problem:visitor-forbidden");
+        await AssertProblemAsync(await _http.SendAsync(forged), HttpStatusCode.Forbidden, "urn:tunnel2:problem:visitor-forbidden");
+        RecordingBackend.ReceivedRequest received = Assert.Single(_backend!.Received, r => r.Target == $"/who?{trusted}");
+        Assert.Equal("10.1.2.3", received.Headers["X-Forwarded-For"]);
+        Assert.DoesNotContain(_backend.Received, r => r.Target == $"/who?{untrusted}");
+    }
+
+    [Fact]
+    public async Task An_address_out_of_wrong_passwords_gets_429_before_its_password_is_checked()
+    {
+        string session = await ServeAsync(_trusting!, "basic-");
+        HttpRequestMessage Guess(int i)
+        {
+            HttpRequestMessage request = Get(_trusting!, session, basic: $"alice:guess-{i}");
+            request.Headers.Add("X-Forwarded-For", "10.66.0.1"); // one visitor of its own, so the other tests' attempts do not count
+            return request;
+        }
+
+        for (int i = 0; i < 3; i++)
+        {
+            Assert.Equal(HttpStatusCode.Unauthorized, (await _http.SendAsync(Guess(i))).StatusCode);
+        }
+
+        HttpResponseMessage blocked = await _http.SendAsync(Guess(3));
+        await AssertProblemAsync(blocked, HttpStatusCode.TooManyRequests, "urn:tunnel2:problem:too-many-failed-attempts");
+        Assert.True(blocked.Headers.RetryAfter?.Delta > TimeSpan.Zero);
+    }
+
+    [Fact]
+    public async Task A_session_no_rule_names_stays_open()
+    {
+        string session = await ServeAsync(_plain!, "open-");
+
+        Assert.Equal(HttpStatusCode.OK, (await _http.SendAsync(Get(_plain!, session))).StatusCode);
+    }
+
+    private async Task<string> ServeAsync(TunnelStack stack, string prefix)
+    {
+        string session = prefix + _suffix + "-" + Guid.NewGuid().ToString("N")[..6];
+        await stack.StartClientAsync(session, _backend!.Url);
+        return session;
+    }
+
+    private static HttpRequestMessage Get(TunnelStack stack, string session, string? basic = null)
+    {
+        var request = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, $"/who?{session}"));
+        if (basic is not null)
+        {
+            request.Headers.Authorization = new AuthenticationHeaderValue("Basic", Convert.ToBase64String(Encoding.UTF8.GetBytes(basic)));
+        }
+
+        return request;
+    }
+
+    private static async Task AssertProblemAsync(HttpResponseMessage response, HttpStatusCode status, string type)
+    {
+        Assert.Equal(status, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        using JsonDocument problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal(type, problem.RootElement.GetProperty("type").GetString());
+    }
+}
