@@ -35,7 +35,7 @@ public sealed class VisitorAccessTests : IAsyncLifetime
         ]));
         _backend = await RecordingBackend.StartAsync();
         _trusting = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={_path}", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32",
-            "--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute=3");
+            "--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute=3", "--TunnelServer:ClientVisitorPolicies=true");
         _plain = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={_path}", $"--TunnelServer:Token={TunnelStack.Token}");
     }
 
@@ -152,10 +152,37 @@ public sealed class VisitorAccessTests : IAsyncLifetime
         Assert.Equal(HttpStatusCode.OK, (await _http.SendAsync(Get(_plain!, session))).StatusCode);
     }
 
-    private async Task<string> ServeAsync(TunnelStack stack, string prefix)
+    [Fact]
+    public async Task A_client_declares_basic_auth_for_its_session_where_the_server_allows_it()
+    {
+        string session = await ServeAsync(_trusting!, "declared-", "--basic-auth", "carol:rabbit-hole", "--cidr-deny", "10.99.0.0/16");
+
+        HttpRequestMessage denied = Get(_trusting!, session, basic: "carol:rabbit-hole");
+        denied.Headers.Add("X-Forwarded-For", "10.99.1.1");
+
+        await AssertProblemAsync(await _http.SendAsync(Get(_trusting!, session)), HttpStatusCode.Unauthorized, "urn:tunnel2:problem:visitor-unauthorized");
+        await AssertProblemAsync(await _http.SendAsync(Get(_trusting!, session, basic: "carol:wrong-password")), HttpStatusCode.Unauthorized, "urn:tunnel2:problem:visitor-unauthorized");
+        await AssertProblemAsync(await _http.SendAsync(denied), HttpStatusCode.Forbidden, "urn:tunnel2:problem:visitor-forbidden");
+        Assert.Equal(HttpStatusCode.OK, (await _http.SendAsync(Get(_trusting!, session, basic: "carol:rabbit-hole"))).StatusCode);
+        Assert.False(Assert.Single(_backend!.Received, r => r.Target == $"/who?{session}").Headers.ContainsKey("Authorization"));
+    }
+
+    [Fact]
+    public async Task A_client_declaring_rules_where_the_server_takes_none_is_refused_with_403_and_stops()
+    {
+        string session = "declared-" + _suffix;
+        await using TunnelClientHandle client = _plain!.StartClientWithoutWaiting(session, _backend!.Url, extraArgs: ["--basic-auth", "carol:rabbit-hole"]);
+        await client.StartAsync();
+
+        await Eventually.WaitUntilAsync(() => client.Stopping.IsCancellationRequested, "the client gives up on a 403");
+        Assert.Equal(3, client.Status.ExitCode);
+        Assert.Empty(_plain.Registry.GetUplinks(session));
+    }
+
+    private async Task<string> ServeAsync(TunnelStack stack, string prefix, params string[] clientArgs)
     {
         string session = prefix + _suffix + "-" + Guid.NewGuid().ToString("N")[..6];
-        await stack.StartClientAsync(session, _backend!.Url);
+        await stack.StartClientAsync(session, _backend!.Url, extraArgs: clientArgs);
         return session;
     }
 

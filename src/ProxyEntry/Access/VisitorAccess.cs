@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Net;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
@@ -11,14 +12,18 @@ namespace Tunnel2.ProxyEntry.Access;
 
 /// <summary>
 /// Visitor access control, checked for every public request before anything reaches an uplink: the session's
-/// <see cref="VisitorPolicy"/> (from the server's credentials file) and a limit on wrong credentials per address.
-/// A server with no policies pays one field read per request.
+/// <see cref="VisitorPolicy"/> from the server's credentials file, then the one its client declared at login (when the
+/// server allows that), and a limit on wrong credentials per address. The header that carried accepted credentials is
+/// the tunnel's, not the backend's: it is taken off before the request is forwarded. A server with no policies pays
+/// two field reads per request.
 /// </summary>
 public sealed class VisitorAccess : IDisposable
 {
     private readonly PartitionedRateLimiter<IPAddress> _failures;
     private readonly ILogger<VisitorAccess> _logger;
+    private readonly ConcurrentDictionary<string, VisitorPolicy> _declared = new(StringComparer.Ordinal);
     private VisitorPolicies _policies = VisitorPolicies.None;
+    private volatile bool _anyDeclared;
 
     public VisitorAccess(IOptions<ProxyEntryOptions> options, ILogger<VisitorAccess> logger)
     {
@@ -41,15 +46,58 @@ public sealed class VisitorAccess : IDisposable
         set => Volatile.Write(ref _policies, value);
     }
 
+    /// <summary>
+    /// The rules a client of <paramref name="session"/> declared at its login; null clears them. The latest login of the
+    /// session decides (all uplinks of one client declare the same).
+    /// </summary>
+    public void Declare(string session, VisitorPolicy? policy)
+    {
+        if (policy is not null)
+        {
+            _declared[session] = policy;
+            _anyDeclared = true;
+        }
+        else if (_anyDeclared)
+        {
+            _declared.TryRemove(session, out _);
+        }
+    }
+
     /// <returns>Null when the visitor may go on; otherwise the answer to send (already logged).</returns>
     public VisitorDenial? Check(HttpContext context, string session)
     {
         VisitorPolicies policies = Policies;
-        if (policies.Count == 0 || policies.For(session) is not { } policy)
+        VisitorPolicy? server = policies.Count == 0 ? null : policies.For(session);
+        VisitorPolicy? declared = _anyDeclared && _declared.TryGetValue(session, out VisitorPolicy? fromClient) ? fromClient : null;
+        if (server is null && declared is null)
         {
             return null;
         }
 
+        string? serverHeader = null, declaredHeader = null;
+        VisitorDenial? denial = server is null ? null : Check(context, session, server, out serverHeader);
+        denial ??= declared is null ? null : Check(context, session, declared, out declaredHeader);
+        if (denial is not null)
+        {
+            return denial;
+        }
+
+        foreach (string? used in (ReadOnlySpan<string?>)[serverHeader, declaredHeader])
+        {
+            if (used is not null)
+            {
+                context.Request.Headers.Remove(used);
+            }
+        }
+
+        return null;
+    }
+
+    public void Dispose() => _failures.Dispose();
+
+    private VisitorDenial? Check(HttpContext context, string session, VisitorPolicy policy, out string? credentialsHeader)
+    {
+        credentialsHeader = null;
         IPAddress? remote = context.Connection.RemoteIpAddress;
         if (policy.WantsCredentials && remote is not null)
         {
@@ -63,7 +111,7 @@ public sealed class VisitorAccess : IDisposable
             }
         }
 
-        switch (policy.Check(context.Request, remote))
+        switch (policy.Check(context.Request, remote, out credentialsHeader))
         {
             case VisitorVerdict.Allowed:
                 return null;
@@ -84,8 +132,6 @@ public sealed class VisitorAccess : IDisposable
                 return Unauthorized(policy, session);
         }
     }
-
-    public void Dispose() => _failures.Dispose();
 
     private static VisitorDenial Unauthorized(VisitorPolicy policy, string session) =>
         new(StatusCodes.Status401Unauthorized, ProblemTypes.VisitorUnauthorized, "Unauthorized",

@@ -23,8 +23,7 @@ public enum VisitorVerdict
 /// <summary>
 /// Who may visit the sessions a pattern matches: addresses (deny list first, then the allow list if it has entries;
 /// CIDR, IPv4 and IPv6) and then, if any are set, credentials: basic auth (user → bcrypt hash) or an API key (SHA-256
-/// hash), sent as <c>Authorization: Bearer &lt;key&gt;</c> or <c>X-Api-Key: &lt;key&gt;</c>. The header that carried
-/// the visitor's credentials is the tunnel's, not the backend's: it is taken off before the request is forwarded.
+/// hash), sent as <c>Authorization: Bearer &lt;key&gt;</c> or <c>X-Api-Key: &lt;key&gt;</c>.
 /// </summary>
 public sealed class VisitorPolicy
 {
@@ -57,8 +56,10 @@ public sealed class VisitorPolicy
     public bool WantsCredentials => Users.Count > 0 || ApiKeys.Count > 0;
 
     /// <param name="remote">The visitor's address: the connection's, or the one trusted proxies forwarded.</param>
-    public VisitorVerdict Check(HttpRequest request, IPAddress? remote)
+    /// <param name="credentialsHeader">The header that carried the accepted credentials, for the caller to take off.</param>
+    public VisitorVerdict Check(HttpRequest request, IPAddress? remote, out string? credentialsHeader)
     {
+        credentialsHeader = null;
         if (Allow.Count > 0 || Deny.Count > 0)
         {
             if (remote is null)
@@ -95,7 +96,7 @@ public sealed class VisitorPolicy
             return VisitorVerdict.CredentialsWrong;
         }
 
-        request.Headers.Remove(apiKey is not null ? ApiKeyHeader : HeaderNames.Authorization);
+        credentialsHeader = apiKey is not null ? ApiKeyHeader : HeaderNames.Authorization;
         return VisitorVerdict.Allowed;
     }
 
@@ -114,6 +115,23 @@ public sealed class VisitorPolicy
         }
 
         return [.. challenges];
+    }
+
+    /// <summary>A network in CIDR form (<c>10.0.0.0/8</c>, <c>2001:db8::/32</c>) or one address (<c>192.0.2.7</c>).</summary>
+    public static bool TryParseNetwork(ReadOnlySpan<char> text, out IPNetwork network)
+    {
+        if (IPNetwork.TryParse(text, out network))
+        {
+            return true;
+        }
+
+        if (IPAddress.TryParse(text, out IPAddress? single))
+        {
+            network = new IPNetwork(single, single.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork ? 32 : 128);
+            return true;
+        }
+
+        return false;
     }
 
     private static bool Contains(IReadOnlyList<IPNetwork> networks, IPAddress address)

@@ -34,6 +34,17 @@ public static class HandshakeProtocol
     /// </summary>
     public const string HealthHeader = "Tunnel2-Health";
 
+    /// <summary>
+    /// Request, optional: the visitor rules the client asks for its session, when the server lets clients declare them
+    /// (<c>TunnelServer:ClientVisitorPolicies</c>; otherwise 403). Basic: <c>user:bcrypt-hash</c> (the client hashes the
+    /// password, the server never sees it); Allow and Deny: comma-separated networks in CIDR form.
+    /// </summary>
+    public const string VisitorBasicHeader = "Tunnel2-Visitor-Basic";
+
+    public const string VisitorAllowHeader = "Tunnel2-Visitor-Allow";
+
+    public const string VisitorDenyHeader = "Tunnel2-Visitor-Deny";
+
     public const string Ready = "ready";
 
     public const string Unready = "unready";

@@ -17,6 +17,9 @@ public static class CommandLine
         ["--uplinks"] = "TunnelClient:Uplinks",
         ["--resolve-interval"] = "TunnelClient:ResolveInterval",
         ["--weight"] = "TunnelClient:Weight",
+        ["--basic-auth"] = "TunnelClient:BasicAuth",
+        ["--cidr-allow"] = "TunnelClient:CidrAllow",
+        ["--cidr-deny"] = "TunnelClient:CidrDeny",
         ["--health-path"] = "TunnelClient:HealthPath",
         ["--health-interval"] = "TunnelClient:HealthInterval",
         ["--health-timeout"] = "TunnelClient:HealthTimeout",
@@ -124,6 +127,10 @@ public static class CommandLine
                                      [default 00:00:00: the name is one server]
           --weight <n>               This client's share when the server balances the session by weight
                                      (1-100)                                [default 1]
+          --basic-auth <user:pass>   Visitors must log in with this (basic auth); the server gets a bcrypt
+                                     hash only, and must allow clients' rules (--client-policies)
+          --cidr-allow <cidrs>       Only visitors from these networks, e.g. 10.0.0.0/8,2001:db8::/32
+          --cidr-deny <cidrs>        Visitors from these networks get 403
           --health-path <path>       Probe this path on each backend (e.g. /healthz); a backend that fails
                                      (not 2xx/3xx, or no answer) gets no requests, and while all fail the
                                      server sends this client none                   [default none]
@@ -167,7 +174,7 @@ public static class CommandLine
           TunnelClient__Server, TunnelClient__Session, TunnelClient__Token, TunnelClient__Backend,
           TunnelClient__BackendBalancing, TunnelClient__BackendAffinity, TunnelClient__BackendAffinityHeader,
           TunnelClient__BackendAffinityCookie,
-          TunnelClient__Uplinks, TunnelClient__ResolveInterval, TunnelClient__Weight, TunnelClient__HealthPath, TunnelClient__HealthInterval,
+          TunnelClient__Uplinks, TunnelClient__ResolveInterval, TunnelClient__Weight, TunnelClient__BasicAuth, TunnelClient__CidrAllow, TunnelClient__CidrDeny, TunnelClient__HealthPath, TunnelClient__HealthInterval,
           TunnelClient__HealthTimeout, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
           TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout, TunnelClient__RewritePaths,
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,

@@ -78,6 +78,18 @@ public sealed class TunnelClientOptions
     public int Weight { get; set; } = 1;
 
     /// <summary>
+    /// <c>user:password</c>: visitors of this session must send it by basic auth. The client sends the server a bcrypt
+    /// hash, never the password; the server must allow declared rules (<c>TunnelServer:ClientVisitorPolicies</c>).
+    /// </summary>
+    public string? BasicAuth { get; set; }
+
+    /// <summary>Only visitors from these networks (comma-separated CIDR, IPv4 or IPv6) reach this session.</summary>
+    public string? CidrAllow { get; set; }
+
+    /// <summary>Visitors from these networks (comma-separated CIDR) get 403.</summary>
+    public string? CidrDeny { get; set; }
+
+    /// <summary>
     /// A path on the backend to probe, e.g. <c>/healthz</c>: while its answer is not 2xx or 3xx, the server sends this
     /// client no requests (with several backends: a backend that fails gets none, and the server none while all fail).
     /// Null: no probe, always ready.

@@ -21,6 +21,7 @@ namespace Tunnel2.TunnelClient.Uplinks;
 public sealed class UplinkDialer
 {
     private readonly TunnelClientOptions _options;
+    private readonly KeyValuePair<string, string>[] _visitorRules;
     private readonly BackendRelay _relay;
     private readonly ILoggerFactory _loggerFactory;
     private readonly ClientInstance _instance;
@@ -32,6 +33,7 @@ public sealed class UplinkDialer
         _instance = instance;
         _health = health;
         _options = options.Value;
+        _visitorRules = VisitorRuleHeaders.From(_options);
         _relay = relay;
         _loggerFactory = loggerFactory;
     }
@@ -171,6 +173,11 @@ public sealed class UplinkDialer
             webSocket.Options.SetRequestHeader(HandshakeProtocol.InstanceHeader, instanceId);
             webSocket.Options.SetRequestHeader(HandshakeProtocol.WeightHeader, _options.Weight.ToString(CultureInfo.InvariantCulture));
             webSocket.Options.SetRequestHeader(HandshakeProtocol.HealthHeader, HealthValue);
+            foreach (KeyValuePair<string, string> rule in _visitorRules)
+            {
+                webSocket.Options.SetRequestHeader(rule.Key, rule.Value);
+            }
+
             var url = new UriBuilder(server)
             {
                 Scheme = server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
@@ -236,8 +243,13 @@ public sealed class UplinkDialer
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.VersionHeader}: {HandshakeProtocol.OfferedVersions}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InstanceHeader}: {instanceId}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.WeightHeader}: {_options.Weight}\r\n")
-            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.HealthHeader}: {HealthValue}\r\n")
-            .Append("\r\n");
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.HealthHeader}: {HealthValue}\r\n");
+        foreach (KeyValuePair<string, string> rule in _visitorRules)
+        {
+            request.Append(CultureInfo.InvariantCulture, $"{rule.Key}: {rule.Value}\r\n");
+        }
+
+        request.Append("\r\n");
         return Encoding.UTF8.GetBytes(request.ToString());
     }
 

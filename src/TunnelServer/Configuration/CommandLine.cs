@@ -13,6 +13,7 @@ public static class CommandLine
         ["--token"] = "TunnelServer:Token",
         ["--credentials"] = "TunnelServer:CredentialsFile",
         ["--trusted-proxy"] = "ProxyEntry:TrustedProxies:0",
+        ["--client-policies"] = "TunnelServer:ClientVisitorPolicies",
         ["--public-h2c-url"] = "TunnelServer:PublicH2cUrl",
         ["--admin-url"] = "TunnelServer:AdminUrl",
         ["--admin-token"] = "TunnelServer:AdminToken",
@@ -62,6 +63,9 @@ public static class CommandLine
           --credentials <file>       Credentials file: per-client hashed tokens with the sessions each may serve,
                                      and visitor rules per session (basic auth, API keys, CIDR allow/deny);
                                      reloaded on change (docs/security.md)
+          --client-policies <b>      true: clients may declare visitor rules for their sessions at login
+                                     (their --basic-auth, --cidr-allow, --cidr-deny), on top of the file's
+                                     [default false: such a login gets 403]
           --trusted-proxy <cidr>     Believe X-Forwarded-For from this network (a balancer in front); more with
                                      ProxyEntry__TrustedProxies__1=<cidr> ...                  [default none]
           --response-timeout <t>     Time to wait for a response head, e.g. 00:01:40 [default 100 s]

@@ -68,6 +68,12 @@ public sealed class TunnelServerOptions
     /// </summary>
     public string? CredentialsFile { get; set; }
 
+    /// <summary>
+    /// Whether a client may declare visitor rules for its session at login (its <c>--basic-auth</c>, <c>--cidr-allow</c>,
+    /// <c>--cidr-deny</c>), applied on top of the credentials file's. Off: such a login gets 403.
+    /// </summary>
+    public bool ClientVisitorPolicies { get; set; }
+
     [Range(16 * 1024, 16 * 1024 * 1024)]
     public int MaxFramePayload { get; set; } = UplinkSettings.DefaultMaxFramePayload;
 

@@ -146,13 +146,9 @@ public sealed class Credentials
         var networks = new List<IPNetwork>();
         foreach (IConfigurationSection item in section.GetChildren())
         {
-            if (IPNetwork.TryParse(item.Value, out IPNetwork network))
+            if (VisitorPolicy.TryParseNetwork(item.Value, out IPNetwork network))
             {
                 networks.Add(network);
-            }
-            else if (IPAddress.TryParse(item.Value, out IPAddress? single))
-            {
-                networks.Add(new IPNetwork(single, single.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork ? 32 : 128));
             }
             else
             {

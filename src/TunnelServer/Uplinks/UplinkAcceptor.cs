@@ -10,6 +10,7 @@ using Tunnel2.Hosting;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Http1;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Sessions;
@@ -46,6 +47,7 @@ public sealed class UplinkAcceptor
     private readonly ServerEndpoints _endpoints;
     private readonly string? _hostSuffix;
     private readonly LoginGuard _guard;
+    private readonly VisitorAccess _visitors;
 
     public UplinkAcceptor(
         SessionRegistry registry,
@@ -57,14 +59,16 @@ public sealed class UplinkAcceptor
         ServerEndpoints endpoints,
         LoginGuard guard,
         ClientAuthenticator authenticator,
+        VisitorAccess visitors,
         ServerCertificate? certificate = null)
     {
+        _visitors = visitors;
         _guard = guard;
         _registry = registry;
         _endpoints = endpoints;
         _hostSuffix = proxyOptions.Value.HostSuffix;
         _settings = options.Value.ToUplinkSettings() with { ResponseHeadTimeout = proxyOptions.Value.ResponseHeadTimeout };
-        _handshake = new UplinkHandshake(authenticator, proxyOptions.Value.RetryAfterSeconds);
+        _handshake = new UplinkHandshake(authenticator, proxyOptions.Value.RetryAfterSeconds, options.Value.ClientVisitorPolicies);
         _handshakeTimeout = options.Value.HandshakeTimeout;
         _loggerFactory = loggerFactory;
         _logger = loggerFactory.CreateLogger<UplinkAcceptor>();
@@ -114,6 +118,8 @@ public sealed class UplinkAcceptor
         {
             return;
         }
+
+        _visitors.Declare(accepted.Session, accepted.DeclaredPolicy);
 
         try
         {

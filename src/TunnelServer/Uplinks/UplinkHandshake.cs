@@ -3,6 +3,7 @@ using System.Security.Cryptography;
 using System.Text;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Http1;
+using Tunnel2.ProxyEntry.Access;
 using Tunnel2.TunnelServer.Security;
 
 namespace Tunnel2.TunnelServer.Uplinks;
@@ -12,7 +13,10 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// <param name="Weight">The client's share under the weighted strategy (1 when it declared none).</param>
 /// <param name="Ready">Whether the client's backend passed its health probe at login (true when it sent no health).</param>
 /// <param name="Credential">The name of the credential the client logged in with (never the token).</param>
-public sealed record HandshakeAcceptance(string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true, string? Credential = null)
+/// <param name="DeclaredPolicy">The visitor rules the client declared for its session, if any (and if the server allows them).</param>
+public sealed record HandshakeAcceptance(
+    string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true, string? Credential = null,
+    VisitorPolicy? DeclaredPolicy = null)
 {
     public bool IsWebSocket => WebSocketKey is not null;
 }
@@ -27,11 +31,12 @@ public sealed record HandshakeRefusal(int Status, string Reason, string Title, s
 /// <summary>
 /// The checks an upgrade request on the tunnel port goes through, in order (docs/protocol.md §1): path and method (404),
 /// draining (503), upgrade (426), token (401), session and instance ids (400), the token's sessions (403), protocol
-/// version (400), no body (400).
+/// version (400), no body (400), declared visitor rules (400 when malformed, 403 when the server takes none).
 /// Two transports carry the same frames: the plain HTTP/1.1 upgrade and WebSocket binary messages, for networks whose
 /// proxies pass only WebSocket upgrades.
 /// </summary>
-public sealed class UplinkHandshake(ClientAuthenticator authenticator, int retryAfterSeconds)
+/// <param name="clientVisitorPolicies">Whether clients may declare visitor rules for their sessions (TunnelServer:ClientVisitorPolicies).</param>
+public sealed class UplinkHandshake(ClientAuthenticator authenticator, int retryAfterSeconds, bool clientVisitorPolicies = false)
 {
     private const string WebSocketUpgradeToken = "websocket";
     private const string WebSocketVersion = "13";
@@ -147,7 +152,18 @@ public sealed class UplinkHandshake(ClientAuthenticator authenticator, int retry
             return Refuse(400, "handshake-body", "Bad request", "The upgrade request carries no body.");
         }
 
-        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready, credential.Name), null);
+        if (!DeclaredVisitorPolicy.TryRead(head, session, out VisitorPolicy? declared, out string? policyProblem))
+        {
+            return Refuse(400, "bad-visitor-policy", "Invalid visitor policy", policyProblem!);
+        }
+
+        if (declared is not null && !clientVisitorPolicies)
+        {
+            return Refuse(403, "client-policies-off", "Forbidden",
+                "This server does not take visitor rules from clients (TunnelServer:ClientVisitorPolicies); its operator sets them in the credentials file.");
+        }
+
+        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready, credential.Name, declared), null);
     }
 
     /// <summary>The <c>Sec-WebSocket-Accept</c> answer to a key (RFC 6455 §4.2.2).</summary>

@@ -58,6 +58,9 @@ public sealed class HandshakeProtocolTests
     [InlineData("a\u0000")]
     [InlineData("a+b")]
     [InlineData("日本")]
+    [InlineData(".")]
+    [InlineData("..")]
+    [InlineData("a%2Fb")]
     public void Refuses_anything_else(string session)
     {
         Assert.False(HandshakeProtocol.IsValidSessionId(session));

@@ -15,6 +15,24 @@ public sealed class TunnelClientOptionsValidatorTests
         Assert.True(Validate(Valid()).Succeeded);
     }
 
+    [Theory]
+    [InlineData("carol:rabbit-hole", null, null, true)]
+    [InlineData(null, "10.0.0.0/8, 2001:db8::/32", "192.0.2.7", true)]
+    [InlineData("carol:short", null, null, false)]
+    [InlineData(":rabbit-hole", null, null, false)]
+    [InlineData("no-colon-at-all", null, null, false)]
+    [InlineData(null, "10.0.0.0/33", null, false)]
+    [InlineData(null, null, "office", false)]
+    public void Declared_visitor_rules_are_checked_at_start(string? basicAuth, string? allow, string? deny, bool valid)
+    {
+        TunnelClientOptions options = Valid();
+        options.BasicAuth = basicAuth;
+        options.CidrAllow = allow;
+        options.CidrDeny = deny;
+
+        Assert.Equal(valid, Validate(options).Succeeded);
+    }
+
     [Fact]
     public void An_https_server_with_a_pin_in_either_spelling_is_valid()
     {

@@ -209,6 +209,26 @@ public sealed class UplinkHandshakeTests
         }
     }
 
+    [Fact]
+    public async Task Visitor_rules_a_client_declares_are_taken_only_where_the_server_allows_them()
+    {
+        string rules = "Tunnel2-Visitor-Basic: carol:" + Access.CredentialsTests.AliceHtpasswd + "\r\nTunnel2-Visitor-Allow: 10.0.0.0/8, 2001:db8::/32\r\n";
+        var allowing = new UplinkHandshake(new ClientAuthenticator(Token, file: null), retryAfterSeconds: 1, clientVisitorPolicies: true);
+
+        (HandshakeAcceptance? accepted, _) = allowing.Decide(await HeadAsync(Request(extra: rules)), draining: false);
+        HandshakeRefusal off = await RefusalAsync(Request(extra: rules));
+        (_, HandshakeRefusal? malformed) = allowing.Decide(await HeadAsync(Request(extra: "Tunnel2-Visitor-Basic: carol:plain-password\r\n")), draining: false);
+        (_, HandshakeRefusal? badNetwork) = allowing.Decide(await HeadAsync(Request(extra: "Tunnel2-Visitor-Deny: 10.0.0.0/40\r\n")), draining: false);
+
+        Tunnel2.ProxyEntry.Access.VisitorPolicy policy = accepted!.DeclaredPolicy!;
+        Assert.Equal("s-1", policy.Sessions.Text);
+        Assert.True(policy.Users["carol"].Verify("carol", "wonderland"));
+        Assert.Equal(2, policy.Allow.Count);
+        Assert.Equal((403, "client-policies-off"), (off.Status, off.Reason));
+        Assert.Equal((400, "bad-visitor-policy"), (malformed!.Status, malformed.Reason));
+        Assert.Equal((400, "bad-visitor-policy"), (badNetwork!.Status, badNetwork.Reason));
+    }
+
     private static async Task<HandshakeRefusal> RefusalAsync(string request)
     {
         (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(request), draining: false);
