@@ -75,6 +75,8 @@ public static class TunnelServerApp
         }
 
         builder.Services.AddSingleton(services => new ClientAuthenticator(options.Token, services.GetService<CredentialsFile>()));
+        builder.Services.AddSingleton(services => new CredentialRevocation(
+            services.GetRequiredService<ILogger<CredentialRevocation>>(), services.GetService<CredentialsFile>()));
         builder.Services.AddSingleton<LoginGuard>();
         builder.Services.AddSingleton<UplinkAcceptor>();
         builder.Services.AddHostedService<UplinkListener>();

@@ -72,6 +72,43 @@ public sealed class CredentialsFileTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_token_rotates_without_downtime_and_uplinks_of_the_removed_one_are_revoked()
+    {
+        string session = "team-a-" + Guid.NewGuid().ToString("N")[..8];
+        const string NewToken = "team-a-token-2027-0123456789";
+        await using RecordingBackend backend = await RecordingBackend.StartAsync();
+        await using TunnelClientHandle old = await Stack.StartClientAsync(session, backend.Url, token: TeamA);
+
+        await File.WriteAllTextAsync(_path, CredentialsJson(Client("team-a", TeamA, "team-a-*"), Client("team-a-2027", NewToken, "team-a-*")));
+        await Eventually.WaitUntilAsync(async () => (await LoginAsync(NewToken, "team-a-probe")).StartsWith("HTTP/1.1 101", StringComparison.Ordinal),
+            "the new token is taken");
+        await using TunnelClientHandle renewed = await Stack.StartClientAsync(session, backend.Url, token: NewToken);
+
+        using var http = new HttpClient();
+        using var stop = new CancellationTokenSource();
+        int failed = 0, served = 0;
+        Task probes = Task.Run(async () =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                using HttpResponseMessage answer = await http.GetAsync(Stack.SessionUrl(session, "/probe"), CancellationToken.None);
+                Interlocked.Increment(ref answer.IsSuccessStatusCode ? ref served : ref failed);
+            }
+        });
+
+        await File.WriteAllTextAsync(_path, CredentialsJson(Client("team-a-2027", NewToken, "team-a-*")));
+        await Eventually.WaitUntilAsync(() => old.Stopping.IsCancellationRequested, "the old token's client is revoked, logs in again and is refused");
+        await Eventually.WaitUntilAsync(() => Volatile.Read(ref served) > 20, "requests keep being served after the revocation");
+        await stop.CancelAsync();
+        await probes;
+
+        Assert.Equal(3, old.Status.ExitCode);
+        Assert.Equal(0, failed);
+        Assert.Single(Stack.Registry.GetUplinks(session));
+        Assert.Contains(CapturedLogs.Everything(), line => line.Contains("revoked", StringComparison.Ordinal) && line.Contains(session, StringComparison.Ordinal));
+    }
+
+    [Fact]
     public async Task Logins_outside_a_token_s_sessions_count_as_failures_until_the_address_gets_429()
     {
         string path = Path.Combine(Path.GetTempPath(), $"tunnel2-credentials-{Guid.NewGuid():N}.json");

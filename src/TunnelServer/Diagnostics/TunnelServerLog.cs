@@ -73,4 +73,7 @@ internal static partial class TunnelServerLog
 
     [LoggerMessage(EventId = 23, Level = LogLevel.Warning, Message = "Login from {Remote} refused: credential {Credential} may not serve session {Session}")]
     public static partial void SessionNotAllowed(ILogger logger, System.Net.IPAddress? remote, string credential, string session);
+
+    [LoggerMessage(EventId = 24, Level = LogLevel.Warning, Message = "Uplink {Uplink} revoked: credential {Credential} is gone from the credentials file or no longer serves session {Session}; draining it")]
+    public static partial void LoginRevoked(ILogger logger, string uplink, string credential, string session);
 }

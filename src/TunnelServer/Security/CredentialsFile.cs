@@ -33,6 +33,9 @@ public sealed class CredentialsFile : IDisposable
 
     public Credentials Current => _current;
 
+    /// <summary>Raised after a change was read and applied (not after one that failed).</summary>
+    public event Action<Credentials>? Reloaded;
+
     /// <exception cref="InvalidConfigurationException">The file is missing, unreadable or wrong.</exception>
     public static Credentials Read(string path)
     {
@@ -57,6 +60,7 @@ public sealed class CredentialsFile : IDisposable
             _current = loaded;
             _visitors.Policies = loaded.Visitors;
             TunnelServerLog.CredentialsReloaded(_logger, _path, loaded.Clients.Count, loaded.Visitors.Count);
+            Reloaded?.Invoke(loaded);
         }
         catch (InvalidConfigurationException ex)
         {

@@ -48,6 +48,7 @@ public sealed class UplinkAcceptor
     private readonly string? _hostSuffix;
     private readonly LoginGuard _guard;
     private readonly VisitorAccess _visitors;
+    private readonly CredentialRevocation _revocation;
 
     public UplinkAcceptor(
         SessionRegistry registry,
@@ -60,8 +61,10 @@ public sealed class UplinkAcceptor
         LoginGuard guard,
         ClientAuthenticator authenticator,
         VisitorAccess visitors,
+        CredentialRevocation revocation,
         ServerCertificate? certificate = null)
     {
+        _revocation = revocation;
         _visitors = visitors;
         _guard = guard;
         _registry = registry;
@@ -340,6 +343,7 @@ public sealed class UplinkAcceptor
 
         Uplink? replaced = _registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight, remote?.ToString(),
             accepted.IsWebSocket ? "websocket" : "upgrade");
+        _revocation.LoggedIn(uplink, accepted.Session, accepted.Login);
         _metrics.UplinkConnected();
         TunnelServerLog.UplinkConnected(_logger, accepted.Session, remote?.Address, accepted.Version, transportName);
         if (replaced is not null)
@@ -357,6 +361,7 @@ public sealed class UplinkAcceptor
         finally
         {
             _registry.Unregister(accepted.Session, uplink);
+            _revocation.LoggedOut(uplink);
             _metrics.UplinkDisconnected();
             TunnelServerLog.UplinkDisconnected(_logger, accepted.Session, remote?.Address, uplink.CloseReason ?? "closed");
         }

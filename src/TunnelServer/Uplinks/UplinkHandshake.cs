@@ -18,6 +18,9 @@ public sealed record HandshakeAcceptance(
     string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true, string? Credential = null,
     VisitorPolicy? DeclaredPolicy = null)
 {
+    /// <summary>The credential itself, for revoking the uplink if the credentials file drops it.</summary>
+    public ClientCredential? Login { get; init; }
+
     public bool IsWebSocket => WebSocketKey is not null;
 }
 
@@ -163,7 +166,7 @@ public sealed class UplinkHandshake(ClientAuthenticator authenticator, int retry
                 "This server does not take visitor rules from clients (TunnelServer:ClientVisitorPolicies); its operator sets them in the credentials file.");
         }
 
-        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready, credential.Name, declared), null);
+        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready, credential.Name, declared) { Login = credential }, null);
     }
 
     /// <summary>The <c>Sec-WebSocket-Accept</c> answer to a key (RFC 6455 §4.2.2).</summary>

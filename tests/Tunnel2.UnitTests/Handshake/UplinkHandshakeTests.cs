@@ -20,7 +20,8 @@ public sealed class UplinkHandshakeTests
         (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = Handshake.Decide(await HeadAsync(Request(version: "2, 3")), draining: false);
 
         Assert.Null(refused);
-        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 3, null, Credential: ClientAuthenticator.SharedTokenName), accepted);
+        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 3, null, Credential: ClientAuthenticator.SharedTokenName), accepted! with { Login = null });
+        Assert.Equal(ClientAuthenticator.SharedTokenName, accepted.Login?.Name);
     }
 
     [Fact]
@@ -129,7 +130,7 @@ public sealed class UplinkHandshakeTests
         (HandshakeAcceptance? accepted, _) = Handshake.Decide(
             await HeadAsync(Request(version: "4, 3", extra: "Tunnel2-Weight: 7\r\nTunnel2-Health: unready\r\n")), draining: false);
 
-        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 4, null, Weight: 7, Ready: false, Credential: ClientAuthenticator.SharedTokenName), accepted);
+        Assert.Equal(new HandshakeAcceptance("s-1", "i-1", 4, null, Weight: 7, Ready: false, Credential: ClientAuthenticator.SharedTokenName), accepted! with { Login = null });
     }
 
     [Fact]
