@@ -122,6 +122,8 @@ public static class TunnelServerApp
         });
 
         WebApplication app = builder.Build();
+        // Read now, not at the first login: the file's visitor rules must guard the public port from its first request.
+        _ = app.Services.GetService<CredentialsFile>();
         if (endpoints.AdminListener is not null)
         {
             // Requests that arrived on the admin listener never reach ProxyEntry: they pass the admin token and /metrics,
