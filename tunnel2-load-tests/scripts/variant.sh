@@ -20,6 +20,7 @@ it answers, prints the argument for compare.sh, then runs until SIGTERM/Ctrl-C a
   --public-port P     the variant's public port (default 12200)
   --tunnel-port P     the variant's tunnel port (default 12201)
   --name NAME         the target's name in compare.sh's output (default: variant)
+  --server-arg ARG    one more TunnelServer argument (repeat), e.g. --server-arg --credentials=FILE
 Logs go to a new /tmp/tunnel2-variant-* folder, named on start. If either process exits, the other is
 stopped and the script exits 1.
 
@@ -31,12 +32,14 @@ EOF
 }
 
 TREE="$REPO_ROOT" VARIANT_PUBLIC=12200 VARIANT_TUNNEL=12201 NAME=variant
+SERVER_ARGS=()
 while (($#)); do
   case "$1" in
     --tree) TREE="$(cd "$2" && pwd)"; shift ;;
     --public-port) VARIANT_PUBLIC="$2"; shift ;;
     --tunnel-port) VARIANT_TUNNEL="$2"; shift ;;
     --name) NAME="$2"; shift ;;
+    --server-arg) SERVER_ARGS+=("$2"); shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" 2 ;;
   esac
@@ -61,7 +64,7 @@ trap 'stop_all; exit 0' INT TERM
 trap 'stop_all' EXIT
 
 (cd "$(dirname "$(bin TunnelServer)")" && exec $SETSID dotnet "$(bin TunnelServer)" --environment Development \
-  --public-url "http://127.0.0.1:$VARIANT_PUBLIC" --tunnel-url "http://127.0.0.1:$VARIANT_TUNNEL") \
+  --public-url "http://127.0.0.1:$VARIANT_PUBLIC" --tunnel-url "http://127.0.0.1:$VARIANT_TUNNEL" "${SERVER_ARGS[@]}") \
   </dev/null >"$LOG_DIR/server.log" 2>&1 &
 PIDS+=($!)
 (cd "$(dirname "$(bin TunnelClient)")" && exec $SETSID dotnet "$(bin TunnelClient)" --environment Development \
