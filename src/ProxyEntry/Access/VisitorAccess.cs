@@ -1,11 +1,11 @@
 using System.Collections.Concurrent;
 using System.Net;
-using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.ProxyEntry.Access;
@@ -19,7 +19,7 @@ namespace Tunnel2.ProxyEntry.Access;
 /// </summary>
 public sealed class VisitorAccess : IDisposable
 {
-    private readonly PartitionedRateLimiter<IPAddress> _failures;
+    private readonly FailedAttempts _failures;
     private readonly ILogger<VisitorAccess> _logger;
     private readonly ConcurrentDictionary<string, VisitorPolicy> _declared = new(StringComparer.Ordinal);
     private VisitorPolicies _policies = VisitorPolicies.None;
@@ -28,16 +28,7 @@ public sealed class VisitorAccess : IDisposable
     public VisitorAccess(IOptions<ProxyEntryOptions> options, ILogger<VisitorAccess> logger)
     {
         _logger = logger;
-        int perMinute = options.Value.RateLimits.FailedVisitorLoginsPerMinute;
-        _failures = PartitionedRateLimiter.Create<IPAddress, IPAddress>(address => RateLimitPartition.GetTokenBucketLimiter(address, _ =>
-            new TokenBucketRateLimiterOptions
-            {
-                TokenLimit = perMinute,
-                TokensPerPeriod = Math.Max(1, perMinute / 6),
-                ReplenishmentPeriod = TimeSpan.FromSeconds(10),
-                QueueLimit = 0,
-                AutoReplenishment = true,
-            }));
+        _failures = new FailedAttempts(options.Value.RateLimits.FailedVisitorLoginsPerMinute);
     }
 
     public VisitorPolicies Policies
@@ -99,16 +90,11 @@ public sealed class VisitorAccess : IDisposable
     {
         credentialsHeader = null;
         IPAddress? remote = context.Connection.RemoteIpAddress;
-        if (policy.WantsCredentials && remote is not null)
+        if (policy.WantsCredentials && remote is not null && _failures.IsBlocked(remote, out TimeSpan wait))
         {
-            using RateLimitLease probe = _failures.AttemptAcquire(remote, permitCount: 0);
-            if (!probe.IsAcquired)
-            {
-                int retryAfter = probe.TryGetMetadata(MetadataName.RetryAfter, out TimeSpan wait) ? Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)) : 10;
-                ProxyEntryLog.VisitorRefused(_logger, session, remote, "too-many-failed-attempts");
-                return new VisitorDenial(StatusCodes.Status429TooManyRequests, ProblemTypes.TooManyFailedAttempts, "Too many failed attempts",
-                    "This address sent too many wrong credentials; try again later.", [], retryAfter);
-            }
+            ProxyEntryLog.VisitorRefused(_logger, session, remote, "too-many-failed-attempts");
+            return new VisitorDenial(StatusCodes.Status429TooManyRequests, ProblemTypes.TooManyFailedAttempts, "Too many failed attempts",
+                "This address sent too many wrong credentials; try again later.", [], Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)));
         }
 
         switch (policy.Check(context.Request, remote, out credentialsHeader))
@@ -122,7 +108,7 @@ public sealed class VisitorAccess : IDisposable
             case VisitorVerdict.CredentialsWrong:
                 if (remote is not null)
                 {
-                    _failures.AttemptAcquire(remote, permitCount: 1).Dispose();
+                    _failures.Count(remote);
                 }
 
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "credentials-wrong");
