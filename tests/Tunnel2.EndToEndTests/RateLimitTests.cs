@@ -49,6 +49,59 @@ public sealed class RateLimitTests
         Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl(quiet, "/ping"))).StatusCode);
     }
 
+    [Fact]
+    public async Task A_crowd_of_1000_requests_from_one_visitor_is_held_to_its_bucket_while_20_other_visitors_are_all_served()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync(
+            "--ProxyEntry:RateLimits:PerVisitor:PerSecond=50", "--ProxyEntry:RateLimits:PerVisitor:Burst=50", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32");
+        await using RecordingBackend backend = await RecordingBackend.StartAsync();
+        string session = "crowded-" + Guid.NewGuid().ToString("N")[..8];
+        await stack.StartClientAsync(session, backend.Url);
+        using var http = new HttpClient(new SocketsHttpHandler { MaxConnectionsPerServer = 200 });
+
+        async Task<HttpStatusCode> SendAsync(string path, string visitor)
+        {
+            using var request = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, path));
+            request.Headers.Add("X-Forwarded-For", visitor);
+            using HttpResponseMessage response = await http.SendAsync(request);
+            return response.StatusCode;
+        }
+
+        var clock = Stopwatch.StartNew();
+        using var gate = new SemaphoreSlim(100);
+        Task<HttpStatusCode>[] flood = [.. Enumerable.Range(0, 1000).Select(async i =>
+        {
+            await gate.WaitAsync();
+            try
+            {
+                return await SendAsync($"/flood/{i}", "10.0.0.1");
+            }
+            finally
+            {
+                gate.Release();
+            }
+        })];
+        Task<HttpStatusCode[]>[] probes = [.. Enumerable.Range(1, 20).Select(async visitor =>
+        {
+            var answers = new HttpStatusCode[5];
+            for (int i = 0; i < answers.Length; i++)
+            {
+                answers[i] = await SendAsync($"/probe/{visitor}/{i}", $"10.1.0.{visitor}");
+            }
+
+            return answers;
+        })];
+        HttpStatusCode[] flooded = await Task.WhenAll(flood);
+        HttpStatusCode[][] probed = await Task.WhenAll(probes);
+        TimeSpan elapsed = clock.Elapsed;
+
+        Assert.All(probed.SelectMany(answers => answers), status => Assert.Equal(HttpStatusCode.OK, status));
+        int floodServed = flooded.Count(status => status == HttpStatusCode.OK);
+        Assert.Equal(1000, floodServed + flooded.Count(status => status == HttpStatusCode.TooManyRequests));
+        Assert.InRange(floodServed, 50, 50 + (int)Math.Ceiling(elapsed.TotalSeconds * 50) + 10);
+        Assert.Equal(floodServed, backend.Received.Count(r => r.Target.StartsWith("/flood/", StringComparison.Ordinal)));
+    }
+
     private static async Task<(int Served, int Limited, TimeSpan Elapsed)> BurstAsync(HttpClient http, TunnelStack stack, string session, string? visitor, int count)
     {
         int served = 0, limited = 0;
