@@ -81,10 +81,13 @@ public static class HandshakeProtocol
     /// <summary>What a client offers in <see cref="VersionHeader"/>: every version it speaks, newest first.</summary>
     public const string OfferedVersions = "4, 3";
 
-    /// <summary>Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-].</summary>
+    /// <summary>
+    /// Session ids are path segments: 1 to 128 characters of [A-Za-z0-9._~-], other than the dot-segments <c>.</c> and
+    /// <c>..</c>, which a public path resolves away (<c>/session/../x</c> is <c>/x</c>) so that no caller could reach them.
+    /// </summary>
     public static bool IsValidSessionId(ReadOnlySpan<char> session)
     {
-        if (session.Length is 0 or > 128)
+        if (session.Length is 0 or > 128 || session is "." or "..")
         {
             return false;
         }
