@@ -188,6 +188,13 @@ internal static class ResponseHeadReader
             headers.RemoveAll(field => ListsToken(connection, field.Name) && !IsSwitchedProtocol(field.Name, switching));
         }
 
+        if (headers.Count > HeadCodec.MaxHeaderCount)
+        {
+            // The server reads a response head with more fields as a protocol error and drops the whole uplink: this
+            // exchange fails here instead (a 502), and the uplink's other streams go on.
+            throw new InvalidDataException($"The backend's response head has {headers.Count} fields; at most {HeadCodec.MaxHeaderCount} cross the tunnel.");
+        }
+
         if (switching)
         {
             // What follows the head is the new protocol's, not a body: no framing field passes, and the connection is its.

@@ -272,6 +272,27 @@ public sealed class ResponseHeadReaderTests
     }
 
     [Fact]
+    public async Task More_fields_than_the_head_codec_carries_is_InvalidDataException()
+    {
+        // 1025 fields in 8 KiB: within the size limit, but the server would refuse the encoded head as a protocol
+        // error and drop the whole uplink, so the client must refuse it here, as a 502 for this exchange only.
+        string fields = string.Concat(Enumerable.Repeat("X-H: 1\r\n", HeadCodec.MaxHeaderCount + 1));
+        PipeReader reader = await Http1Backend.WithAsync($"HTTP/1.1 200 OK\r\n{fields}\r\n", complete: true);
+
+        await Assert.ThrowsAsync<InvalidDataException>(async () => await ResponseHeadReader.ReadAsync(reader, false, CancellationToken.None));
+    }
+
+    [Fact]
+    public async Task As_many_fields_as_the_head_codec_carries_are_read()
+    {
+        string fields = string.Concat(Enumerable.Repeat("X-H: 1\r\n", HeadCodec.MaxHeaderCount - 1));
+
+        BackendResponseHead head = await ReadAsync($"HTTP/1.1 200 OK\r\n{fields}Connection: keep-alive\r\nContent-Length: 0\r\n\r\n");
+
+        Assert.Equal(HeadCodec.MaxHeaderCount, head.Headers.Count); // Connection dropped, Content-Length kept
+    }
+
+    [Fact]
     public async Task A_connection_closed_before_any_byte_is_null()
     {
         PipeReader reader = await Http1Backend.WithAsync("", complete: true);
