@@ -120,8 +120,11 @@ internal static class ResponseHeadReader
     private static BackendResponseHead Parse(Http1Head head, bool isHeadRequest, bool upgradeRequested)
     {
         string statusLine = head.StartLine;
-        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || statusLine[8] != ' '
-            || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status))
+        // A status below 100 is not HTTP (RFC 9110 §15), and the head codec cannot carry it: the server would drop the
+        // whole uplink as a protocol error. Found by fuzzing (fuzz/Tunnel2.Fuzz, target response-head).
+        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || !char.IsAsciiDigit(statusLine[7])
+            || statusLine[8] != ' ' || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status)
+            || status < 100)
         {
             throw new InvalidDataException($"The backend did not answer with HTTP/1.x: '{statusLine}'.");
         }

@@ -255,6 +255,10 @@ public sealed class ResponseHeadReaderTests
     [InlineData("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n")] // a field name that is not a token
     [InlineData("HTTP/1.1 200 OK\r\n folded: x\r\n\r\n")] // obs-fold
     [InlineData("HTTP/1.1200 OK\r\n\r\n")] // no space after the version
+    [InlineData("HTTP/1.1 000 OK\r\nContent-Length: 0\r\n\r\n")] // below 100: found by the fuzzer, it used to cross and drop the uplink
+    [InlineData("HTTP/1.1 020 OK\r\n\r\n")]
+    [InlineData("HTTP/1.1 099 OK\r\n\r\n")]
+    [InlineData("HTTP/1.. 200 OK\r\n\r\n")] // a minor version that is not a digit
     public async Task A_malformed_head_is_InvalidDataException(string raw)
     {
         PipeReader reader = await Http1Backend.WithAsync(raw, complete: true);
