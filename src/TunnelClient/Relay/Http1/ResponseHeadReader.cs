@@ -45,6 +45,7 @@ internal static class ResponseHeadReader
     public static async ValueTask<BackendResponseHead?> ReadAsync(
         PipeReader input, ValueTask<ReadResult>? readAhead, bool isHeadRequest, bool upgradeRequested, CancellationToken cancellationToken)
     {
+        bool interim = false;
         while (true)
         {
             ReadResult result = readAhead is { } pending
@@ -82,6 +83,7 @@ internal static class ResponseHeadReader
                 BackendResponseHead parsed = Parse(head, isHeadRequest, upgradeRequested);
                 if (parsed.StatusCode is >= 100 and < 200 and not SwitchingProtocols)
                 {
+                    interim = true;
                     continue; // 100 Continue and friends: the final answer follows
                 }
 
@@ -90,10 +92,17 @@ internal static class ResponseHeadReader
 
             if (result.IsCompleted)
             {
-                if (buffer.IsEmpty)
+                if (buffer.IsEmpty && !interim)
                 {
                     input.AdvanceTo(buffer.End);
                     return null;
+                }
+
+                if (buffer.IsEmpty)
+                {
+                    // Not "closed before a byte", which a caller may take as an idle close and safe to try again: the
+                    // backend saw the request and began to answer (found by the response-head fuzzer).
+                    throw new IOException("The backend closed the connection after an interim response, before the final one.");
                 }
 
                 throw new IOException("The backend closed the connection inside the response head.");
