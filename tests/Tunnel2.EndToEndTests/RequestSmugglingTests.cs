@@ -70,6 +70,7 @@ public sealed class RequestSmugglingTests(TunnelStackFixture fixture) : IAsyncLi
         // A malformed chunked body: the head went ahead, the body never completes, and the caller's fault is a 400.
         ["chunk-bad-suffix"] = new("POST /session/{s}/carrier HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhelloXX{smuggled}0\r\n\r\n", 400, Problem: "invalid-request-body", HeadMayArrive: true),
         ["chunk-lf-only"] = new("POST /session/{s}/carrier HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\nhello\n0\n\n", 400, Problem: "invalid-request-body", HeadMayArrive: true),
+        ["chunk-size-overflow"] = new("POST /session/{s}/carrier HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n10000000000000005\r\nhello\r\n0\r\n\r\n", 400, Problem: "invalid-request-body", HeadMayArrive: true),
     };
 
     public static TheoryData<string> ShapeNames => [.. Shapes.Keys];
