@@ -44,6 +44,8 @@ fi
 rm -rf "$out" && mkdir -p "$out"
 echo "fuzz: publishing the harness into $out/bin"
 dotnet publish "$repo/fuzz/Tunnel2.Fuzz/Tunnel2.Fuzz.csproj" -c Release -o "$out/bin" --nologo -v quiet >/dev/null
+# An uninstrumented copy replays the findings: instrumented code writes to AFL's shared memory, absent outside afl-fuzz.
+cp -r "$out/bin" "$out/bin-plain"
 # Only the parsers are instrumented: coverage of the rest of the assemblies would be noise in AFL's map.
 "$tools/sharpfuzz" "$out/bin/Tunnel2.Protocol.dll" Tunnel2.Protocol.Heads Tunnel2.Protocol.Http1
 if [[ $target == response-head ]]; then
@@ -68,6 +70,6 @@ echo "fuzz: ${#crashes[@]} crash(es), ${#hangs[@]} hang(s)"
 for file in "${crashes[@]}" "${hangs[@]}"; do
   echo "--- $file"
   od -A d -c "$file" | head -12
-  DOTNET_gcServer=0 timeout 20 dotnet "$out/bin/Tunnel2.Fuzz.dll" "$target" --replay "$file" | head -8 || true
+  DOTNET_gcServer=0 timeout 20 dotnet "$out/bin-plain/Tunnel2.Fuzz.dll" "$target" --replay "$file" | head -8 || true
 done
 ((${#crashes[@]} == 0))
