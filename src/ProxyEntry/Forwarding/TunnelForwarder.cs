@@ -448,6 +448,13 @@ public sealed partial class TunnelForwarder
             stream.Reset(ProtocolErrorCode.Cancelled);
             return ex.StatusCode == StatusCodes.Status408RequestTimeout ? ForwardingFailure.RequestBodyTooSlow : ForwardingFailure.InvalidRequestBody;
         }
+        catch (IOException ex) when (ex.InnerException is OverflowException)
+        {
+            // Kestrel reports a chunk size too large for its arithmetic as a plain IOException ("Bad chunk size data"),
+            // not as a BadHttpRequestException: the caller's framing all the same, a 400 and not the backend's 502.
+            stream.Reset(ProtocolErrorCode.Cancelled);
+            return ForwardingFailure.InvalidRequestBody;
+        }
         catch (Exception ex) when (ex is IOException or OperationCanceledException or InvalidOperationException)
         {
             // The caller stopped sending, or the stream failed first: either way nothing more goes up this stream.

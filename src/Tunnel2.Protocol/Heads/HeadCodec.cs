@@ -172,7 +172,10 @@ public static class HeadCodec
             }
         }
 
-        return ReadStringBody(ref reader, length);
+        // A method is a token (RFC 9110 §9.1). Anything else is refused here, where it arrives, instead of being decoded
+        // with replacement characters into a method the writer would encode as more than 32 bytes (found by fuzzing).
+        string method = ReadStringBody(ref reader, length);
+        return HttpSyntax.IsToken(method) ? method : throw new ProtocolViolationException("Request method is not a token.");
     }
 
     private static string? KnownMethod(ReadOnlySpan<byte> method) => method switch

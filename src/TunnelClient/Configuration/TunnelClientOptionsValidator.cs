@@ -87,7 +87,7 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
 
         if (!string.IsNullOrEmpty(options.Session) && !HandshakeProtocol.IsValidSessionId(options.Session))
         {
-            failures.Add($"TunnelClient:Session '{options.Session}' must be 1 to 128 characters of A-Z a-z 0-9 - _ . ~.");
+            failures.Add($"TunnelClient:Session '{options.Session}' must be 1 to 128 characters of A-Z a-z 0-9 - _ . ~, and not '.' or '..'.");
         }
 
         if (options.ReconnectMaxDelay < options.ReconnectMinDelay)

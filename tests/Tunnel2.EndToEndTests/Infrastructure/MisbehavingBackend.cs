@@ -20,6 +20,7 @@ public sealed class MisbehavingBackend : IAsyncDisposable
     private readonly TcpListener _listener;
     private readonly CancellationTokenSource _stop = new();
     private readonly ConcurrentQueue<ReceivedRequest> _requests = new();
+    private readonly ConcurrentQueue<string> _requestLines = new();
     private readonly ConcurrentDictionary<int, Connection> _connections = new();
     private readonly Task _accepting;
     private int _nextConnection;
@@ -40,10 +41,19 @@ public sealed class MisbehavingBackend : IAsyncDisposable
         "data-after-last-chunk", "length-and-chunked", "late-response", "bare-lf-in-head", "control-in-head", "folded-head",
     ];
 
+    /// <summary>More header fields than the tunnel's head codec carries (<c>HeadCodec.MaxHeaderCount</c>, 1024), in 16 KiB.</summary>
+    public static readonly string ManyHeaders = "HTTP/1.1 200 OK\r\n" + string.Concat(Enumerable.Repeat("X-H: 1\r\n", 2000)) + "Content-Length: 5\r\n\r\nfirst";
+
+    /// <summary>A response head of 80 KiB, over the client's 64 KiB limit.</summary>
+    public static readonly string HugeHead = "HTTP/1.1 200 OK\r\nX-Big: " + new string('b', 80 * 1024) + "\r\nContent-Length: 5\r\n\r\nfirst";
+
     public Uri Url { get; }
 
     /// <summary>Every request received so far, in order of arrival.</summary>
     public IReadOnlyCollection<ReceivedRequest> Requests => _requests;
+
+    /// <summary>The request line of every head received, as soon as the head is complete (before its body, which may never come).</summary>
+    public IReadOnlyCollection<string> RequestLines => _requestLines;
 
     /// <summary>Late responses written on idle connections (the <c>late-response</c> misbehaviour).</summary>
     public int LateResponsesSent => Volatile.Read(ref _lateResponses);
@@ -98,7 +108,7 @@ public sealed class MisbehavingBackend : IAsyncDisposable
 
     private async Task ServeAsync(Connection connection)
     {
-        var reader = new RawHttpReader(connection.Socket);
+        var reader = new RawHttpReader(connection.Socket) { HeadRead = _requestLines.Enqueue };
         try
         {
             while (true)
@@ -138,6 +148,9 @@ public sealed class MisbehavingBackend : IAsyncDisposable
             "/bad/late-response" => Ok("first"),
             "/bad/bare-lf-in-head" => $"HTTP/1.1 200 OK\r\nX-A: 1\nContent-Length: {Injected.Length}\r\n\r\n{Injected}",
             "/bad/control-in-head" => $"HTTP/1.1 200 OK\r\nX-A: \u0001\r\nContent-Length: {Injected.Length}\r\n\r\n{Injected}",
+            "/bad/many-headers" => ManyHeaders,
+            "/bad/huge-head" => HugeHead,
+            "/bad/zero-status" => "HTTP/1.1 000 OK\r\nContent-Length: 5\r\n\r\nfirst",
             "/bad/folded-head" => $"HTTP/1.1 200 OK\r\nX-A: 1\r\n Content-Length: {Injected.Length}\r\n\r\n{Injected}",
             _ => Ok(request.Target),
         };
@@ -173,6 +186,9 @@ public sealed record ReceivedRequest(string Method, string Target, IReadOnlyList
 /// <summary>Reads HTTP/1.1 requests off a socket byte for byte (Content-Length or chunked bodies).</summary>
 internal sealed class RawHttpReader(Socket socket)
 {
+    /// <summary>Told each request line once its head is read, before the body.</summary>
+    public Action<string>? HeadRead { get; init; }
+
     private readonly byte[] _buffer = new byte[64 * 1024];
     private int _start;
     private int _end;
@@ -186,6 +202,7 @@ internal sealed class RawHttpReader(Socket socket)
         }
 
         string[] lines = head.Split("\r\n");
+        HeadRead?.Invoke(lines[0]);
         string[] requestLine = lines[0].Split(' ');
         string[] headerLines = lines[1..];
         long length = 0;

@@ -66,6 +66,24 @@ public sealed class HandshakeProtocolTests
         Assert.False(HandshakeProtocol.IsValidSessionId(session));
     }
 
+    [Theory]
+    [InlineData(".")]
+    [InlineData("..")]
+    public void Refuses_a_dot_segment_which_no_public_path_can_name(string session)
+    {
+        // /session/../x resolves to /x and /session/./x to /session/x: a client holding such an id is unreachable.
+        Assert.False(HandshakeProtocol.IsValidSessionId(session));
+    }
+
+    [Theory]
+    [InlineData("...")]
+    [InlineData(".a")]
+    [InlineData("a..")]
+    public void Accepts_dots_that_are_not_a_dot_segment(string session)
+    {
+        Assert.True(HandshakeProtocol.IsValidSessionId(session));
+    }
+
     [Fact]
     public void Allows_at_most_128_characters()
     {

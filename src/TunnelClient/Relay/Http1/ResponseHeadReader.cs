@@ -45,6 +45,7 @@ internal static class ResponseHeadReader
     public static async ValueTask<BackendResponseHead?> ReadAsync(
         PipeReader input, ValueTask<ReadResult>? readAhead, bool isHeadRequest, bool upgradeRequested, CancellationToken cancellationToken)
     {
+        bool interim = false;
         while (true)
         {
             ReadResult result = readAhead is { } pending
@@ -82,6 +83,7 @@ internal static class ResponseHeadReader
                 BackendResponseHead parsed = Parse(head, isHeadRequest, upgradeRequested);
                 if (parsed.StatusCode is >= 100 and < 200 and not SwitchingProtocols)
                 {
+                    interim = true;
                     continue; // 100 Continue and friends: the final answer follows
                 }
 
@@ -90,10 +92,17 @@ internal static class ResponseHeadReader
 
             if (result.IsCompleted)
             {
-                if (buffer.IsEmpty)
+                if (buffer.IsEmpty && !interim)
                 {
                     input.AdvanceTo(buffer.End);
                     return null;
+                }
+
+                if (buffer.IsEmpty)
+                {
+                    // Not "closed before a byte", which a caller may take as an idle close and safe to try again: the
+                    // backend saw the request and began to answer (found by the response-head fuzzer).
+                    throw new IOException("The backend closed the connection after an interim response, before the final one.");
                 }
 
                 throw new IOException("The backend closed the connection inside the response head.");
@@ -120,8 +129,11 @@ internal static class ResponseHeadReader
     private static BackendResponseHead Parse(Http1Head head, bool isHeadRequest, bool upgradeRequested)
     {
         string statusLine = head.StartLine;
-        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || statusLine[8] != ' '
-            || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status))
+        // A status below 100 is not HTTP (RFC 9110 §15), and the head codec cannot carry it: the server would drop the
+        // whole uplink as a protocol error. Found by fuzzing (fuzz/Tunnel2.Fuzz, target response-head).
+        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || !char.IsAsciiDigit(statusLine[7])
+            || statusLine[8] != ' ' || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status)
+            || status < 100)
         {
             throw new InvalidDataException($"The backend did not answer with HTTP/1.x: '{statusLine}'.");
         }
@@ -186,6 +198,13 @@ internal static class ResponseHeadReader
         if (connection is not null)
         {
             headers.RemoveAll(field => ListsToken(connection, field.Name) && !IsSwitchedProtocol(field.Name, switching));
+        }
+
+        if (headers.Count > HeadCodec.MaxHeaderCount)
+        {
+            // The server reads a response head with more fields as a protocol error and drops the whole uplink: this
+            // exchange fails here instead (a 502), and the uplink's other streams go on.
+            throw new InvalidDataException($"The backend's response head has {headers.Count} fields; at most {HeadCodec.MaxHeaderCount} cross the tunnel.");
         }
 
         if (switching)

@@ -255,6 +255,10 @@ public sealed class ResponseHeadReaderTests
     [InlineData("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n")] // a field name that is not a token
     [InlineData("HTTP/1.1 200 OK\r\n folded: x\r\n\r\n")] // obs-fold
     [InlineData("HTTP/1.1200 OK\r\n\r\n")] // no space after the version
+    [InlineData("HTTP/1.1 000 OK\r\nContent-Length: 0\r\n\r\n")] // below 100: found by the fuzzer, it used to cross and drop the uplink
+    [InlineData("HTTP/1.1 020 OK\r\n\r\n")]
+    [InlineData("HTTP/1.1 099 OK\r\n\r\n")]
+    [InlineData("HTTP/1.. 200 OK\r\n\r\n")] // a minor version that is not a digit
     public async Task A_malformed_head_is_InvalidDataException(string raw)
     {
         PipeReader reader = await Http1Backend.WithAsync(raw, complete: true);
@@ -272,6 +276,27 @@ public sealed class ResponseHeadReaderTests
     }
 
     [Fact]
+    public async Task More_fields_than_the_head_codec_carries_is_InvalidDataException()
+    {
+        // 1025 fields in 8 KiB: within the size limit, but the server would refuse the encoded head as a protocol
+        // error and drop the whole uplink, so the client must refuse it here, as a 502 for this exchange only.
+        string fields = string.Concat(Enumerable.Repeat("X-H: 1\r\n", HeadCodec.MaxHeaderCount + 1));
+        PipeReader reader = await Http1Backend.WithAsync($"HTTP/1.1 200 OK\r\n{fields}\r\n", complete: true);
+
+        await Assert.ThrowsAsync<InvalidDataException>(async () => await ResponseHeadReader.ReadAsync(reader, false, CancellationToken.None));
+    }
+
+    [Fact]
+    public async Task As_many_fields_as_the_head_codec_carries_are_read()
+    {
+        string fields = string.Concat(Enumerable.Repeat("X-H: 1\r\n", HeadCodec.MaxHeaderCount - 1));
+
+        BackendResponseHead head = await ReadAsync($"HTTP/1.1 200 OK\r\n{fields}Connection: keep-alive\r\nContent-Length: 0\r\n\r\n");
+
+        Assert.Equal(HeadCodec.MaxHeaderCount, head.Headers.Count); // Connection dropped, Content-Length kept
+    }
+
+    [Fact]
     public async Task A_connection_closed_before_any_byte_is_null()
     {
         PipeReader reader = await Http1Backend.WithAsync("", complete: true);
@@ -281,6 +306,8 @@ public sealed class ResponseHeadReaderTests
 
     [Theory]
     [InlineData("H")]
+    [InlineData("HTTP/1.1 100 Continue\r\n\r\n")] // an interim answer, then the close: not "closed before a byte" (found by the fuzzer)
+    [InlineData("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n")]
     [InlineData("HTTP/1.1 200 OK\r\n")]
     [InlineData("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r")]
     public async Task A_connection_closed_inside_the_head_is_IOException(string raw)

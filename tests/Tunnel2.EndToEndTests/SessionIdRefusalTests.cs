@@ -1,0 +1,145 @@
+using System.Net.Sockets;
+using System.Text;
+using Tunnel2.EndToEndTests.Infrastructure;
+
+namespace Tunnel2.EndToEndTests;
+
+/// <summary>
+/// Session ids no client can hold: 129 characters, a slash (plain or <c>%2F</c>), a dot-segment (plain or encoded).
+/// On the public port such an id never reaches the backend of a session whose id it resembles; on the tunnel port a
+/// login that declares one gets 400 <c>bad-session</c> and registers nothing.
+/// </summary>
+[Collection(TunnelCollection.Name)]
+public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLifetime
+{
+    /// <summary>The longest id there is: every refused public id below starts with it or names it through a slash.</summary>
+    private static readonly string LongSession = "L" + Guid.NewGuid().ToString("N") + new string('l', 128 - 33);
+
+    private MisbehavingBackend? _backend;
+    private TunnelClientHandle? _client;
+
+    public async ValueTask InitializeAsync()
+    {
+        _backend = MisbehavingBackend.Start();
+        _client = await fixture.Stack.StartClientAsync(LongSession, _backend.Url);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_client is not null)
+        {
+            await _client.DisposeAsync();
+        }
+
+        if (_backend is not null)
+        {
+            await _backend.DisposeAsync();
+        }
+    }
+
+    [Fact]
+    public async Task The_128_character_session_itself_is_served()
+    {
+        Assert.Equal(128, LongSession.Length);
+
+        RawCaller.Answer answer = await GetAsync($"/session/{LongSession}/innocent/long");
+
+        Assert.Equal(200, answer.Status);
+        Assert.Equal("innocent-long", answer.Body);
+        Assert.Equal("/innocent/long", Assert.Single(_backend!.Requests).Target);
+    }
+
+    [Theory]
+    [InlineData("/session/{id}x/innocent/a", 404, "tunnel-not-found")] // 129 characters
+    [InlineData("/session/{id}%2F/innocent/a", 404, "tunnel-not-found")]
+    [InlineData("/session/{id}%2f..%2f/innocent/a", 404, "tunnel-not-found")]
+    [InlineData("/session/x%2F{id}/innocent/a", 404, "tunnel-not-found")]
+    [InlineData("/session/x%2F..%2F{id}/innocent/a", 404, "tunnel-not-found")]
+    [InlineData("/session/..%2F{id}/innocent/a", 404, "tunnel-not-found")]
+    [InlineData("/session/%2e%2e%2F{id}/innocent/a", 404, "tunnel-not-found")]
+    [InlineData("/session/{id}%00/innocent/a", 400, null)] // Kestrel's own answer: a NUL in the decoded path
+    [InlineData("/session/../session/{id}x/innocent/a", 400, "path-outside-session")]
+    [InlineData("/session/%2e%2e/{id}/innocent/a", 400, "path-outside-session")]
+    public async Task A_public_id_no_client_can_hold_reaches_no_backend(string template, int status, string? problem)
+    {
+        string target = template.Replace("{id}", LongSession, StringComparison.Ordinal);
+
+        RawCaller.Answer answer = await GetAsync(target);
+
+        Assert.Equal(status, answer.Status);
+        if (problem is not null)
+        {
+            Assert.True(answer.HasHeader("Content-Type: application/problem+json"), answer.Head);
+            Assert.Contains("urn:tunnel2:problem:" + problem, answer.Body, StringComparison.Ordinal);
+        }
+
+        Assert.Empty(_backend!.Requests);
+    }
+
+    [Fact]
+    public async Task A_dot_segment_in_place_of_the_id_resolves_like_any_other_and_stays_on_the_named_session()
+    {
+        // /session/./{id}/a is /session/{id}/a (RFC 3986 §5.2.4), as a browser would send it.
+        RawCaller.Answer answer = await GetAsync($"/session/./{LongSession}/innocent/dot");
+
+        Assert.Equal(200, answer.Status);
+        Assert.Equal("innocent-dot", answer.Body);
+        Assert.Equal("/innocent/dot", Assert.Single(_backend!.Requests).Target);
+    }
+
+    [Theory]
+    [InlineData("{129}")]
+    [InlineData("a/b")]
+    [InlineData("/")]
+    [InlineData("a%2Fb")]
+    [InlineData("..")]
+    [InlineData(".")]
+    [InlineData("%2e%2e")]
+    [InlineData("a\\b")]
+    public async Task A_login_declaring_such_a_session_gets_400_and_registers_nothing(string session)
+    {
+        session = session.Replace("{129}", LongSession + "x", StringComparison.Ordinal);
+        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(fixture.Stack.TunnelUrl.Host, fixture.Stack.TunnelUrl.Port);
+        string request = "GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n"
+            + $"Authorization: Bearer {TunnelStack.Token}\r\nTunnel2-Session: {session}\r\nTunnel2-Version: 4\r\n\r\n";
+        await socket.SendAsync(Encoding.ASCII.GetBytes(request), SocketFlags.None);
+
+        string answer = await ReadToCloseAsync(socket);
+
+        Assert.StartsWith("HTTP/1.1 400", answer, StringComparison.Ordinal);
+        Assert.Contains("urn:tunnel2:problem:bad-session", answer, StringComparison.Ordinal);
+        Assert.Empty(fixture.Stack.Registry.GetUplinks(session));
+    }
+
+    private static async Task<string> ReadToCloseAsync(Socket socket)
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        var received = new MemoryStream();
+        byte[] buffer = new byte[4096];
+        while (true)
+        {
+            int read;
+            try
+            {
+                read = await socket.ReceiveAsync(buffer, SocketFlags.None, timeout.Token);
+            }
+            catch (SocketException) when (received.Length > 0)
+            {
+                break;
+            }
+
+            if (read == 0)
+            {
+                break;
+            }
+
+            received.Write(buffer, 0, read);
+        }
+
+        return Encoding.ASCII.GetString(received.ToArray());
+    }
+
+    private Task<RawCaller.Answer> GetAsync(string target) =>
+        RawCaller.SendAsync(fixture.Stack.PublicUrl, $"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+}
