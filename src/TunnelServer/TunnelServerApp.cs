@@ -101,6 +101,7 @@ public static class TunnelServerApp
         {
             kestrel.AddServerHeader = false; // the backend's Server header passes through instead
             kestrel.Limits.MaxRequestBodySize = null; // ProxyEntry applies its own limit per request
+            kestrel.Limits.RequestHeadersTimeout = options.RequestHeadersTimeout;
             endpoints.PublicListener = ListenPublic(kestrel, options, endpoints);
             if (!string.IsNullOrEmpty(options.PublicH2cUrl) && ListenAddress.TryParse(options.PublicH2cUrl, out ListenAddress? h2c, out _))
             {

@@ -18,9 +18,7 @@ public sealed class SlowlorisTests
     [Fact]
     public async Task Slow_heads_on_the_public_port_are_closed_by_RequestHeadersTimeout_while_probes_are_served()
     {
-        // TunnelServer leaves Kestrel's RequestHeadersTimeout at its default (30 s) and has no setting for it; the test
-        // shortens it on the server's Kestrel options directly.
-        await using TunnelStack stack = await TunnelStack.StartAsync(kestrel => kestrel.Limits.RequestHeadersTimeout = TimeSpan.FromSeconds(2));
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:RequestHeadersTimeout=00:00:02");
         string session = "slowloris-" + Guid.NewGuid().ToString("N");
         await using TunnelClientHandle client = await stack.StartClientAsync(session);
         string head = $"GET /session/{session}/loadtest/ping HTTP/1.1\r\nHost: x\r\nX-Slow: " + new string('s', 400);

@@ -90,7 +90,7 @@ public static class CommandLine
           TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow, TunnelServer__ConnectionWindow,
           TunnelServer__UnsentBytesLimit, TunnelServer__UplinkReceiveBuffer, TunnelServer__UplinkSegmentSize,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
-          TunnelServer__HandshakeTimeout, TunnelServer__MaxFailedLoginsPerMinute, TunnelServer__MaxUplinksPerAddress,
+          TunnelServer__HandshakeTimeout, TunnelServer__RequestHeadersTimeout, TunnelServer__MaxFailedLoginsPerMinute, TunnelServer__MaxUplinksPerAddress,
           TunnelServer__PublicH2cUrl, TunnelServer__AdminUrl, TunnelServer__AdminToken,
           TunnelServer__NodeName, TunnelServer__NodeHeader,
           ProxyEntry__MetricsSessionLimit (sessions with a metrics label of their own, the rest '_other') [100],

@@ -105,6 +105,13 @@ public sealed class TunnelServerOptions
     [ZeroOrRange(536, 65535)] // Linux refuses a TCP_MAXSEG below 88; 536 is the smallest MSS every IPv4 host must take
     public int UplinkSegmentSize { get; set; } = Tunnel2.Protocol.Sockets.UplinkSegmentSize.Default;
 
+    /// <summary>
+    /// How long a public caller may take to send a request's head (Kestrel's RequestHeadersTimeout): a slowloris
+    /// connection that drips its head is closed after it.
+    /// </summary>
+    [TimeSpanRange("00:00:00.100", "00:10:00")]
+    public TimeSpan RequestHeadersTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
     /// <summary>How long a connection to the tunnel port may take to send its upgrade request; then it gets 408 and is closed.</summary>
     [TimeSpanRange("00:00:00.100", "00:05:00")]
     public TimeSpan HandshakeTimeout { get; set; } = TimeSpan.FromSeconds(10);

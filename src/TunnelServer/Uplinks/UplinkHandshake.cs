@@ -104,7 +104,7 @@ public sealed class UplinkHandshake(ClientAuthenticator authenticator, int retry
         if (!HandshakeProtocol.IsValidSessionId(session))
         {
             return Refuse(400, "bad-session", "Invalid session id",
-                $"Send {HandshakeProtocol.SessionHeader} with 1 to 128 characters of A-Z a-z 0-9 - _ . ~.");
+                $"Send {HandshakeProtocol.SessionHeader} with 1 to 128 characters of A-Z a-z 0-9 - _ . ~, other than '.' and '..'.");
         }
 
         if (!credential.MayServe(session))

@@ -3,8 +3,6 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Options;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TestBackend;
 using Tunnel2.TestBackend.Diagnostics;
@@ -30,13 +28,11 @@ public sealed class TunnelStack : IAsyncDisposable
 
     private readonly List<TunnelClientHandle> _clients = [];
     private readonly string[] _serverArgs;
-    private readonly Action<KestrelServerOptions>? _kestrel;
     private bool _serverRunning = true;
 
-    private TunnelStack(WebApplication backend, WebApplication server, string[] serverArgs, Action<KestrelServerOptions>? kestrel)
+    private TunnelStack(WebApplication backend, WebApplication server, string[] serverArgs)
     {
         _serverArgs = serverArgs;
-        _kestrel = kestrel;
         Backend = backend;
         Server = server;
         BackendUrl = new Uri(backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
@@ -60,19 +56,13 @@ public sealed class TunnelStack : IAsyncDisposable
     /// <summary>The backend's counters of <c>/loadtest/delay</c> waits (this stack's backend only).</summary>
     public DelayStatistics Delays => Backend.Services.GetRequiredService<DelayStatistics>();
 
-    public static Task<TunnelStack> StartAsync(params string[] serverArgs) => StartAsync(kestrel: null, serverArgs);
-
-    /// <param name="kestrel">
-    /// Adjusts the server's Kestrel options before it starts, for public-port limits TunnelServer has no setting of its
-    /// own for (such as <see cref="KestrelServerLimits.RequestHeadersTimeout"/>).
-    /// </param>
-    public static async Task<TunnelStack> StartAsync(Action<KestrelServerOptions>? kestrel, params string[] serverArgs)
+    public static async Task<TunnelStack> StartAsync(params string[] serverArgs)
     {
         WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", .. QuietLogs]);
         await backend.StartAsync();
-        WebApplication server = CreateServer(publicPort: 0, tunnelPort: 0, serverArgs, kestrel);
+        WebApplication server = CreateServer(publicPort: 0, tunnelPort: 0, serverArgs);
         await server.StartAsync();
-        return new TunnelStack(backend, server, serverArgs, kestrel);
+        return new TunnelStack(backend, server, serverArgs);
     }
 
     /// <summary>Stops the server (its listeners close, its uplinks drop); clients and backend keep running.</summary>
@@ -86,7 +76,7 @@ public sealed class TunnelStack : IAsyncDisposable
     /// <summary>Starts a new server, with the same settings, on the ports the first one bound.</summary>
     public async Task StartServerAgainAsync()
     {
-        Server = CreateServer(PublicUrl.Port, TunnelUrl.Port, _serverArgs, _kestrel);
+        Server = CreateServer(PublicUrl.Port, TunnelUrl.Port, _serverArgs);
         await Server.StartAsync();
         _serverRunning = true;
     }
@@ -143,20 +133,13 @@ public sealed class TunnelStack : IAsyncDisposable
         await Backend.DisposeAsync();
     }
 
-    private static WebApplication CreateServer(int publicPort, int tunnelPort, string[] serverArgs, Action<KestrelServerOptions>? kestrel)
-    {
-        WebApplication server = TunnelServerApp.Create([
-            $"--TunnelServer:PublicUrl=http://127.0.0.1:{publicPort}",
-            $"--TunnelServer:TunnelUrl=http://127.0.0.1:{tunnelPort}",
-            $"--TunnelServer:Token={Token}",
-            .. QuietLogs,
-            .. CapturedLogs.ServerArgs,
-            .. NoRateLimits,
-            .. serverArgs,
-        ]);
-
-        // Kestrel reads its options' one instance when it starts, so a change made to it now still applies.
-        kestrel?.Invoke(server.Services.GetRequiredService<IOptions<KestrelServerOptions>>().Value);
-        return server;
-    }
+    private static WebApplication CreateServer(int publicPort, int tunnelPort, string[] serverArgs) => TunnelServerApp.Create([
+        $"--TunnelServer:PublicUrl=http://127.0.0.1:{publicPort}",
+        $"--TunnelServer:TunnelUrl=http://127.0.0.1:{tunnelPort}",
+        $"--TunnelServer:Token={Token}",
+        .. QuietLogs,
+        .. CapturedLogs.ServerArgs,
+        .. NoRateLimits,
+        .. serverArgs,
+    ]);
 }
