@@ -147,7 +147,8 @@ start_node() {
   local n="$1"
   start_recorded "node-$n" "$(dirname "$(dll TunnelServer)")" dotnet "$(dll TunnelServer)" --environment Development \
     --public-url "http://127.0.0.1:$(public_port "$n")" --tunnel-url "http://127.0.0.1:$(tunnel_port "$n")" \
-    --node-name "node-$n" --node-header true --warm-up "$WARM_UP"
+    --node-name "node-$n" --node-header true --warm-up "$WARM_UP" \
+    --trusted-proxy 127.0.0.1/32  # HAProxy's X-Forwarded-For names the visitor (docs/security.md)
 }
 
 servers=()
