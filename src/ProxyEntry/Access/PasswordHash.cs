@@ -15,6 +15,12 @@ public sealed class PasswordHash
     /// <summary>bcrypt's cost for new hashes: 2^10 rounds, ~50 ms on a small server core.</summary>
     public const int DefaultWorkFactor = 10;
 
+    /// <summary>
+    /// The highest cost taken: 2^12 rounds, ~250 ms a check here. A hash may come from a client's login, and a cost of
+    /// 31 would make every check of it take hours of the server's CPU.
+    /// </summary>
+    public const int MaxWorkFactor = 12;
+
     private const int MaxRemembered = 10_000;
 
     // Per-process key: what is remembered is useless outside this process.
@@ -28,12 +34,17 @@ public sealed class PasswordHash
     public static string Create(string password, int workFactor = DefaultWorkFactor) =>
         BCrypt.Net.BCrypt.HashPassword(password, workFactor);
 
-    /// <summary>A bcrypt hash in the modular crypt format: <c>$2a$</c>, <c>$2b$</c> or <c>$2y$</c>, cost, 53 characters of salt and hash.</summary>
+    /// <summary>
+    /// A bcrypt hash in the modular crypt format: <c>$2a$</c>, <c>$2b$</c> or <c>$2y$</c>, a cost of 04 to
+    /// <see cref="MaxWorkFactor"/>, 53 characters of salt and hash.
+    /// </summary>
     public static bool TryParse(string? text, out PasswordHash? hash)
     {
         hash = null;
         if (text is not { Length: 60 } || !(text.StartsWith("$2a$", StringComparison.Ordinal) || text.StartsWith("$2b$", StringComparison.Ordinal)
-                                             || text.StartsWith("$2y$", StringComparison.Ordinal)) || text[6] != '$')
+                                             || text.StartsWith("$2y$", StringComparison.Ordinal)) || text[6] != '$'
+            || !int.TryParse(text.AsSpan(4, 2), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int cost)
+            || cost is < 4 or > MaxWorkFactor)
         {
             return false;
         }

@@ -100,7 +100,7 @@ public sealed class Credentials
                 }
                 else
                 {
-                    problems.Add($"{where}: Users:{user.Key} must be a bcrypt hash ($2y$…, from htpasswd -nbB or TunnelServer hash-password).");
+                    problems.Add($"{where}: Users:{user.Key} must be a bcrypt hash of cost 04 to {PasswordHash.MaxWorkFactor} ($2y$10$…, from htpasswd -nbB or TunnelServer hash-password).");
                 }
             }
 

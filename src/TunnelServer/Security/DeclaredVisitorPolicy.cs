@@ -31,7 +31,7 @@ public static class DeclaredVisitorPolicy
             int colon = basic.IndexOf(':', StringComparison.Ordinal);
             if (colon <= 0 || !PasswordHash.TryParse(basic[(colon + 1)..], out PasswordHash? hash))
             {
-                problem = $"{HandshakeProtocol.VisitorBasicHeader} must be user:bcrypt-hash.";
+                problem = $"{HandshakeProtocol.VisitorBasicHeader} must be user:bcrypt-hash, of cost 04 to {PasswordHash.MaxWorkFactor}.";
                 return false;
             }
 

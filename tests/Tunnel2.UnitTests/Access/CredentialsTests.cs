@@ -46,6 +46,7 @@ public sealed class CredentialsTests
     [InlineData("""{ "Clients": [ { "Name": "x", "TokenHash": "sha256:0000000000000000000000000000000000000000000000000000000000000000", "Sessions": [ "a/b" ] } ] }""", "not a session pattern")]
     [InlineData("""{ "Visitors": [ { "Sessions": "a", "Users": { "alice": "wonderland" } } ] }""", "bcrypt hash")]
     [InlineData("""{ "Visitors": [ { "Sessions": "a", "Allow": [ "10.0.0.0/33" ] } ] }""", "CIDR")]
+    [InlineData("""{ "Visitors": [ { "Sessions": "a", "Users": { "alice": "$2y$31$BTDcgfGww9927df4MuFdlOSVk7rsICxhuU.4Pn/x/AxXuaoGL2yFa" } } ] }""", "cost 04 to 12")]
     [InlineData("""{ "Visitors": [ { "Sessions": "a" }, { "Sessions": "a" } ] }""", "same Sessions")]
     [InlineData("""{ "Clients": [ """, "not valid JSON")]
     public void Every_mistake_is_named_with_where_it_is(string json, string expected)

@@ -219,6 +219,7 @@ public sealed class UplinkHandshakeTests
         (HandshakeAcceptance? accepted, _) = allowing.Decide(await HeadAsync(Request(extra: rules)), draining: false);
         HandshakeRefusal off = await RefusalAsync(Request(extra: rules));
         (_, HandshakeRefusal? malformed) = allowing.Decide(await HeadAsync(Request(extra: "Tunnel2-Visitor-Basic: carol:plain-password\r\n")), draining: false);
+        (_, HandshakeRefusal? tooCostly) = allowing.Decide(await HeadAsync(Request(extra: "Tunnel2-Visitor-Basic: carol:$2y$31$BTDcgfGww9927df4MuFdlOSVk7rsICxhuU.4Pn/x/AxXuaoGL2yFa\r\n")), draining: false);
         (_, HandshakeRefusal? badNetwork) = allowing.Decide(await HeadAsync(Request(extra: "Tunnel2-Visitor-Deny: 10.0.0.0/40\r\n")), draining: false);
 
         Tunnel2.ProxyEntry.Access.VisitorPolicy policy = accepted!.DeclaredPolicy!;
@@ -228,6 +229,7 @@ public sealed class UplinkHandshakeTests
         Assert.Equal((403, "client-policies-off"), (off.Status, off.Reason));
         Assert.Equal((400, "bad-visitor-policy"), (malformed!.Status, malformed.Reason));
         Assert.Equal((400, "bad-visitor-policy"), (badNetwork!.Status, badNetwork.Reason));
+        Assert.Equal((400, "bad-visitor-policy"), (tooCostly!.Status, tooCostly.Reason)); // a cost of 31 would take the server's CPU for hours
     }
 
     private static async Task<HandshakeRefusal> RefusalAsync(string request)
