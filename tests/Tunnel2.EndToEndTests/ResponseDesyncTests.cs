@@ -94,7 +94,9 @@ public sealed class ResponseDesyncTests(TunnelStackFixture fixture) : IAsyncLife
 
         Assert.Equal(HttpStatusCode.BadGateway, first.StatusCode);
         Assert.Equal("application/problem+json", first.Content.Headers.ContentType?.MediaType);
-        Assert.DoesNotContain("INJECTED", await first.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        string problem = await first.Content.ReadAsStringAsync();
+        Assert.DoesNotContain("INJECTED", problem, StringComparison.Ordinal);
+        Assert.Contains("urn:tunnel2:problem:bad-gateway", problem, StringComparison.Ordinal);
         for (int i = 0; i < 3; i++)
         {
             Assert.Equal($"innocent-{kind}-{i}", await _http.GetStringAsync(Url($"/innocent/{kind}-{i}")));
@@ -116,6 +118,21 @@ public sealed class ResponseDesyncTests(TunnelStackFixture fixture) : IAsyncLife
         Assert.Equal(0, _closed!["bytes-after-response"]);
         Assert.Equal(0, _closed["exchange-failed"]);
         Assert.False(Backend.ConnectionOfClosedByPeer("/innocent/0"));
+    }
+
+    [Fact]
+    public async Task Malformed_answers_in_a_row_do_not_get_the_client_passed_over()
+    {
+        // Passing a client over (ProxyEntry:Balancing:EjectAfter, 3) is for a backend that cannot be reached. A backend
+        // that answers, badly, is not that: were it counted, a session with one client would answer everyone 503 after
+        // three bad answers in a row (a crowd of callers beside a few bad answers used to meet exactly that).
+        for (int i = 0; i < 5; i++)
+        {
+            using HttpResponseMessage bad = await _http.GetAsync(Url($"/bad/folded-head?n={i}"));
+            Assert.Equal(HttpStatusCode.BadGateway, bad.StatusCode);
+        }
+
+        Assert.Equal("innocent-after-five", await _http.GetStringAsync(Url("/innocent/after-five")));
     }
 
     [Fact]

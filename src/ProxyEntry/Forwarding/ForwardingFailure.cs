@@ -69,6 +69,8 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
             new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Overloaded, "Tunnel client is at capacity", "overloaded"),
         ProtocolErrorCode.Draining =>
             new(StatusCodes.Status503ServiceUnavailable, ProblemTypes.Draining, "Tunnel client is shutting down", "draining"),
+        ProtocolErrorCode.BackendAborted =>
+            new(StatusCodes.Status502BadGateway, ProblemTypes.BadGateway, "The backend's answer was malformed or cut short", "backend-aborted"),
         ProtocolErrorCode.RequestBodyTooLarge =>
             new(StatusCodes.Status413PayloadTooLarge, ProblemTypes.BodyTooLarge, "Request body too large", "body-too-large"),
         _ => new(StatusCodes.Status502BadGateway, ProblemTypes.BadGateway, "Bad gateway", code.ToString()),

@@ -222,7 +222,17 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                             continue;
                         }
 
-                        Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-failed", ex.Message, capture);
+                        // A malformed answer is the backend's fault but not unreachability: it must not count towards
+                        // passing this client over (that would turn one bad answer among good ones into 503s for all).
+                        if (ex is InvalidDataException)
+                        {
+                            Fail(stream, request, ProtocolErrorCode.BackendAborted, "backend-malformed", ex.Message, capture);
+                        }
+                        else
+                        {
+                            Fail(stream, request, ProtocolErrorCode.BackendUnreachable, "backend-failed", ex.Message, capture);
+                        }
+
                         return;
                     }
 
