@@ -13,25 +13,17 @@ namespace Tunnel2.EndToEndTests;
 public sealed class HostileHeadLimitsTests(TunnelStackFixture fixture) : IAsyncLifetime
 {
     private readonly string _session = "limits-" + Guid.NewGuid().ToString("N");
-    private MisbehavingBackend? _backend;
-    private TunnelClientHandle? _client;
+    private MisbehavingSession? _served;
 
-    public async ValueTask InitializeAsync()
-    {
-        _backend = MisbehavingBackend.Start();
-        _client = await fixture.Stack.StartClientAsync(_session, _backend.Url);
-    }
+    private MisbehavingBackend Backend => _served!.Backend;
+
+    public async ValueTask InitializeAsync() => _served = await MisbehavingSession.StartAsync(fixture.Stack, _session);
 
     public async ValueTask DisposeAsync()
     {
-        if (_client is not null)
+        if (_served is not null)
         {
-            await _client.DisposeAsync();
-        }
-
-        if (_backend is not null)
-        {
-            await _backend.DisposeAsync();
+            await _served.DisposeAsync();
         }
     }
 
@@ -52,12 +44,12 @@ public sealed class HostileHeadLimitsTests(TunnelStackFixture fixture) : IAsyncL
         Assert.Equal(status, answer.Status);
         if (status == 200)
         {
-            ReceivedRequest received = Assert.Single(_backend!.Requests);
+            ReceivedRequest received = Assert.Single(Backend.Requests);
             Assert.Equal(extra, received.HeaderLines.Count(line => line.StartsWith("X-H", StringComparison.Ordinal)));
         }
         else
         {
-            Assert.Empty(_backend!.Requests);
+            Assert.Empty(Backend.Requests);
         }
     }
 
@@ -84,8 +76,8 @@ public sealed class HostileHeadLimitsTests(TunnelStackFixture fixture) : IAsyncL
 
         // The same uplink carried all of it: the backend's head broke one exchange, not the tunnel.
         Assert.Same(uplink, Assert.Single(fixture.Stack.Registry.GetUplinks(_session)));
-        Assert.Equal(1, _client!.Status.ConnectCount);
-        await Eventually.WaitUntilAsync(() => _backend!.ConnectionOfClosedByPeer($"/bad/{kind}"), $"the client closed the connection that carried /bad/{kind}");
+        Assert.Equal(1, _served!.Client.Status.ConnectCount);
+        await Eventually.WaitUntilAsync(() => Backend.ConnectionOfClosedByPeer($"/bad/{kind}"), $"the client closed the connection that carried /bad/{kind}");
     }
 
     private Task<RawCaller.Answer> GetAsync(string pathAndQuery) =>

@@ -16,8 +16,7 @@ public sealed class RequestSmugglingTests(TunnelStackFixture fixture) : IAsyncLi
     private const string Smuggled = "GET /innocent/smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
 
     private readonly string _session = "smuggle-" + Guid.NewGuid().ToString("N");
-    private MisbehavingBackend? _backend;
-    private TunnelClientHandle? _client;
+    private MisbehavingSession? _served;
 
     /// <summary>
     /// One shape: the request (<c>{s}</c> is the session, <c>{smuggled}</c> a complete request, <c>{n}</c> its length,
@@ -75,22 +74,15 @@ public sealed class RequestSmugglingTests(TunnelStackFixture fixture) : IAsyncLi
 
     public static TheoryData<string> ShapeNames => [.. Shapes.Keys];
 
-    public async ValueTask InitializeAsync()
-    {
-        _backend = MisbehavingBackend.Start();
-        _client = await fixture.Stack.StartClientAsync(_session, _backend.Url);
-    }
+    private MisbehavingBackend Backend => _served!.Backend;
+
+    public async ValueTask InitializeAsync() => _served = await MisbehavingSession.StartAsync(fixture.Stack, _session);
 
     public async ValueTask DisposeAsync()
     {
-        if (_client is not null)
+        if (_served is not null)
         {
-            await _client.DisposeAsync();
-        }
-
-        if (_backend is not null)
-        {
-            await _backend.DisposeAsync();
+            await _served.DisposeAsync();
         }
     }
 
@@ -114,30 +106,30 @@ public sealed class RequestSmugglingTests(TunnelStackFixture fixture) : IAsyncLi
             Assert.True(answer.Body.Contains("urn:tunnel2:problem:" + shape.Problem, StringComparison.Ordinal), answer.Body);
         }
 
-        Assert.True(_backend!.RequestLines.Count <= 1, string.Join(" | ", _backend.RequestLines));
+        Assert.True(Backend.RequestLines.Count <= 1, string.Join(" | ", Backend.RequestLines));
         if (shape.Target is null)
         {
-            Assert.Empty(_backend.Requests);
-            Assert.True(shape.HeadMayArrive || _backend.RequestLines.Count == 0, string.Join(" | ", _backend.RequestLines));
+            Assert.Empty(Backend.Requests);
+            Assert.True(shape.HeadMayArrive || Backend.RequestLines.Count == 0, string.Join(" | ", Backend.RequestLines));
         }
         else
         {
-            ReceivedRequest received = Assert.Single(_backend.Requests);
+            ReceivedRequest received = Assert.Single(Backend.Requests);
             Assert.Equal(shape.Target, received.Target);
             Assert.Equal(shape.Body, Encoding.Latin1.GetString(received.Body));
             AssertWellFormed(received);
         }
 
         // The same session answers the next caller with its own response, and the backend saw that request once.
-        int before = _backend.Requests.Count;
-        int linesBefore = _backend.RequestLines.Count;
+        int before = Backend.Requests.Count;
+        int linesBefore = Backend.RequestLines.Count;
         RawCaller.Answer next = await RawCaller.SendAsync(fixture.Stack.PublicUrl,
             $"GET /session/{_session}/innocent/{name} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         Assert.Equal(200, next.Status);
         Assert.Equal($"innocent-{name}", next.Body);
-        Assert.Equal(before + 1, _backend.Requests.Count);
-        Assert.Equal(linesBefore + 1, _backend.RequestLines.Count);
-        Assert.DoesNotContain(_backend.Requests, received => received.Target.Contains("smuggled", StringComparison.Ordinal));
+        Assert.Equal(before + 1, Backend.Requests.Count);
+        Assert.Equal(linesBefore + 1, Backend.RequestLines.Count);
+        Assert.DoesNotContain(Backend.Requests, received => received.Target.Contains("smuggled", StringComparison.Ordinal));
     }
 
     /// <summary>One framing header at most, and no header line that a parser could split, fold or cut.</summary>

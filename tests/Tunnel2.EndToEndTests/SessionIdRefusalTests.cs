@@ -15,25 +15,17 @@ public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLi
     /// <summary>The longest id there is: every refused public id below starts with it or names it through a slash.</summary>
     private static readonly string LongSession = "L" + Guid.NewGuid().ToString("N") + new string('l', 128 - 33);
 
-    private MisbehavingBackend? _backend;
-    private TunnelClientHandle? _client;
+    private MisbehavingSession? _served;
 
-    public async ValueTask InitializeAsync()
-    {
-        _backend = MisbehavingBackend.Start();
-        _client = await fixture.Stack.StartClientAsync(LongSession, _backend.Url);
-    }
+    private MisbehavingBackend Backend => _served!.Backend;
+
+    public async ValueTask InitializeAsync() => _served = await MisbehavingSession.StartAsync(fixture.Stack, LongSession);
 
     public async ValueTask DisposeAsync()
     {
-        if (_client is not null)
+        if (_served is not null)
         {
-            await _client.DisposeAsync();
-        }
-
-        if (_backend is not null)
-        {
-            await _backend.DisposeAsync();
+            await _served.DisposeAsync();
         }
     }
 
@@ -46,7 +38,7 @@ public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLi
 
         Assert.Equal(200, answer.Status);
         Assert.Equal("innocent-long", answer.Body);
-        Assert.Equal("/innocent/long", Assert.Single(_backend!.Requests).Target);
+        Assert.Equal("/innocent/long", Assert.Single(Backend.Requests).Target);
     }
 
     [Theory]
@@ -73,7 +65,7 @@ public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLi
             Assert.Contains("urn:tunnel2:problem:" + problem, answer.Body, StringComparison.Ordinal);
         }
 
-        Assert.Empty(_backend!.Requests);
+        Assert.Empty(Backend.Requests);
     }
 
     [Fact]
@@ -84,7 +76,7 @@ public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLi
 
         Assert.Equal(200, answer.Status);
         Assert.Equal("innocent-dot", answer.Body);
-        Assert.Equal("/innocent/dot", Assert.Single(_backend!.Requests).Target);
+        Assert.Equal("/innocent/dot", Assert.Single(Backend.Requests).Target);
     }
 
     [Theory]
