@@ -13,7 +13,7 @@ namespace Tunnel2.EndToEndTests;
 public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLifetime
 {
     /// <summary>The longest id there is: every refused public id below starts with it or names it through a slash.</summary>
-    private static readonly string LongSession = "L" + Guid.NewGuid().ToString("N") + new string('l', 128 - 33);
+    private readonly string LongSession = "L" + Guid.NewGuid().ToString("N") + new string('l', 128 - 33); // one per test: a session shared by tests would meet the last one's uplink still leaving
 
     private MisbehavingSession? _served;
 
@@ -91,45 +91,13 @@ public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLi
     public async Task A_login_declaring_such_a_session_gets_400_and_registers_nothing(string session)
     {
         session = session.Replace("{129}", LongSession + "x", StringComparison.Ordinal);
-        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
-        await socket.ConnectAsync(fixture.Stack.TunnelUrl.Host, fixture.Stack.TunnelUrl.Port);
-        string request = "GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n"
-            + $"Authorization: Bearer {TunnelStack.Token}\r\nTunnel2-Session: {session}\r\nTunnel2-Version: 4\r\n\r\n";
-        await socket.SendAsync(Encoding.ASCII.GetBytes(request), SocketFlags.None);
+        using HandshakeSecurityTests.RawConnection connection = await HandshakeSecurityTests.RawConnection.OpenAsync(fixture.Stack.TunnelUrl);
 
-        string answer = await ReadToCloseAsync(socket);
+        string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session, version: "4");
 
         Assert.StartsWith("HTTP/1.1 400", answer, StringComparison.Ordinal);
         Assert.Contains("urn:tunnel2:problem:bad-session", answer, StringComparison.Ordinal);
         Assert.Empty(fixture.Stack.Registry.GetUplinks(session));
-    }
-
-    private static async Task<string> ReadToCloseAsync(Socket socket)
-    {
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        var received = new MemoryStream();
-        byte[] buffer = new byte[4096];
-        while (true)
-        {
-            int read;
-            try
-            {
-                read = await socket.ReceiveAsync(buffer, SocketFlags.None, timeout.Token);
-            }
-            catch (SocketException) when (received.Length > 0)
-            {
-                break;
-            }
-
-            if (read == 0)
-            {
-                break;
-            }
-
-            received.Write(buffer, 0, read);
-        }
-
-        return Encoding.ASCII.GetString(received.ToArray());
     }
 
     private Task<RawCaller.Answer> GetAsync(string target) =>

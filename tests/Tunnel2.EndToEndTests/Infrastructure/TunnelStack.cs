@@ -90,8 +90,16 @@ public sealed class TunnelStack : IAsyncDisposable
         int before = Registry.GetUplinks(session).Count;
         TunnelClientHandle client = StartClientWithoutWaiting(session, backend, token, maxConcurrency, extraArgs);
         await client.StartAsync();
-        await Eventually.WaitUntilAsync(() => client.Status.IsConnected && Registry.GetUplinks(session).Count > before,
-            $"the client of session {session} is connected");
+        try
+        {
+            await Eventually.WaitUntilAsync(() => client.Status.IsConnected && Registry.GetUplinks(session).Count > before,
+                $"the client of session {session} is connected");
+        }
+        catch (Xunit.Sdk.XunitException ex)
+        {
+            Assert.Fail($"{ex.Message} The client: {client.Status.ConnectCount} connects, {Registry.GetUplinks(session).Count} uplinks registered, "
+                        + $"exit code {client.Status.ExitCode}, stopping {client.Stopping.IsCancellationRequested}, last disconnect '{client.Status.LastDisconnectReason}'.");
+        }
         return client;
     }
 
