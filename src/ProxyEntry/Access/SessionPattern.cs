@@ -1,3 +1,4 @@
+using System.IO.Enumeration;
 using Tunnel2.Protocol.Handshake;
 
 namespace Tunnel2.ProxyEntry.Access;
@@ -56,41 +57,8 @@ public sealed class SessionPattern
         return true;
     }
 
-    /// <summary>Glob matching with one step of backtracking per <c>*</c>: linear in practice, no regular expressions.</summary>
-    public bool IsMatch(ReadOnlySpan<char> session)
-    {
-        ReadOnlySpan<char> pattern = Text;
-        int p = 0, s = 0, starAt = -1, matchedAfterStar = 0;
-        while (s < session.Length)
-        {
-            if (p < pattern.Length && (pattern[p] == '?' || pattern[p] == session[s]))
-            {
-                p++;
-                s++;
-            }
-            else if (p < pattern.Length && pattern[p] == '*')
-            {
-                starAt = p++;
-                matchedAfterStar = s;
-            }
-            else if (starAt >= 0)
-            {
-                p = starAt + 1;
-                s = ++matchedAfterStar;
-            }
-            else
-            {
-                return false;
-            }
-        }
-
-        while (p < pattern.Length && pattern[p] == '*')
-        {
-            p++;
-        }
-
-        return p == pattern.Length;
-    }
+    /// <summary>The runtime's own wildcard matcher (the one file enumeration uses), case-sensitive as session ids are.</summary>
+    public bool IsMatch(ReadOnlySpan<char> session) => FileSystemName.MatchesSimpleExpression(Text, session, ignoreCase: false);
 
     public override string ToString() => Text;
 }
