@@ -15,14 +15,9 @@ public sealed class SessionPattern
     private SessionPattern(string text)
     {
         Text = text;
-        IsExact = text.AsSpan().IndexOfAny('*', '?') < 0;
-        foreach (char c in text)
-        {
-            if (c is not ('*' or '?'))
-            {
-                LiteralCount++;
-            }
-        }
+        int wildcards = text.AsSpan().Count('*') + text.AsSpan().Count('?');
+        IsExact = wildcards == 0;
+        LiteralCount = text.Length - wildcards;
     }
 
     public string Text { get; }

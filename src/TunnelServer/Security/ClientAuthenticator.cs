@@ -1,3 +1,4 @@
+using System.Security.Cryptography;
 using Tunnel2.ProxyEntry.Access;
 
 namespace Tunnel2.TunnelServer.Security;
@@ -34,12 +35,16 @@ public sealed class ClientAuthenticator
 
         byte[] presented = TokenHash.Of(token);
         ClientCredential? found = null;
-        if (_file?.Current is { } credentials && TokenHash.IndexOf(presented, credentials.TokenHashes) is var index and >= 0)
+        foreach (ClientCredential client in _file?.Current.Clients ?? [])
         {
-            found = credentials.Clients[index];
+            // Every entry is compared, with no early exit: the time taken says nothing about which came close.
+            if (CryptographicOperations.FixedTimeEquals(presented, client.TokenHash))
+            {
+                found ??= client;
+            }
         }
 
-        if (_shared is not null && TokenHash.IndexOf(presented, [_shared.TokenHash]) >= 0)
+        if (_shared is not null && CryptographicOperations.FixedTimeEquals(presented, _shared.TokenHash))
         {
             found ??= _shared;
         }

@@ -22,13 +22,9 @@ public sealed class Credentials
     {
         Clients = clients;
         Visitors = visitors;
-        TokenHashes = [.. clients.Select(client => client.TokenHash)];
     }
 
     public IReadOnlyList<ClientCredential> Clients { get; }
-
-    /// <summary>The clients' token hashes, in the same order, for a constant-time search.</summary>
-    public IReadOnlyList<byte[]> TokenHashes { get; }
 
     public VisitorPolicies Visitors { get; }
 

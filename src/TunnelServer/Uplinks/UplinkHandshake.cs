@@ -12,13 +12,11 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// <param name="WebSocketKey">The <c>Sec-WebSocket-Key</c> of a WebSocket upgrade; null for the plain upgrade.</param>
 /// <param name="Weight">The client's share under the weighted strategy (1 when it declared none).</param>
 /// <param name="Ready">Whether the client's backend passed its health probe at login (true when it sent no health).</param>
-/// <param name="Credential">The name of the credential the client logged in with (never the token).</param>
 /// <param name="DeclaredPolicy">The visitor rules the client declared for its session, if any (and if the server allows them).</param>
 public sealed record HandshakeAcceptance(
-    string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true, string? Credential = null,
-    VisitorPolicy? DeclaredPolicy = null)
+    string Session, string? Instance, int Version, string? WebSocketKey, int Weight = 1, bool Ready = true, VisitorPolicy? DeclaredPolicy = null)
 {
-    /// <summary>The credential itself, for revoking the uplink if the credentials file drops it.</summary>
+    /// <summary>The credential the client logged in with (logs name it, never the token), for revoking the uplink if the credentials file drops it.</summary>
     public ClientCredential? Login { get; init; }
 
     public bool IsWebSocket => WebSocketKey is not null;
@@ -166,7 +164,7 @@ public sealed class UplinkHandshake(ClientAuthenticator authenticator, int retry
                 "This server does not take visitor rules from clients (TunnelServer:ClientVisitorPolicies); its operator sets them in the credentials file.");
         }
 
-        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready, credential.Name, declared) { Login = credential }, null);
+        return (new HandshakeAcceptance(session, instance, version, webSocketKey, weight, ready, declared) { Login = credential }, null);
     }
 
     /// <summary>The <c>Sec-WebSocket-Accept</c> answer to a key (RFC 6455 §4.2.2).</summary>
