@@ -6,6 +6,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
@@ -47,7 +48,10 @@ public static class ProxyEntryExtensions
             forwarded.KnownIPNetworks.Clear();
             foreach (string network in proxy.Value.TrustedProxies)
             {
-                forwarded.KnownIPNetworks.Add(System.Net.IPNetwork.Parse(network));
+                if (NetworkList.TryParseNetwork(network, out System.Net.IPNetwork trusted))
+                {
+                    forwarded.KnownIPNetworks.Add(trusted); // a bad entry stops the start in ProxyEntryOptionsValidator
+                }
             }
         });
         return services;

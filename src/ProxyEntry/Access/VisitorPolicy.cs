@@ -117,23 +117,6 @@ public sealed class VisitorPolicy
         return [.. challenges];
     }
 
-    /// <summary>A network in CIDR form (<c>10.0.0.0/8</c>, <c>2001:db8::/32</c>) or one address (<c>192.0.2.7</c>).</summary>
-    public static bool TryParseNetwork(ReadOnlySpan<char> text, out IPNetwork network)
-    {
-        if (IPNetwork.TryParse(text, out network))
-        {
-            return true;
-        }
-
-        if (IPAddress.TryParse(text, out IPAddress? single))
-        {
-            network = new IPNetwork(single, single.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork ? 32 : 128);
-            return true;
-        }
-
-        return false;
-    }
-
     private static bool Contains(IReadOnlyList<IPNetwork> networks, IPAddress address)
     {
         for (int i = 0; i < networks.Count; i++)

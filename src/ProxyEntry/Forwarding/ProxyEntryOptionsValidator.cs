@@ -30,9 +30,9 @@ public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOpti
 
         foreach (string proxy in options.TrustedProxies)
         {
-            if (!System.Net.IPNetwork.TryParse(proxy, out _))
+            if (!NetworkList.TryParseNetwork(proxy, out _))
             {
-                failures.Add($"ProxyEntry:TrustedProxies: '{proxy}' is not a network in CIDR form (e.g. 10.0.0.0/8, 127.0.0.1/32, fd00::/8).");
+                failures.Add($"ProxyEntry:TrustedProxies: '{proxy}' is not an address or a network in CIDR form (e.g. 10.0.0.0/8, 127.0.0.1, fd00::/8).");
             }
         }
 

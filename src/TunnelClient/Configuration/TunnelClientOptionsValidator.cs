@@ -72,14 +72,14 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
         failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.AdminToken,
             (nameof(options.AdminUrl), "--admin-url", options.AdminUrl), (nameof(options.InspectUrl), "--inspect-url", options.InspectUrl)));
 
-        if (options.BasicAuth is { } basic && (basic.IndexOf(':', StringComparison.Ordinal) <= 0 || basic.Length - basic.IndexOf(':', StringComparison.Ordinal) - 1 < 8))
+        if (options.BasicAuth is { } basic && basic.Split(':', 2) is not [{ Length: > 0 }, { Length: >= 8 }])
         {
             failures.Add("TunnelClient:BasicAuth must be user:password with a password of at least 8 characters (--basic-auth).");
         }
 
         foreach ((string setting, string? networks) in (ReadOnlySpan<(string, string?)>)[("CidrAllow", options.CidrAllow), ("CidrDeny", options.CidrDeny)])
         {
-            if (networks is not null && !AreNetworks(networks))
+            if (networks is not null && !NetworkList.TryParse(networks, out _))
             {
                 failures.Add($"TunnelClient:{setting} must be networks in CIDR form separated by commas, e.g. 10.0.0.0/8,2001:db8::/32.");
             }
@@ -101,19 +101,5 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
-    }
-
-    private static bool AreNetworks(string list)
-    {
-        foreach (Range part in list.AsSpan().Split(','))
-        {
-            ReadOnlySpan<char> item = list.AsSpan()[part].Trim();
-            if (!System.Net.IPNetwork.TryParse(item, out _) && !System.Net.IPAddress.TryParse(item, out _))
-            {
-                return false;
-            }
-        }
-
-        return true;
     }
 }

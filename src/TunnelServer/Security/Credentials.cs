@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.Extensions.Configuration;
+using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Access;
 
 namespace Tunnel2.TunnelServer.Security;
@@ -142,7 +143,7 @@ public sealed class Credentials
         var networks = new List<IPNetwork>();
         foreach (IConfigurationSection item in section.GetChildren())
         {
-            if (VisitorPolicy.TryParseNetwork(item.Value, out IPNetwork network))
+            if (NetworkList.TryParseNetwork(item.Value, out IPNetwork network))
             {
                 networks.Add(network);
             }

@@ -38,7 +38,8 @@ public static class DeclaredVisitorPolicy
             users[basic[..colon]] = hash!;
         }
 
-        if (!TryReadNetworks(allow, out List<IPNetwork> allowed) || !TryReadNetworks(deny, out List<IPNetwork> denied))
+        List<IPNetwork> allowed = [], denied = [];
+        if ((allow is not null && !NetworkList.TryParse(allow, out allowed)) || (deny is not null && !NetworkList.TryParse(deny, out denied)))
         {
             problem = $"{HandshakeProtocol.VisitorAllowHeader} and {HandshakeProtocol.VisitorDenyHeader} are comma-separated networks in CIDR form.";
             return false;
@@ -51,26 +52,5 @@ public static class DeclaredVisitorPolicy
 
         policy = new VisitorPolicy(exact!, users, [], allowed, denied);
         return true;
-    }
-
-    private static bool TryReadNetworks(string? header, out List<IPNetwork> networks)
-    {
-        networks = [];
-        if (header is null)
-        {
-            return true;
-        }
-
-        foreach (Range part in header.AsSpan().Split(','))
-        {
-            if (!VisitorPolicy.TryParseNetwork(header.AsSpan()[part].Trim(), out IPNetwork network))
-            {
-                return false;
-            }
-
-            networks.Add(network);
-        }
-
-        return networks.Count > 0;
     }
 }
