@@ -29,6 +29,8 @@ public sealed class VisitorPolicy
 {
     public const string ApiKeyHeader = "X-Api-Key";
 
+    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+
     public VisitorPolicy(
         SessionPattern sessions,
         IReadOnlyDictionary<string, PasswordHash> users,
@@ -148,7 +150,7 @@ public sealed class VisitorPolicy
         string pair;
         try
         {
-            pair = new UTF8Encoding(false, throwOnInvalidBytes: true).GetString(decoded[..written]);
+            pair = StrictUtf8.GetString(decoded[..written]);
         }
         catch (DecoderFallbackException)
         {

@@ -15,10 +15,13 @@ public sealed class TokenBucketLimit
 
     public bool IsOn => PerSecond > 0;
 
-    /// <summary>Refilled every 100 ms (every second below 10 a second), so a bucket drained by a burst recovers smoothly.</summary>
+    /// <summary>
+    /// Refilled every 100 ms, so a bucket drained by a burst recovers smoothly; every second when the rate is not a
+    /// multiple of 10, so that it is exactly the rate asked for.
+    /// </summary>
     public TokenBucketRateLimiterOptions ToLimiterOptions()
     {
-        bool fine = PerSecond >= 10;
+        bool fine = PerSecond % 10 == 0;
         return new TokenBucketRateLimiterOptions
         {
             TokenLimit = Burst > 0 ? Burst : PerSecond,

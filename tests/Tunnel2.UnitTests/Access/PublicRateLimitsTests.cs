@@ -38,7 +38,8 @@ public sealed class PublicRateLimitsTests
     [Theory]
     [InlineData(100, 0, 100, 10, 100)]
     [InlineData(5, 20, 20, 5, 1000)]
-    public void A_bucket_refills_every_100_ms_and_holds_its_burst(int perSecond, int burst, int tokenLimit, int perPeriod, int periodMs)
+    [InlineData(15, 0, 15, 15, 1000)] // not 10 a second, as a 100 ms period of 15 / 10 tokens would give
+    public void A_bucket_refills_at_exactly_its_rate_and_holds_its_burst(int perSecond, int burst, int tokenLimit, int perPeriod, int periodMs)
     {
         var options = new TokenBucketLimit { PerSecond = perSecond, Burst = burst }.ToLimiterOptions();
 
