@@ -1,6 +1,5 @@
 using Tunnel2.EndToEndTests.Infrastructure;
 using Tunnel2.ProxyEntry.Access;
-using static Tunnel2.EndToEndTests.HandshakeSecurityTests;
 
 namespace Tunnel2.EndToEndTests;
 
@@ -118,11 +117,11 @@ public sealed class CredentialsFileTests : IAsyncLifetime
         {
             for (int i = 0; i < 2; i++)
             {
-                using RawConnection outside = await RawConnection.OpenAsync(stack.TunnelUrl);
+                using RawTunnelConnection outside = await RawTunnelConnection.OpenAsync(stack.TunnelUrl);
                 Assert.StartsWith("HTTP/1.1 403", await outside.HandshakeAsync($"Authorization: Bearer {TeamA}\r\n", "team-b-x"), StringComparison.Ordinal);
             }
 
-            using RawConnection inside = await RawConnection.OpenAsync(stack.TunnelUrl);
+            using RawTunnelConnection inside = await RawTunnelConnection.OpenAsync(stack.TunnelUrl);
             string answer = await inside.HandshakeAsync($"Authorization: Bearer {TeamA}\r\n", "team-a-x");
             Assert.StartsWith("HTTP/1.1 429", answer, StringComparison.Ordinal);
             Assert.Matches("Retry-After: [1-9][0-9]*\r\n", answer);
@@ -143,7 +142,7 @@ public sealed class CredentialsFileTests : IAsyncLifetime
 
     private async Task<string> LoginAsync(string token, string session)
     {
-        using RawConnection connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        using RawTunnelConnection connection = await RawTunnelConnection.OpenAsync(Stack.TunnelUrl);
         return await connection.HandshakeAsync($"Authorization: Bearer {token}\r\n", session);
     }
 }

@@ -1,6 +1,5 @@
 using System.Net;
 using System.Net.Sockets;
-using System.Text;
 using Tunnel2.EndToEndTests.Infrastructure;
 
 namespace Tunnel2.EndToEndTests;
@@ -30,7 +29,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     [InlineData("Authorization: Basic ZTJlOmUyZQ==\r\n")]
     public async Task An_upgrade_with_a_missing_or_wrong_token_gets_401(string authorization)
     {
-        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        using var connection = await RawTunnelConnection.OpenAsync(Stack.TunnelUrl);
 
         string answer = await connection.HandshakeAsync(authorization, "any-session");
 
@@ -44,11 +43,11 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:MaxFailedLoginsPerMinute=3");
         for (int i = 0; i < 3; i++)
         {
-            using var wrong = await RawConnection.OpenAsync(stack.TunnelUrl);
+            using var wrong = await RawTunnelConnection.OpenAsync(stack.TunnelUrl);
             Assert.StartsWith("HTTP/1.1 401", await wrong.HandshakeAsync("Authorization: Bearer wrong-token-123\r\n", "guessed"), StringComparison.Ordinal);
         }
 
-        using var right = await RawConnection.OpenAsync(stack.TunnelUrl);
+        using var right = await RawTunnelConnection.OpenAsync(stack.TunnelUrl);
         string answer = await right.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", "guessed");
 
         Assert.StartsWith("HTTP/1.1 429", answer, StringComparison.Ordinal);
@@ -65,7 +64,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         TunnelClientHandle first = await stack.StartClientAsync(session, extraArgs: ["--uplinks", "2"]);
         await Eventually.WaitUntilAsync(() => stack.Registry.GetUplinks(session).Count == 2, "both uplinks of the first client are in");
 
-        using (var third = await RawConnection.OpenAsync(stack.TunnelUrl))
+        using (var third = await RawTunnelConnection.OpenAsync(stack.TunnelUrl))
         {
             string answer = await third.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session);
             Assert.StartsWith("HTTP/1.1 429", answer, StringComparison.Ordinal);
@@ -85,7 +84,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     public async Task A_peer_offering_only_another_protocol_version_gets_400_naming_the_version_spoken(string offered)
     {
         string session = "old-peer-" + offered;
-        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        using var connection = await RawTunnelConnection.OpenAsync(Stack.TunnelUrl);
 
         string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session, offered);
 
@@ -101,7 +100,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     public async Task A_version_3_peer_still_logs_in_and_a_version_4_peer_gets_4(string offered, string chosen)
     {
         string session = "peer-v" + chosen;
-        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        using var connection = await RawTunnelConnection.OpenAsync(Stack.TunnelUrl);
 
         string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session, offered);
 
@@ -114,7 +113,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     [Fact]
     public async Task Random_bytes_on_the_tunnel_port_close_that_connection_and_others_keep_working()
     {
-        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        using var connection = await RawTunnelConnection.OpenAsync(Stack.TunnelUrl);
         byte[] garbage = new byte[4096];
         new Random(42).NextBytes(garbage);
 
@@ -133,7 +132,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     public async Task Malformed_frames_after_the_handshake_close_that_uplink_only(string kind)
     {
         string session = "hostile-" + kind;
-        using var connection = await RawConnection.OpenAsync(Stack.TunnelUrl);
+        using var connection = await RawTunnelConnection.OpenAsync(Stack.TunnelUrl);
         string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session);
         Assert.StartsWith("HTTP/1.1 101", answer, StringComparison.Ordinal);
         await Eventually.WaitUntilAsync(() => Stack.Registry.GetUplinks(session).Count == 1, "the raw uplink is registered");
@@ -178,84 +177,5 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         }
 
         return frame;
-    }
-
-    /// <summary>A plain TCP connection to the tunnel port, for speaking the handshake (or garbage) by hand.</summary>
-    internal sealed class RawConnection : IDisposable
-    {
-        private RawConnection(Socket socket)
-        {
-            Socket = socket;
-            Stream = new NetworkStream(socket, ownsSocket: false);
-        }
-
-        public Socket Socket { get; }
-
-        public NetworkStream Stream { get; }
-
-        public static async Task<RawConnection> OpenAsync(Uri url)
-        {
-            var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-            await socket.ConnectAsync(url.Host, url.Port);
-            return new RawConnection(socket);
-        }
-
-        /// <summary>Sends the upgrade request and returns the answer's head (and any body read with it).</summary>
-        public async Task<string> HandshakeAsync(string authorizationLine, string session, string version = "3")
-        {
-            string request = $"GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n{authorizationLine}Tunnel2-Session: {session}\r\nTunnel2-Version: {version}\r\n\r\n";
-            await Stream.WriteAsync(Encoding.ASCII.GetBytes(request));
-            var answer = new StringBuilder();
-            byte[] buffer = new byte[1];
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-            while (!answer.ToString().Contains("\r\n\r\n", StringComparison.Ordinal))
-            {
-                if (await Stream.ReadAsync(buffer, timeout.Token) == 0)
-                {
-                    break;
-                }
-
-                answer.Append((char)buffer[0]);
-            }
-
-            if (!answer.ToString().StartsWith("HTTP/1.1 101", StringComparison.Ordinal))
-            {
-                byte[] rest = new byte[4096];
-                int read = await Stream.ReadAsync(rest, timeout.Token);
-                answer.Append(Encoding.UTF8.GetString(rest, 0, read));
-            }
-
-            return answer.ToString();
-        }
-
-        /// <summary>True when the server closes (or resets) the connection within the timeout.</summary>
-        public async Task<bool> ReadsToEndAsync()
-        {
-            byte[] buffer = new byte[8192];
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-            try
-            {
-                while (await Stream.ReadAsync(buffer, timeout.Token) > 0)
-                {
-                    // Drain whatever the server says (a 400 answer, a GoAway frame) until it closes.
-                }
-
-                return true;
-            }
-            catch (IOException)
-            {
-                return true;
-            }
-            catch (OperationCanceledException)
-            {
-                return false;
-            }
-        }
-
-        public void Dispose()
-        {
-            Stream.Dispose();
-            Socket.Dispose();
-        }
     }
 }

@@ -1,5 +1,3 @@
-using System.Net.Sockets;
-using System.Text;
 using Tunnel2.EndToEndTests.Infrastructure;
 
 namespace Tunnel2.EndToEndTests;
@@ -91,7 +89,7 @@ public sealed class SessionIdRefusalTests(TunnelStackFixture fixture) : IAsyncLi
     public async Task A_login_declaring_such_a_session_gets_400_and_registers_nothing(string session)
     {
         session = session.Replace("{129}", LongSession + "x", StringComparison.Ordinal);
-        using HandshakeSecurityTests.RawConnection connection = await HandshakeSecurityTests.RawConnection.OpenAsync(fixture.Stack.TunnelUrl);
+        using RawTunnelConnection connection = await RawTunnelConnection.OpenAsync(fixture.Stack.TunnelUrl);
 
         string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session, version: "4");
 
