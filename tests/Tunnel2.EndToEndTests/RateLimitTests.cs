@@ -14,19 +14,18 @@ public sealed class RateLimitTests
     [Fact]
     public async Task A_visitor_over_its_bucket_gets_429_and_another_visitor_is_served_meanwhile()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync(
+        await using LimitedStack limited = await LimitedStack.StartAsync(
             "--ProxyEntry:RateLimits:PerVisitor:PerSecond=1", "--ProxyEntry:RateLimits:PerVisitor:Burst=3", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32");
-        await using RecordingBackend backend = await RecordingBackend.StartAsync();
-        string session = "limited-" + Guid.NewGuid().ToString("N")[..8];
-        await stack.StartClientAsync(session, backend.Url);
+        (TunnelStack stack, RecordingBackend backend) = (limited.Stack, limited.Backend);
+        string session = await limited.ServeAsync("limited-");
         using var http = new HttpClient();
 
-        (int served, int limited, TimeSpan elapsed) = await BurstAsync(http, stack, session, visitor: null, count: 10);
+        (int served, int refused, TimeSpan elapsed) = await BurstAsync(http, stack, session, count: 10);
         var other = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, "/other"));
         other.Headers.Add("X-Forwarded-For", "10.20.30.40");
         HttpResponseMessage otherAnswer = await http.SendAsync(other);
 
-        Assert.True(limited > 0, "some of 10 quick requests over a bucket of 3 are refused");
+        Assert.True(refused > 0, "some of 10 quick requests over a bucket of 3 are refused");
         Assert.InRange(served, 3, 3 + (int)Math.Ceiling(elapsed.TotalSeconds) + 1);
         Assert.Equal(served, backend.Received.Count(r => r.Target.StartsWith("/burst", StringComparison.Ordinal)));
         Assert.Equal(HttpStatusCode.OK, otherAnswer.StatusCode);
@@ -35,28 +34,26 @@ public sealed class RateLimitTests
     [Fact]
     public async Task A_session_over_its_bucket_gets_429_and_another_session_is_served_meanwhile()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--ProxyEntry:RateLimits:PerSession:PerSecond=1", "--ProxyEntry:RateLimits:PerSession:Burst=3");
-        string busy = "busy-" + Guid.NewGuid().ToString("N")[..8];
-        string quiet = "quiet-" + Guid.NewGuid().ToString("N")[..8];
-        await using RecordingBackend backend = await RecordingBackend.StartAsync();
-        await stack.StartClientAsync(busy, backend.Url);
-        await stack.StartClientAsync(quiet, backend.Url);
+        await using LimitedStack limited = await LimitedStack.StartAsync(
+            "--ProxyEntry:RateLimits:PerSession:PerSecond=1", "--ProxyEntry:RateLimits:PerSession:Burst=3");
+        TunnelStack stack = limited.Stack;
+        string busy = await limited.ServeAsync("busy-");
+        string quiet = await limited.ServeAsync("quiet-");
         using var http = new HttpClient();
 
-        (_, int limited, _) = await BurstAsync(http, stack, busy, visitor: null, count: 10);
+        (_, int refused, _) = await BurstAsync(http, stack, busy, count: 10);
 
-        Assert.True(limited > 0, "some of 10 quick requests over a bucket of 3 are refused");
+        Assert.True(refused > 0, "some of 10 quick requests over a bucket of 3 are refused");
         Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(stack.SessionUrl(quiet, "/ping"))).StatusCode);
     }
 
     [Fact]
     public async Task A_crowd_of_1000_requests_from_one_visitor_is_held_to_its_bucket_while_20_other_visitors_are_all_served()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync(
+        await using LimitedStack limited = await LimitedStack.StartAsync(
             "--ProxyEntry:RateLimits:PerVisitor:PerSecond=50", "--ProxyEntry:RateLimits:PerVisitor:Burst=50", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32");
-        await using RecordingBackend backend = await RecordingBackend.StartAsync();
-        string session = "crowded-" + Guid.NewGuid().ToString("N")[..8];
-        await stack.StartClientAsync(session, backend.Url);
+        (TunnelStack stack, RecordingBackend backend) = (limited.Stack, limited.Backend);
+        string session = await limited.ServeAsync("crowded-");
         using var http = new HttpClient(new SocketsHttpHandler { MaxConnectionsPerServer = 200 });
 
         async Task<HttpStatusCode> SendAsync(string path, string visitor)
@@ -102,19 +99,13 @@ public sealed class RateLimitTests
         Assert.Equal(floodServed, backend.Received.Count(r => r.Target.StartsWith("/flood/", StringComparison.Ordinal)));
     }
 
-    private static async Task<(int Served, int Limited, TimeSpan Elapsed)> BurstAsync(HttpClient http, TunnelStack stack, string session, string? visitor, int count)
+    private static async Task<(int Served, int Limited, TimeSpan Elapsed)> BurstAsync(HttpClient http, TunnelStack stack, string session, int count)
     {
         int served = 0, limited = 0;
         var clock = Stopwatch.StartNew();
         for (int i = 0; i < count; i++)
         {
-            var request = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl(session, $"/burst/{i}"));
-            if (visitor is not null)
-            {
-                request.Headers.Add("X-Forwarded-For", visitor);
-            }
-
-            using HttpResponseMessage response = await http.SendAsync(request);
+            using HttpResponseMessage response = await http.GetAsync(stack.SessionUrl(session, $"/burst/{i}"));
             if (response.StatusCode == HttpStatusCode.OK)
             {
                 served++;
@@ -130,5 +121,29 @@ public sealed class RateLimitTests
         }
 
         return (served, limited, clock.Elapsed);
+    }
+
+    /// <summary>A stack with the limits under test and one recording backend behind every session it serves.</summary>
+    private sealed class LimitedStack(TunnelStack stack, RecordingBackend backend) : IAsyncDisposable
+    {
+        public TunnelStack Stack { get; } = stack;
+
+        public RecordingBackend Backend { get; } = backend;
+
+        public static async Task<LimitedStack> StartAsync(params string[] serverArgs) =>
+            new(await TunnelStack.StartAsync(serverArgs), await RecordingBackend.StartAsync());
+
+        public async Task<string> ServeAsync(string prefix)
+        {
+            string session = prefix + Guid.NewGuid().ToString("N")[..8];
+            await Stack.StartClientAsync(session, Backend.Url);
+            return session;
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await Stack.DisposeAsync();
+            await Backend.DisposeAsync();
+        }
     }
 }
