@@ -145,6 +145,45 @@ public sealed class VisitorAccessTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_crowd_of_1000_hostile_visitors_reaches_no_backend_while_50_rightful_ones_are_all_served()
+    {
+        string session = await ServeAsync(_trusting!, "basic-");
+        using var http = new HttpClient(new SocketsHttpHandler { MaxConnectionsPerServer = 200 });
+        using var gate = new SemaphoreSlim(100);
+
+        async Task<HttpStatusCode> SendAsync(string path, string visitor, string? basic)
+        {
+            await gate.WaitAsync();
+            try
+            {
+                using HttpRequestMessage request = Get(_trusting!, session, basic);
+                request.RequestUri = _trusting!.SessionUrl(session, path);
+                request.Headers.Add("X-Forwarded-For", visitor);
+                using HttpResponseMessage response = await http.SendAsync(request);
+                return response.StatusCode;
+            }
+            finally
+            {
+                gate.Release();
+            }
+        }
+
+        // 500 with no credentials, 500 guessing passwords: 100 addresses, each guessing 5 times (3 allowed a minute here).
+        Task<HttpStatusCode>[] hostile = [.. Enumerable.Range(0, 1000).Select(i => i % 2 == 0
+            ? SendAsync($"/hostile/{i}", $"10.77.{i % 200 / 100}.{i % 100 + 1}", basic: null)
+            : SendAsync($"/hostile/{i}", $"10.78.0.{i % 100 + 1}", basic: $"alice:guess-{i}"))];
+        Task<HttpStatusCode>[] rightful = [.. Enumerable.Range(0, 50).Select(i => SendAsync($"/rightful/{i}", $"10.1.0.{i + 1}", "alice:wonderland"))];
+        HttpStatusCode[] hostileAnswers = await Task.WhenAll(hostile);
+        HttpStatusCode[] rightfulAnswers = await Task.WhenAll(rightful);
+
+        Assert.All(rightfulAnswers, status => Assert.Equal(HttpStatusCode.OK, status));
+        Assert.All(hostileAnswers, status => Assert.True(status is HttpStatusCode.Unauthorized or HttpStatusCode.TooManyRequests, status.ToString()));
+        Assert.Contains(HttpStatusCode.TooManyRequests, hostileAnswers);
+        Assert.DoesNotContain(_backend!.Received, r => r.Target.StartsWith("/hostile/", StringComparison.Ordinal));
+        Assert.Equal(50, _backend.Received.Count(r => r.Target.StartsWith("/rightful/", StringComparison.Ordinal) && !r.Headers.ContainsKey("Authorization")));
+    }
+
+    [Fact]
     public async Task A_session_no_rule_names_stays_open()
     {
         string session = await ServeAsync(_plain!, "open-");
