@@ -53,9 +53,13 @@ public sealed class PasswordHash
         return true;
     }
 
+    /// <summary>Whether this user and password verified before (no bcrypt run, no attempt counted).</summary>
+    public bool IsRemembered(string user, string password) => _verified.ContainsKey(RememberKeyOf(user, password));
+
+    /// <summary>Runs bcrypt; a match is remembered until the credentials change.</summary>
     public bool Verify(string user, string password)
     {
-        string remembered = Convert.ToBase64String(HMACSHA256.HashData(RememberKey, Encoding.UTF8.GetBytes(user + "\0" + password)));
+        string remembered = RememberKeyOf(user, password);
         if (_verified.ContainsKey(remembered))
         {
             return true;
@@ -83,4 +87,7 @@ public sealed class PasswordHash
 
         return valid;
     }
+
+    private static string RememberKeyOf(string user, string password) =>
+        Convert.ToBase64String(HMACSHA256.HashData(RememberKey, Encoding.UTF8.GetBytes(user + "\0" + password)));
 }

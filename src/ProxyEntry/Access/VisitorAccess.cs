@@ -90,14 +90,11 @@ public sealed class VisitorAccess : IDisposable
     {
         credentialsHeader = null;
         IPAddress? remote = context.Connection.RemoteIpAddress;
-        if (policy.WantsCredentials && remote is not null && _failures.IsBlocked(remote, out TimeSpan wait))
-        {
-            ProxyEntryLog.VisitorRefused(_logger, session, remote, "too-many-failed-attempts");
-            return new VisitorDenial(StatusCodes.Status429TooManyRequests, ProblemTypes.TooManyFailedAttempts, "Too many failed attempts",
-                "This address sent too many wrong credentials; try again later.", [], Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)));
-        }
-
-        switch (policy.Check(context.Request, remote, out credentialsHeader))
+        TimeSpan wait = TimeSpan.Zero;
+        VisitorVerdict verdict = policy.WantsCredentials && remote is not null && _failures.IsBlocked(remote, out wait)
+            ? VisitorVerdict.TooManyAttempts
+            : policy.Check(context.Request, remote, _failures, out credentialsHeader);
+        switch (verdict)
         {
             case VisitorVerdict.Allowed:
                 return null;
@@ -105,12 +102,11 @@ public sealed class VisitorAccess : IDisposable
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "address-denied");
                 return new VisitorDenial(StatusCodes.Status403Forbidden, ProblemTypes.VisitorForbidden, "Forbidden",
                     "This session does not take requests from your address.", []);
+            case VisitorVerdict.TooManyAttempts:
+                ProxyEntryLog.VisitorRefused(_logger, session, remote, "too-many-failed-attempts");
+                return new VisitorDenial(StatusCodes.Status429TooManyRequests, ProblemTypes.TooManyFailedAttempts, "Too many failed attempts",
+                    "This address sent too many wrong credentials; try again later.", [], Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)));
             case VisitorVerdict.CredentialsWrong:
-                if (remote is not null)
-                {
-                    _failures.Count(remote);
-                }
-
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "credentials-wrong");
                 return Unauthorized(policy, session);
             default:

@@ -2,6 +2,7 @@ using System.Net;
 using System.Text;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Net.Http.Headers;
+using Tunnel2.ProxyEntry.Limits;
 
 namespace Tunnel2.ProxyEntry.Access;
 
@@ -18,6 +19,9 @@ public enum VisitorVerdict
 
     /// <summary>The request carries credentials that are not the session's: 401, and a failure counted against the address.</summary>
     CredentialsWrong,
+
+    /// <summary>The address has used up its failed attempts: 429, and no password is checked.</summary>
+    TooManyAttempts,
 }
 
 /// <summary>
@@ -58,8 +62,13 @@ public sealed class VisitorPolicy
     public bool WantsCredentials => Users.Count > 0 || ApiKeys.Count > 0;
 
     /// <param name="remote">The visitor's address: the connection's, or the one trusted proxies forwarded.</param>
+    /// <param name="attempts">
+    /// Failed attempts per address: a wrong API key counts after its (cheap) check; a password not verified before takes
+    /// its count before bcrypt runs, so that concurrent guesses from one address cannot run more checks than it is
+    /// allowed. Null: no limit.
+    /// </param>
     /// <param name="credentialsHeader">The header that carried the accepted credentials, for the caller to take off.</param>
-    public VisitorVerdict Check(HttpRequest request, IPAddress? remote, out string? credentialsHeader)
+    public VisitorVerdict Check(HttpRequest request, IPAddress? remote, FailedAttempts? attempts, out string? credentialsHeader)
     {
         credentialsHeader = null;
         if (Allow.Count > 0 || Deny.Count > 0)
@@ -88,14 +97,15 @@ public sealed class VisitorPolicy
             return VisitorVerdict.CredentialsMissing;
         }
 
-        bool valid = apiKey is not null
-            ? IsApiKey(apiKey)
-            : authorization!.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase)
-                ? IsUser(authorization.AsSpan(6).Trim())
-                : authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase) && IsApiKey(authorization.AsSpan(7).Trim());
-        if (!valid)
+        VisitorVerdict verdict = apiKey is null && authorization!.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase)
+            ? CheckUser(authorization.AsSpan(6).Trim(), remote, attempts)
+            : (apiKey is not null ? IsApiKey(apiKey)
+                : authorization!.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase) && IsApiKey(authorization.AsSpan(7).Trim()))
+                ? VisitorVerdict.Allowed
+                : Counted(remote, attempts);
+        if (verdict != VisitorVerdict.Allowed)
         {
-            return VisitorVerdict.CredentialsWrong;
+            return verdict;
         }
 
         credentialsHeader = apiKey is not null ? ApiKeyHeader : HeaderNames.Authorization;
@@ -134,30 +144,49 @@ public sealed class VisitorPolicy
 
     private bool IsApiKey(ReadOnlySpan<char> key) => ApiKeys.Count > 0 && key.Length > 0 && TokenHash.IndexOf(TokenHash.Of(key), ApiKeys) >= 0;
 
-    private bool IsUser(ReadOnlySpan<char> encoded)
+    private static VisitorVerdict Counted(IPAddress? remote, FailedAttempts? attempts)
     {
-        if (Users.Count == 0)
+        if (remote is not null)
         {
-            return false;
+            attempts?.TryCount(remote);
         }
 
+        return VisitorVerdict.CredentialsWrong;
+    }
+
+    private VisitorVerdict CheckUser(ReadOnlySpan<char> encoded, IPAddress? remote, FailedAttempts? attempts)
+    {
         Span<byte> decoded = encoded.Length <= 1024 ? stackalloc byte[encoded.Length] : new byte[encoded.Length];
-        if (!Convert.TryFromBase64Chars(encoded, decoded, out int written))
-        {
-            return false;
-        }
-
         string pair;
         try
         {
+            if (Users.Count == 0 || !Convert.TryFromBase64Chars(encoded, decoded, out int written))
+            {
+                return Counted(remote, attempts);
+            }
+
             pair = StrictUtf8.GetString(decoded[..written]);
         }
         catch (DecoderFallbackException)
         {
-            return false;
+            return Counted(remote, attempts);
         }
 
         int colon = pair.IndexOf(':', StringComparison.Ordinal);
-        return colon > 0 && Users.TryGetValue(pair[..colon], out PasswordHash? hash) && hash.Verify(pair[..colon], pair[(colon + 1)..]);
+        string user = colon > 0 ? pair[..colon] : string.Empty;
+        string password = colon > 0 ? pair[(colon + 1)..] : string.Empty;
+        PasswordHash? hash = colon > 0 && Users.TryGetValue(user, out PasswordHash? known) ? known : null;
+        if (hash is not null && hash.IsRemembered(user, password))
+        {
+            return VisitorVerdict.Allowed;
+        }
+
+        // Counted before the check, whatever its outcome: concurrent guesses cannot outrun the count.
+        if (remote is not null && attempts is not null && !attempts.TryCount(remote))
+        {
+            return VisitorVerdict.TooManyAttempts;
+        }
+
+        return hash is not null && hash.Verify(user, password) ? VisitorVerdict.Allowed : VisitorVerdict.CredentialsWrong;
     }
 }

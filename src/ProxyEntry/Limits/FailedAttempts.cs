@@ -29,7 +29,12 @@ public sealed class FailedAttempts(int perMinute) : IDisposable
         return !probe.IsAcquired;
     }
 
-    public void Count(IPAddress address) => _failures.AttemptAcquire(address, permitCount: 1).Dispose();
+    /// <summary>Counts an attempt from <paramref name="address"/>; false when it had none left (then nothing is counted).</summary>
+    public bool TryCount(IPAddress address)
+    {
+        using RateLimitLease lease = _failures.AttemptAcquire(address, permitCount: 1);
+        return lease.IsAcquired;
+    }
 
     public void Dispose() => _failures.Dispose();
 }

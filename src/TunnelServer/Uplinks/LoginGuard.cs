@@ -26,7 +26,7 @@ public sealed class LoginGuard : IDisposable
     /// <summary>Whether <paramref name="address"/> has used up its failed logins; then when to try again.</summary>
     public bool IsBlocked(IPAddress address, out TimeSpan retryAfter) => _failures.IsBlocked(address, out retryAfter);
 
-    public void OnLoginFailed(IPAddress address) => _failures.Count(address);
+    public void OnLoginFailed(IPAddress address) => _failures.TryCount(address);
 
     /// <summary>Counts an uplink from <paramref name="address"/>; false (nothing counted) when it already has the most allowed.</summary>
     public bool TryAddUplink(IPAddress address)

@@ -2,6 +2,7 @@ using System.Net;
 using System.Text;
 using Microsoft.AspNetCore.Http;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Limits;
 
 namespace Tunnel2.UnitTests.Access;
 
@@ -20,7 +21,7 @@ public sealed class VisitorPolicyTests
     {
         VisitorPolicy policy = Policy(allow: ["10.0.0.0/8", "2001:db8::/32"], deny: ["10.9.9.0/24"]);
 
-        Assert.Equal(expected, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse(address), out _));
+        Assert.Equal(expected, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse(address), attempts: null, out _));
     }
 
     [Fact]
@@ -28,8 +29,8 @@ public sealed class VisitorPolicyTests
     {
         VisitorPolicy policy = Policy(deny: ["127.0.0.0/8"]);
 
-        Assert.Equal(VisitorVerdict.AddressDenied, policy.Check(new DefaultHttpContext().Request, IPAddress.Loopback, out _));
-        Assert.Equal(VisitorVerdict.Allowed, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse("192.0.2.1"), out _));
+        Assert.Equal(VisitorVerdict.AddressDenied, policy.Check(new DefaultHttpContext().Request, IPAddress.Loopback, attempts: null, out _));
+        Assert.Equal(VisitorVerdict.Allowed, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse("192.0.2.1"), attempts: null, out _));
     }
 
     [Theory]
@@ -59,12 +60,32 @@ public sealed class VisitorPolicyTests
             request.Headers[VisitorPolicy.ApiKeyHeader] = apiKey;
         }
 
-        Assert.Equal(expected, policy.Check(request, IPAddress.Loopback, out string? used));
+        Assert.Equal(expected, policy.Check(request, IPAddress.Loopback, attempts: null, out string? used));
         if (expected == VisitorVerdict.Allowed)
         {
             // The header that carried the tunnel's credentials is named, for the caller to take off before forwarding.
             Assert.Equal(apiKey is not null ? VisitorPolicy.ApiKeyHeader : "Authorization", used);
         }
+    }
+
+    [Fact]
+    public void A_password_not_verified_before_takes_its_count_before_bcrypt_runs_and_a_remembered_one_takes_none()
+    {
+        VisitorPolicy policy = Policy(users: true);
+        using var attempts = new FailedAttempts(perMinute: 3);
+        IPAddress guesser = IPAddress.Parse("192.0.2.66");
+        VisitorVerdict Try(string pair)
+        {
+            HttpRequest request = new DefaultHttpContext().Request;
+            request.Headers.Authorization = "Basic " + Convert.ToBase64String(Encoding.UTF8.GetBytes(pair));
+            return policy.Check(request, guesser, attempts, out _);
+        }
+
+        Assert.Equal(VisitorVerdict.Allowed, Try("alice:wonderland")); // counted: it was not verified before
+        Assert.Equal(VisitorVerdict.CredentialsWrong, Try("alice:guess-1"));
+        Assert.Equal(VisitorVerdict.CredentialsWrong, Try("nobody:guess-2")); // an unknown user costs the same count
+        Assert.Equal(VisitorVerdict.TooManyAttempts, Try("alice:guess-3"));
+        Assert.Equal(VisitorVerdict.Allowed, Try("alice:wonderland")); // remembered: no bcrypt, no count
     }
 
     [Fact]
