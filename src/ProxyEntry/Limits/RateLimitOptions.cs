@@ -19,8 +19,9 @@ public sealed class RateLimitOptions
     public TokenBucketLimit PerVisitor { get; set; } = new() { PerSecond = 100, Burst = 200 };
 
     /// <summary>
-    /// Wrong visitor credentials (basic auth or API key) one address may send per minute; beyond them it gets 429 until
-    /// its allowance refills (a sixth every 10 s), before any password is checked: bcrypt's cost is not theirs to spend.
+    /// Password checks (of passwords not verified before) and wrong API keys one visitor address may cost per minute;
+    /// beyond them it gets 429 until its allowance refills (a sixth every 10 s), and no password is checked: bcrypt's
+    /// cost is not theirs to spend. A password takes its count before bcrypt runs, so concurrent guesses cannot outrun it.
     /// </summary>
     [Range(1, 100_000)]
     public int FailedVisitorLoginsPerMinute { get; set; } = 20;
