@@ -90,10 +90,7 @@ public sealed class VisitorAccess : IDisposable
     {
         credentialsHeader = null;
         IPAddress? remote = context.Connection.RemoteIpAddress;
-        TimeSpan wait = TimeSpan.Zero;
-        VisitorVerdict verdict = policy.WantsCredentials && remote is not null && _failures.IsBlocked(remote, out wait)
-            ? VisitorVerdict.TooManyAttempts
-            : policy.Check(context.Request, remote, _failures, out credentialsHeader);
+        VisitorVerdict verdict = policy.Check(context.Request, remote, _failures, out credentialsHeader, out TimeSpan wait);
         switch (verdict)
         {
             case VisitorVerdict.Allowed:

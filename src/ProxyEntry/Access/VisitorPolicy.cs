@@ -63,14 +63,17 @@ public sealed class VisitorPolicy
 
     /// <param name="remote">The visitor's address: the connection's, or the one trusted proxies forwarded.</param>
     /// <param name="attempts">
-    /// Failed attempts per address: a wrong API key counts after its (cheap) check; a password not verified before takes
-    /// its count before bcrypt runs, so that concurrent guesses from one address cannot run more checks than it is
-    /// allowed. Null: no limit.
+    /// Failed attempts per address, one decision per request: an address out of them gets
+    /// <see cref="VisitorVerdict.TooManyAttempts"/> whatever it sends; a wrong API key is counted with its (cheap) check;
+    /// a password not verified before takes its count before bcrypt runs and gets it back when right, so concurrent
+    /// guesses from one address cannot run more checks than it is allowed. Null: no limit.
     /// </param>
     /// <param name="credentialsHeader">The header that carried the accepted credentials, for the caller to take off.</param>
-    public VisitorVerdict Check(HttpRequest request, IPAddress? remote, FailedAttempts? attempts, out string? credentialsHeader)
+    /// <param name="retryAfter">With <see cref="VisitorVerdict.TooManyAttempts"/>: when the address has an attempt again.</param>
+    public VisitorVerdict Check(HttpRequest request, IPAddress? remote, FailedAttempts? attempts, out string? credentialsHeader, out TimeSpan retryAfter)
     {
         credentialsHeader = null;
+        retryAfter = TimeSpan.Zero;
         if (Allow.Count > 0 || Deny.Count > 0)
         {
             if (remote is null)
@@ -92,17 +95,24 @@ public sealed class VisitorPolicy
 
         string? authorization = request.Headers.Authorization.Count == 1 ? request.Headers.Authorization[0] : null;
         string? apiKey = request.Headers[ApiKeyHeader].Count == 1 ? request.Headers[ApiKeyHeader][0] : null;
+        var judge = new AttemptJudge(attempts, remote);
+        VisitorVerdict verdict;
         if (authorization is null && apiKey is null)
         {
-            return VisitorVerdict.CredentialsMissing;
+            verdict = judge.Decide(failed: false) == AttemptVerdict.Blocked ? VisitorVerdict.TooManyAttempts : VisitorVerdict.CredentialsMissing;
+        }
+        else if (apiKey is null && authorization!.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase))
+        {
+            verdict = CheckUser(authorization.AsSpan(6).Trim(), ref judge);
+        }
+        else
+        {
+            bool right = apiKey is not null ? IsApiKey(apiKey)
+                : authorization!.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase) && IsApiKey(authorization.AsSpan(7).Trim());
+            verdict = judge.Verdict(judge.Decide(failed: !right));
         }
 
-        VisitorVerdict verdict = apiKey is null && authorization!.StartsWith("Basic ", StringComparison.OrdinalIgnoreCase)
-            ? CheckUser(authorization.AsSpan(6).Trim(), remote, attempts)
-            : (apiKey is not null ? IsApiKey(apiKey)
-                : authorization!.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase) && IsApiKey(authorization.AsSpan(7).Trim()))
-                ? VisitorVerdict.Allowed
-                : Counted(remote, attempts);
+        retryAfter = judge.RetryAfter;
         if (verdict != VisitorVerdict.Allowed)
         {
             return verdict;
@@ -144,17 +154,7 @@ public sealed class VisitorPolicy
 
     private bool IsApiKey(ReadOnlySpan<char> key) => ApiKeys.Count > 0 && key.Length > 0 && TokenHash.IndexOf(TokenHash.Of(key), ApiKeys) >= 0;
 
-    private static VisitorVerdict Counted(IPAddress? remote, FailedAttempts? attempts)
-    {
-        if (remote is not null)
-        {
-            attempts?.TryCount(remote);
-        }
-
-        return VisitorVerdict.CredentialsWrong;
-    }
-
-    private VisitorVerdict CheckUser(ReadOnlySpan<char> encoded, IPAddress? remote, FailedAttempts? attempts)
+    private VisitorVerdict CheckUser(ReadOnlySpan<char> encoded, ref AttemptJudge judge)
     {
         Span<byte> decoded = encoded.Length <= 1024 ? stackalloc byte[encoded.Length] : new byte[encoded.Length];
         string pair;
@@ -162,14 +162,14 @@ public sealed class VisitorPolicy
         {
             if (Users.Count == 0 || !Convert.TryFromBase64Chars(encoded, decoded, out int written))
             {
-                return Counted(remote, attempts);
+                return judge.Verdict(judge.Decide(failed: true));
             }
 
             pair = StrictUtf8.GetString(decoded[..written]);
         }
         catch (DecoderFallbackException)
         {
-            return Counted(remote, attempts);
+            return judge.Verdict(judge.Decide(failed: true));
         }
 
         int colon = pair.IndexOf(':', StringComparison.Ordinal);
@@ -178,15 +178,45 @@ public sealed class VisitorPolicy
         PasswordHash? hash = colon > 0 && Users.TryGetValue(user, out PasswordHash? known) ? known : null;
         if (hash is not null && hash.IsRemembered(user, password))
         {
-            return VisitorVerdict.Allowed;
+            return judge.Verdict(judge.Decide(failed: false)); // no bcrypt, no count; refused all the same while blocked
         }
 
-        // Counted before the check, whatever its outcome: concurrent guesses cannot outrun the count.
-        if (remote is not null && attempts is not null && !attempts.TryCount(remote))
+        // Counted before the check, whatever its outcome, so concurrent guesses cannot outrun the count; given back if right.
+        if (judge.Decide(failed: true) == AttemptVerdict.Blocked)
         {
             return VisitorVerdict.TooManyAttempts;
         }
 
-        return hash is not null && hash.Verify(user, password) ? VisitorVerdict.Allowed : VisitorVerdict.CredentialsWrong;
+        if (hash is not null && hash.Verify(user, password))
+        {
+            judge.Refund();
+            return VisitorVerdict.Allowed;
+        }
+
+        return VisitorVerdict.CredentialsWrong;
+    }
+
+    /// <summary>One request's attempt against the failed-attempt limit of its address (none without an address or a limit).</summary>
+    private struct AttemptJudge(FailedAttempts? attempts, IPAddress? remote)
+    {
+        public TimeSpan RetryAfter;
+
+        public AttemptVerdict Decide(bool failed) =>
+            attempts is null || remote is null ? (failed ? AttemptVerdict.Failed : AttemptVerdict.Passed) : attempts.Decide(remote, failed, out RetryAfter);
+
+        public readonly void Refund()
+        {
+            if (attempts is not null && remote is not null)
+            {
+                attempts.Refund(remote);
+            }
+        }
+
+        public readonly VisitorVerdict Verdict(AttemptVerdict attempt) => attempt switch
+        {
+            AttemptVerdict.Blocked => VisitorVerdict.TooManyAttempts,
+            AttemptVerdict.Failed => VisitorVerdict.CredentialsWrong,
+            _ => VisitorVerdict.Allowed,
+        };
     }
 }

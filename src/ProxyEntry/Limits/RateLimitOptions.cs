@@ -20,8 +20,9 @@ public sealed class RateLimitOptions
 
     /// <summary>
     /// Password checks (of passwords not verified before) and wrong API keys one visitor address may cost per minute;
-    /// beyond them it gets 429 until its allowance refills (a sixth every 10 s), and no password is checked: bcrypt's
-    /// cost is not theirs to spend. A password takes its count before bcrypt runs, so concurrent guesses cannot outrun it.
+    /// beyond them it gets 429, right credentials included, until a count has refilled (one every 60/N seconds), and no
+    /// password is checked: bcrypt's cost is not theirs to spend. A password takes its count before bcrypt runs (given
+    /// back when it was right), so concurrent guesses cannot outrun it.
     /// </summary>
     [Range(1, 100_000)]
     public int FailedVisitorLoginsPerMinute { get; set; } = 20;

@@ -118,7 +118,8 @@ public sealed class TunnelServerOptions
 
     /// <summary>
     /// Failed logins (wrong or missing token) one source address may make per minute on the tunnel port; beyond them
-    /// every login from it gets 429 with Retry-After until its allowance refills (a sixth of it every 10 s).
+    /// every login from it, right token included, gets 429 with Retry-After until a count has refilled (one every
+    /// 60/N seconds). Each login is judged in one step, so parallel guesses cannot pass the limit either.
     /// </summary>
     [Range(1, 100_000)]
     public int MaxFailedLoginsPerMinute { get; set; } = 20;

@@ -9,7 +9,7 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// <summary>
 /// Limits what one source address may do on the tunnel port: failed logins (<see cref="FailedAttempts"/> of
 /// <c>TunnelServer:MaxFailedLoginsPerMinute</c>; once used up every login from that address gets 429 with Retry-After
-/// until it refills, right token or not) and uplinks open at once (<c>TunnelServer:MaxUplinksPerAddress</c>).
+/// until a count refills, right token or not) and uplinks open at once (<c>TunnelServer:MaxUplinksPerAddress</c>).
 /// </summary>
 public sealed class LoginGuard : IDisposable
 {
@@ -23,10 +23,11 @@ public sealed class LoginGuard : IDisposable
         _maxUplinks = options.Value.MaxUplinksPerAddress;
     }
 
-    /// <summary>Whether <paramref name="address"/> has used up its failed logins; then when to try again.</summary>
-    public bool IsBlocked(IPAddress address, out TimeSpan retryAfter) => _failures.IsBlocked(address, out retryAfter);
-
-    public void OnLoginFailed(IPAddress address) => _failures.TryCount(address);
+    /// <summary>
+    /// Judges one login from <paramref name="address"/> in one step: refused (<see cref="AttemptVerdict.Blocked"/>,
+    /// whatever its token) while the address has no failed login left, else counted when <paramref name="failed"/>.
+    /// </summary>
+    public AttemptVerdict Judge(IPAddress address, bool failed, out TimeSpan retryAfter) => _failures.Decide(address, failed, out retryAfter);
 
     /// <summary>Counts an uplink from <paramref name="address"/>; false (nothing counted) when it already has the most allowed.</summary>
     public bool TryAddUplink(IPAddress address)

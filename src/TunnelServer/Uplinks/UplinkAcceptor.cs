@@ -13,6 +13,7 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
@@ -263,27 +264,24 @@ public sealed class UplinkAcceptor
     }
 
     /// <summary>
-    /// The login's answer with the per-address limits applied: an address out of failed logins is refused before its
-    /// token is even looked at; a refused token counts against its address; an accepted login must fit under the
-    /// address's uplink cap (the caller removes it from the count when the uplink ends).
+    /// The login's answer with the per-address limits applied: the (cheap, synchronous) handshake decision first, then
+    /// one step that refuses an address out of failed logins, whatever its token, or counts a refused token against it;
+    /// an accepted login must fit under the address's uplink cap (the caller removes it from the count when the uplink
+    /// ends).
     /// </summary>
     private (HandshakeAcceptance? Accepted, HandshakeRefusal? Refused) Decide(Http1Head head, IPEndPoint? remote)
     {
-        if (remote is not null && _guard.IsBlocked(remote.Address, out TimeSpan retryAfter))
-        {
-            return (null, TooMany("too-many-failed-logins", "Too many failed logins",
-                "This address sent too many wrong or missing tokens; try again later (TunnelServer:MaxFailedLoginsPerMinute).", retryAfter));
-        }
-
         (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = _handshake.Decide(head, _drain.IsDraining);
         if (remote is null)
         {
             return (accepted, refused);
         }
 
-        if (refused is { Status: StatusCodes.Status401Unauthorized or StatusCodes.Status403Forbidden })
+        bool failed = refused is { Status: StatusCodes.Status401Unauthorized or StatusCodes.Status403Forbidden };
+        if (_guard.Judge(remote.Address, failed, out TimeSpan retryAfter) == AttemptVerdict.Blocked)
         {
-            _guard.OnLoginFailed(remote.Address);
+            return (null, TooMany("too-many-failed-logins", "Too many failed logins",
+                "This address sent too many wrong or missing tokens; try again later (TunnelServer:MaxFailedLoginsPerMinute).", retryAfter));
         }
 
         if (accepted is not null && !_guard.TryAddUplink(remote.Address))

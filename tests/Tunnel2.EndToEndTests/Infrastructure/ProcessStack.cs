@@ -15,12 +15,13 @@ public sealed class ProcessStack : IAsyncDisposable
 {
     private readonly WebApplication _backend;
 
-    private ProcessStack(WebApplication backend, TunnelProcess server, TunnelProcess client, Uri publicUrl, string session)
+    private ProcessStack(WebApplication backend, TunnelProcess server, TunnelProcess client, Uri publicUrl, Uri tunnelUrl, string session)
     {
         _backend = backend;
         Server = server;
         Client = client;
         PublicUrl = publicUrl;
+        TunnelUrl = tunnelUrl;
         Session = session;
     }
 
@@ -30,10 +31,18 @@ public sealed class ProcessStack : IAsyncDisposable
 
     public Uri PublicUrl { get; }
 
+    public Uri TunnelUrl { get; }
+
     public string Session { get; }
 
     /// <summary>Starts the three and returns once a ping through the tunnel answers.</summary>
-    public static async Task<ProcessStack> StartAsync(string session)
+    /// <param name="serverArgs">More arguments for the TunnelServer process (settings, a credentials file).</param>
+    public static Task<ProcessStack> StartAsync(string session, params string[] serverArgs) =>
+        StartAsync(session, new Dictionary<string, string>(), serverArgs);
+
+    /// <param name="probeHeaders">Headers the ping that says the stack is up must carry (a session's visitor credentials).</param>
+    /// <param name="serverArgs">More arguments for the TunnelServer process (settings, a credentials file).</param>
+    public static async Task<ProcessStack> StartAsync(string session, IReadOnlyDictionary<string, string> probeHeaders, params string[] serverArgs)
     {
         WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--Serilog:MinimumLevel:Default=Warning"]);
         await backend.StartAsync();
@@ -43,15 +52,24 @@ public sealed class ProcessStack : IAsyncDisposable
         {
             var backendUrl = new Uri(backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
             server = TunnelProcess.StartServer("server",
-                "--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token);
+                ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, .. serverArgs]);
             (Uri publicUrl, Uri tunnelUrl) = await server.WaitForServerUrlsAsync();
             client = TunnelProcess.StartClient("client",
                 "--server", tunnelUrl.ToString().TrimEnd('/'), "--session", session, "--token", TunnelStack.Token,
                 "--backend", backendUrl.ToString().TrimEnd('/'));
-            var stack = new ProcessStack(backend, server, client, publicUrl, session);
+            var stack = new ProcessStack(backend, server, client, publicUrl, tunnelUrl, session);
             using HttpClient http = CallerHttp.Create();
-            await Eventually.WaitUntilAsync(async () => (await http.GetAsync(stack.SessionUrl("/loadtest/ping"))).StatusCode == HttpStatusCode.OK,
-                "the client process serves the session");
+            await Eventually.WaitUntilAsync(async () =>
+            {
+                using var ping = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl("/loadtest/ping"));
+                foreach ((string name, string value) in probeHeaders)
+                {
+                    ping.Headers.Add(name, value);
+                }
+
+                using HttpResponseMessage answer = await http.SendAsync(ping);
+                return answer.StatusCode == HttpStatusCode.OK;
+            }, "the client process serves the session");
             return stack;
         }
         catch

@@ -16,9 +16,15 @@ public sealed class RawTunnelConnection : IDisposable
 
     public NetworkStream Stream { get; }
 
-    public static async Task<RawTunnelConnection> OpenAsync(Uri url)
+    /// <param name="from">A loopback address to connect from (127.0.0.2, …), to be another source address; null: any.</param>
+    public static async Task<RawTunnelConnection> OpenAsync(Uri url, System.Net.IPAddress? from = null)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        if (from is not null)
+        {
+            socket.Bind(new System.Net.IPEndPoint(from, 0));
+        }
+
         await socket.ConnectAsync(url.Host, url.Port);
         return new RawTunnelConnection(socket);
     }

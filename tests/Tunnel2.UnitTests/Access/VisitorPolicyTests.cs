@@ -21,7 +21,7 @@ public sealed class VisitorPolicyTests
     {
         VisitorPolicy policy = Policy(allow: ["10.0.0.0/8", "2001:db8::/32"], deny: ["10.9.9.0/24"]);
 
-        Assert.Equal(expected, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse(address), attempts: null, out _));
+        Assert.Equal(expected, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse(address), attempts: null, out _, out _));
     }
 
     [Fact]
@@ -29,8 +29,8 @@ public sealed class VisitorPolicyTests
     {
         VisitorPolicy policy = Policy(deny: ["127.0.0.0/8"]);
 
-        Assert.Equal(VisitorVerdict.AddressDenied, policy.Check(new DefaultHttpContext().Request, IPAddress.Loopback, attempts: null, out _));
-        Assert.Equal(VisitorVerdict.Allowed, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse("192.0.2.1"), attempts: null, out _));
+        Assert.Equal(VisitorVerdict.AddressDenied, policy.Check(new DefaultHttpContext().Request, IPAddress.Loopback, attempts: null, out _, out _));
+        Assert.Equal(VisitorVerdict.Allowed, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse("192.0.2.1"), attempts: null, out _, out _));
     }
 
     [Theory]
@@ -60,7 +60,7 @@ public sealed class VisitorPolicyTests
             request.Headers[VisitorPolicy.ApiKeyHeader] = apiKey;
         }
 
-        Assert.Equal(expected, policy.Check(request, IPAddress.Loopback, attempts: null, out string? used));
+        Assert.Equal(expected, policy.Check(request, IPAddress.Loopback, attempts: null, out string? used, out _));
         if (expected == VisitorVerdict.Allowed)
         {
             // The header that carried the tunnel's credentials is named, for the caller to take off before forwarding.
@@ -78,14 +78,16 @@ public sealed class VisitorPolicyTests
         {
             HttpRequest request = new DefaultHttpContext().Request;
             request.Headers.Authorization = "Basic " + Convert.ToBase64String(Encoding.UTF8.GetBytes(pair));
-            return policy.Check(request, guesser, attempts, out _);
+            return policy.Check(request, guesser, attempts, out _, out _);
         }
 
-        Assert.Equal(VisitorVerdict.Allowed, Try("alice:wonderland")); // counted: it was not verified before
+        Assert.Equal(VisitorVerdict.Allowed, Try("alice:wonderland")); // its count was taken for bcrypt and given back
         Assert.Equal(VisitorVerdict.CredentialsWrong, Try("alice:guess-1"));
         Assert.Equal(VisitorVerdict.CredentialsWrong, Try("nobody:guess-2")); // an unknown user costs the same count
-        Assert.Equal(VisitorVerdict.TooManyAttempts, Try("alice:guess-3"));
         Assert.Equal(VisitorVerdict.Allowed, Try("alice:wonderland")); // remembered: no bcrypt, no count
+        Assert.Equal(VisitorVerdict.CredentialsWrong, Try("alice:guess-3"));
+        Assert.Equal(VisitorVerdict.TooManyAttempts, Try("alice:guess-4"));
+        Assert.Equal(VisitorVerdict.TooManyAttempts, Try("alice:wonderland")); // blocked: right or not, remembered or not
     }
 
     [Fact]

@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.Extensions.Options;
+using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Uplinks;
 
@@ -20,13 +21,13 @@ public sealed class LoginGuardTests
         using LoginGuard guard = Guard(failures: 3);
         for (int i = 0; i < 3; i++)
         {
-            Assert.False(guard.IsBlocked(Guesser, out _));
-            guard.OnLoginFailed(Guesser);
+            Assert.Equal(AttemptVerdict.Failed, guard.Judge(Guesser, failed: true, out _));
         }
 
-        Assert.True(guard.IsBlocked(Guesser, out TimeSpan retryAfter));
+        Assert.Equal(AttemptVerdict.Blocked, guard.Judge(Guesser, failed: true, out TimeSpan retryAfter));
+        Assert.Equal(AttemptVerdict.Blocked, guard.Judge(Guesser, failed: false, out _)); // the right token too
         Assert.InRange(retryAfter, TimeSpan.FromMilliseconds(1), TimeSpan.FromMinutes(1));
-        Assert.False(guard.IsBlocked(Other, out _));
+        Assert.Equal(AttemptVerdict.Passed, guard.Judge(Other, failed: false, out _));
     }
 
     [Fact]
