@@ -5,8 +5,9 @@
 #   tunnel2-deploy/cluster/run-cluster.sh [--no-build] [--clients N] [--nodes N] [--help]
 set -euo pipefail
 
-readonly SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-readonly REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+readonly SCRIPT_DIR REPO_ROOT
 
 # The dev session and token of the Development configuration, as in run-local.sh.
 readonly SESSION="22222222-2222-2222-2222-222222222222"
@@ -108,7 +109,7 @@ public_port() { echo $((BASE_PORT + $1)); }
 tunnel_port() { echo $((BASE_PORT + 3 + $1)); }
 
 busy=0
-for port in "$HAPROXY_PORT" "$STATS_PORT" "$BACKEND_PORT" $(for n in $(seq 1 $NODES); do public_port "$n"; tunnel_port "$n"; done); do
+for port in "$HAPROXY_PORT" "$STATS_PORT" "$BACKEND_PORT" $(for n in $(seq 1 "$NODES"); do public_port "$n"; tunnel_port "$n"; done); do
   if port_in_use "$port"; then
     holder="$(describe_listener "$port")"
     err "port $port is already in use${holder:+ by $holder} (another run-cluster.sh?); set TUNNEL2_CLUSTER_BASE_PORT"
@@ -152,19 +153,20 @@ start_node() {
 }
 
 servers=()
-for n in $(seq 1 $NODES); do
+for n in $(seq 1 "$NODES"); do
   start_node "$n"
   servers+=(--server "http://127.0.0.1:$(tunnel_port "$n")")
 done
 
 export TUNNEL2_HAPROXY_BIND="127.0.0.1:$HAPROXY_PORT" TUNNEL2_HAPROXY_STATS="127.0.0.1:$STATS_PORT"
-export TUNNEL2_NODE1="127.0.0.1:$(public_port 1)" TUNNEL2_NODE2="127.0.0.1:$(public_port 2)" TUNNEL2_NODE3="127.0.0.1:$(public_port 3)"
+TUNNEL2_NODE1="127.0.0.1:$(public_port 1)" TUNNEL2_NODE2="127.0.0.1:$(public_port 2)" TUNNEL2_NODE3="127.0.0.1:$(public_port 3)"
+export TUNNEL2_NODE1 TUNNEL2_NODE2 TUNNEL2_NODE3
 haproxy -c -q -f "$SCRIPT_DIR/haproxy.cfg" || { err "haproxy.cfg does not pass 'haproxy -c'"; exit 1; }
 # -db: stay in the foreground, so that this script owns it like the other pieces.
 start_recorded haproxy "$RUN_DIR" haproxy -db -f "$SCRIPT_DIR/haproxy.cfg"
 
 wait_until "TestBackend on :$BACKEND_PORT" answers "http://127.0.0.1:$BACKEND_PORT/healthz" ok
-for n in $(seq 1 $NODES); do
+for n in $(seq 1 "$NODES"); do
   wait_until "node-$n on :$(public_port "$n")" answers "http://127.0.0.1:$(public_port "$n")/healthz"
 done
 
@@ -175,7 +177,7 @@ for c in $(seq 1 "$CLIENTS"); do
 done
 
 PATH_PING="/session/$SESSION/loadtest/ping"
-for n in $(seq 1 $NODES); do
+for n in $(seq 1 "$NODES"); do
   wait_until "the session through node-$n" answers "http://127.0.0.1:$(public_port "$n")$PATH_PING" pong
 done
 URL="http://127.0.0.1:$HAPROXY_PORT$PATH_PING"

@@ -13,7 +13,7 @@
 #   tunnel2-deploy/dev/compose-test.sh [--keep-engine]
 set -uo pipefail
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 root=$(pwd)
 compose_dir="$root/tunnel2-deploy/dev"
 work=$(mktemp -d /tmp/tunnel2-compose.XXXXXX)

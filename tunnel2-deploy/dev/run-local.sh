@@ -7,8 +7,9 @@
 # See --help (below) and tunnel2-deploy/README.md.
 set -euo pipefail
 
-readonly SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-readonly REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+readonly SCRIPT_DIR REPO_ROOT
 
 # The dev session of TunnelClient's appsettings.Development.json; the token is NOT here:
 # server and clients run with --environment Development and read it from their dev config.
@@ -160,8 +161,8 @@ if ((BUILD)); then
     if ! { command -v clang >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; } || [[ ! -f /usr/include/zlib.h ]]; then
       if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
         log "--aot: installing gcc and zlib1g-dev (Native AOT links with them)"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-          apt-get install -y -qq --no-install-recommends gcc libc6-dev zlib1g-dev >/dev/null \
+        { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+          apt-get install -y -qq --no-install-recommends gcc libc6-dev zlib1g-dev >/dev/null; } \
           || { err "apt-get install gcc libc6-dev zlib1g-dev failed"; exit 1; }
       else
         err "--aot needs clang or gcc and zlib1g-dev: sudo apt-get install gcc zlib1g-dev"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Process handling shared by tunnel2-deploy/dev/run-local.sh and tunnel2-deploy/cluster/run-cluster.sh: start
 # pieces in their own sessions, wait for them, stop them in reverse order on Ctrl-C/SIGTERM or when one dies.
 #

@@ -6,7 +6,7 @@
 # at the end. Ends with one line "N passed, N failed".
 set -uo pipefail
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 work=$(mktemp -d)
 pids=()
 passed=0

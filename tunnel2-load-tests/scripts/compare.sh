@@ -147,6 +147,7 @@ NGINX_CLIENT_PID=""
 NGINX_BACKEND_PID="" NGINX_HOPS_PID=""   # nginx masters; their CPU is counted with their workers'
 declare -A YARP_PID=()                    # "testbackend 1" -> pid of that YARP hop
 
+# shellcheck disable=SC2317  # reached through the EXIT trap, which shellcheck does not follow
 cleanup() {
   stop_child
   stop_all_nginx

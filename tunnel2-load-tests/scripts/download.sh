@@ -60,6 +60,7 @@ REPORT_DIR="$LT_DIR/reports/$(utc_stamp)-download"
 NGINX_DIR="$REPORT_DIR/nginx"
 mkdir -p "$REPORT_DIR"
 FILE_CLIENT_PID=""
+# shellcheck disable=SC2317  # reached through the EXIT trap, which shellcheck does not follow
 cleanup() {
   stop_child
   stop_all_nginx

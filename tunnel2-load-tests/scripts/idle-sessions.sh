@@ -114,6 +114,7 @@ DEADLINE=$((SECONDS + MAX_SECONDS))
 SERVER_PID=""
 TOOL_PID=""
 
+# shellcheck disable=SC2317  # reached through the EXIT trap, which shellcheck does not follow
 stop_all() {
   stop_pid Tunnel2.IdleSessions "$TOOL_PID" "$STOP_TIMEOUT"
   TOOL_PID=""
@@ -150,6 +151,7 @@ wait_for() {
   done
 }
 
+# shellcheck disable=SC2317  # called by name through wait_for, which shellcheck does not follow
 server_answers() { curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$PUBLIC_PORT/healthz"; }
 # server_rss: the server's VmRSS in KiB; stops the script if the server has exited (run_one runs without
 # set -e, so an empty sample would otherwise end up in the results).
@@ -160,6 +162,7 @@ server_rss() {
 }
 logins_logged() { grep -c 'Uplink connected: session' "$SERVER_LOG" || true; }
 disconnects_logged() { grep -c 'Uplink disconnected: session' "$SERVER_LOG" || true; }
+# shellcheck disable=SC2317  # called by name through wait_for, which shellcheck does not follow
 has_all_logins() { (($(logins_logged) >= $1)); }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2] + a[NR/2+1]) / 2)}'; }
 

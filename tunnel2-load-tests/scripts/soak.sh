@@ -70,6 +70,7 @@ ensure_tool ss iproute2
 REPORT="$LT_DIR/reports/$(utc_stamp)-soak"
 mkdir -p "$REPORT"
 LOADS=()
+# shellcheck disable=SC2317  # reached through the EXIT trap, which shellcheck does not follow
 stop_loads() {
   local pid
   for pid in "${LOADS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done

@@ -119,14 +119,14 @@ while (($#)); do
   shift 2
 done
 
-[[ "$CALLERS" =~ ^[1-9][0-9]{0,4}$ ]] && ((CALLERS <= 20000)) || die "--callers takes 1 to 20000, got '$CALLERS'" 2
-RATE="$(to_bytes "$RATE_ARG")" && ((RATE >= 1 && RATE <= 1073741824)) \
+{ [[ "$CALLERS" =~ ^[1-9][0-9]{0,4}$ ]] && ((CALLERS <= 20000)); } || die "--callers takes 1 to 20000, got '$CALLERS'" 2
+{ RATE="$(to_bytes "$RATE_ARG")" && ((RATE >= 1 && RATE <= 1073741824)); } \
   || die "--rate takes bytes per second from 1 to 1g, with an optional k/m/g suffix (e.g. 64k), got '$RATE_ARG'" 2
-[[ "$DURATION" =~ ^[1-9][0-9]{0,2}$ ]] && ((DURATION <= 600)) || die "--seconds takes whole seconds from 1 to 600, got '$DURATION'" 2
+{ [[ "$DURATION" =~ ^[1-9][0-9]{0,2}$ ]] && ((DURATION <= 600)); } || die "--seconds takes whole seconds from 1 to 600, got '$DURATION'" 2
 positive_decimal "$PROBE_INTERVAL" 0.01 60 || die "--probe-interval takes seconds from 0.01 to 60, got '$PROBE_INTERVAL'" 2
 positive_decimal "$PROBE_TIMEOUT" 0.1 120 || die "--probe-timeout takes seconds from 0.1 to 120, got '$PROBE_TIMEOUT'" 2
 [[ "$DIRECTION" == download || "$DIRECTION" == upload ]] || die "--direction takes download or upload, got '$DIRECTION'" 2
-[[ "$CLIENT_CONCURRENCY" =~ ^[1-9][0-9]{0,5}$ ]] && ((CLIENT_CONCURRENCY <= 100000)) \
+{ [[ "$CLIENT_CONCURRENCY" =~ ^[1-9][0-9]{0,5}$ ]] && ((CLIENT_CONCURRENCY <= 100000)); } \
   || die "--client-concurrency takes 1 to 100000, got '$CLIENT_CONCURRENCY'" 2
 BODY_BYTES="$(to_bytes "$BODY_ARG")" || die "--body-bytes takes bytes with an optional k/m/g suffix, got '$BODY_ARG'" 2
 [[ "$SOCKBUF" =~ ^[1-9][0-9]{0,8}$ ]] || die "STORM_SOCKBUF must be a number of bytes, got '$SOCKBUF'" 2
@@ -199,6 +199,7 @@ NGINX_DIR="$REPORT_DIR/nginx"
 mkdir -p "$REPORT_DIR"
 SLOW_PID=""
 STORM_CLIENT_PID=""
+# shellcheck disable=SC2317  # reached through the EXIT trap, which shellcheck does not follow
 cleanup() {
   stop_child
   stop_all_nginx
@@ -229,8 +230,8 @@ if [[ "$DIRECTION" == download ]] || has_target tunnel; then
   if [[ -z "$STACK_PID" && "$DIRECTION" == download && -n "$CLIENT_PID" ]]; then
     # A stack we did not start keeps its own client limit; say what it is when it can be read.
     seen="$(tr '\0' '\n' <"/proc/$CLIENT_PID/environ" 2>/dev/null | sed -n 's/^TunnelClient__MaxConcurrency=//p')"
-    args="$(tr '\0' ' ' <"/proc/$CLIENT_PID/cmdline" 2>/dev/null)"
-    [[ "$args" =~ --max-concurrency[=\ ]([0-9]+) ]] && seen="${BASH_REMATCH[1]}"
+    cmdline="$(tr '\0' ' ' <"/proc/$CLIENT_PID/cmdline" 2>/dev/null)"
+    [[ "$cmdline" =~ --max-concurrency[=\ ]([0-9]+) ]] && seen="${BASH_REMATCH[1]}"
     seen="${seen:-1000}"   # the client's default when neither variable nor switch sets it
     if ((seen < CALLERS)); then
       warn "the running TunnelClient (pid $CLIENT_PID) has MaxConcurrency $seen < $CALLERS callers: its queue, not the tunnel, may be measured"

@@ -62,10 +62,10 @@ while (($#)); do
   shift 2
 done
 
-[[ "$SOCKETS" =~ ^[1-9][0-9]{0,4}$ ]] && ((SOCKETS <= 10000)) || die "--sockets takes 1 to 10000, got '$SOCKETS'" 2
+{ [[ "$SOCKETS" =~ ^[1-9][0-9]{0,4}$ ]] && ((SOCKETS <= 10000)); } || die "--sockets takes 1 to 10000, got '$SOCKETS'" 2
 [[ "$RATE" =~ ^[1-9][0-9]{0,3}$ ]] || die "--rate takes whole messages per second from 1 to 9999, got '$RATE'" 2
-[[ "$DURATION" =~ ^[1-9][0-9]{0,2}$ ]] && ((DURATION <= 600)) || die "--seconds takes 1 to 600, got '$DURATION'" 2
-[[ "$SIZE" =~ ^[0-9]{1,8}$ ]] && ((SIZE >= 8)) || die "--size takes 8 bytes or more, got '$SIZE'" 2
+{ [[ "$DURATION" =~ ^[1-9][0-9]{0,2}$ ]] && ((DURATION <= 600)); } || die "--seconds takes 1 to 600, got '$DURATION'" 2
+{ [[ "$SIZE" =~ ^[0-9]{1,8}$ ]] && ((SIZE >= 8)); } || die "--size takes 8 bytes or more, got '$SIZE'" 2
 TARGETS=()
 for t in $TARGETS_ARG; do
   [[ "$t" == direct || "$t" == nginx || "$t" == yarp || "$t" == tunnel ]] || die "--targets takes direct, nginx, yarp and tunnel, got '$t'" 2
@@ -89,6 +89,7 @@ REPORT_DIR="$LT_DIR/reports/$STAMP-ws-echo"
 NGINX_DIR="$REPORT_DIR/nginx"
 mkdir -p "$REPORT_DIR"
 YARP_PID=""
+# shellcheck disable=SC2317  # reached through the EXIT trap, which shellcheck does not follow
 cleanup() {
   stop_child
   stop_all_nginx

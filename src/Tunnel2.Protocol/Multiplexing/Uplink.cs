@@ -145,24 +145,11 @@ public sealed partial class Uplink
     /// <summary>
     /// Opens a stream for a new request and sends its head (server side). Ids are taken and heads queued under one
     /// lock, so the peer sees stream ids strictly increasing, which is how it tells a new stream from a finished one.
+    /// A refusal is a status, not an exception: a full or closing uplink is an ordinary outcome under load, and an
+    /// exception per refused request would cost more than the request itself.
     /// </summary>
     /// <param name="endStream">True when the request has no body.</param>
-    /// <exception cref="UplinkClosedException">The uplink is closed or draining.</exception>
-    /// <exception cref="StreamLimitException">The uplink already carries <see cref="UplinkSettings.MaxConcurrentStreams"/> streams.</exception>
-    /// <exception cref="HeadTooLargeException">The encoded head does not fit in one frame.</exception>
-    public UplinkStream OpenStream(RequestHead head, bool endStream) =>
-        TryOpenStream(head, endStream, out UplinkStream? stream) switch
-        {
-            StreamOpenStatus.Opened => stream!,
-            StreamOpenStatus.AtStreamLimit => throw new StreamLimitException(Settings.MaxConcurrentStreams),
-            StreamOpenStatus.HeadTooLarge => throw new HeadTooLargeException($"The encoded request head exceeds the frame limit of {Settings.MaxFramePayload} bytes."),
-            _ => throw new UplinkClosedException(CloseReason ?? "The uplink is draining."),
-        };
-
-    /// <summary>
-    /// <see cref="OpenStream"/> without exceptions, for the forwarding path: a full or closing uplink is an ordinary
-    /// outcome under load, and an exception per refused request would cost more than the request itself.
-    /// </summary>
+    /// <exception cref="InvalidOperationException">Called on a client-role uplink.</exception>
     public StreamOpenStatus TryOpenStream(RequestHead head, bool endStream, out UplinkStream? stream)
     {
         if (Role != UplinkRole.Server)

@@ -133,7 +133,8 @@ public sealed partial class UplinkStream : IDisposable
     /// <summary>Whether <see cref="AcquireSendCreditAsync"/> would return at once.</summary>
     public bool HasSendCredit => _sendWindow.HasCredit;
 
-    public void ReturnSendCredit(int unused)
+    /// <summary>Gives back credit acquired but not sent (the body layer acquires before it knows how much it will read).</summary>
+    internal void ReturnSendCredit(int unused)
     {
         if (unused > 0)
         {

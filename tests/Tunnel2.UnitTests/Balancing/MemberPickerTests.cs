@@ -6,6 +6,7 @@ using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.UnitTests.Infrastructure;
 
 namespace Tunnel2.UnitTests.Balancing;
 
@@ -329,7 +330,7 @@ public sealed class MemberPickerTests
     {
         for (int i = 0; i < streams; i++)
         {
-            uplink.OpenStream(Get, endStream: true);
+            uplink.OpenStreamOrFail(Get, endStream: true);
         }
     }
 

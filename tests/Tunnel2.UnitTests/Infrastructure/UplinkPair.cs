@@ -44,7 +44,7 @@ internal sealed class UplinkPair : IAsyncDisposable
     /// <summary>Opens a stream on the server and waits for the client to see it.</summary>
     public async Task<(UplinkStream Server, UplinkStream Client)> OpenAsync(RequestHead head, bool endStream)
     {
-        UplinkStream serverSide = Server.OpenStream(head, endStream);
+        UplinkStream serverSide = Server.OpenStreamOrFail(head, endStream);
         UplinkStream clientSide = await Handler.NextAsync();
         Assert.Equal(serverSide.Id, clientSide.Id);
         return (serverSide, clientSide);
@@ -56,7 +56,7 @@ internal sealed class UplinkPair : IAsyncDisposable
     /// </summary>
     public async Task BarrierAsync()
     {
-        UplinkStream server = Server.OpenStream(new RequestHead("GET", "/barrier", []), endStream: true);
+        UplinkStream server = Server.OpenStreamOrFail(new RequestHead("GET", "/barrier", []), endStream: true);
         UplinkStream client = await Handler.NextAsync();
         client.SendResponseHead(new ResponseHead(204, []), endStream: true);
         await server.ReadResponseHeadAsync().WithTimeout();

@@ -18,7 +18,7 @@ public sealed class BodyLayerTests
     public async Task A_body_whose_end_is_known_goes_out_with_END_STREAM_on_its_last_data_frame_and_no_empty_frame()
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream stream = peer.Uplink.OpenStream(Post, endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(Post, endStream: false);
         byte[] body = Encoding.ASCII.GetBytes(new string('b', UplinkSettings.DefaultInitialStreamWindow));
 
         var source = new Pipe();
@@ -39,7 +39,7 @@ public sealed class BodyLayerTests
     public async Task Sending_a_sequence_waits_for_credit_and_cuts_frames_no_larger_than_it()
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream stream = peer.Uplink.OpenStream(Post, endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(Post, endStream: false);
         int window = UplinkSettings.DefaultInitialStreamWindow;
         var data = new ReadOnlySequence<byte>(new byte[window + 100]);
 
@@ -67,7 +67,7 @@ public sealed class BodyLayerTests
     public async Task A_frame_filled_from_a_source_returns_the_credit_it_did_not_use()
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream stream = peer.Uplink.OpenStream(Post, endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(Post, endStream: false);
 
         int sent = await stream.SendFrameAsync(
             static (destination, _, _) => { destination.Span[..3].Fill((byte)'x'); return ValueTask.FromResult(3); },
@@ -90,7 +90,7 @@ public sealed class BodyLayerTests
     public async Task With_the_uplinks_read_ahead_budget_full_a_frame_waits_for_its_source_then_for_room_before_it_reads()
     {
         await using var peer = RawPeer.ForServer(new UplinkSettings { QueuedDataLimit = 1000 });
-        UplinkStream stream = peer.Uplink.OpenStream(Post, endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(Post, endStream: false);
         QueuedDataBudget budget = peer.Uplink.Scheduler.DataBudget;
         await budget.ReserveAsync(1000, light: false, CancellationToken.None); // another stream's frames fill it
         var sourceHasData = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -123,7 +123,7 @@ public sealed class BodyLayerTests
     public async Task A_whole_small_answer_is_not_held_back_by_a_full_read_ahead_budget()
     {
         await using var peer = RawPeer.ForServer(new UplinkSettings { QueuedDataLimit = 1000 });
-        UplinkStream stream = peer.Uplink.OpenStream(Post, endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(Post, endStream: false);
         await peer.Uplink.Scheduler.DataBudget.ReserveAsync(1000, light: false, CancellationToken.None);
 
         int sent = await stream.SendFrameAsync(

@@ -18,7 +18,7 @@ public sealed class BodyReadinessTests
     public async Task A_body_short_of_the_window_and_not_ended_is_not_ready_and_becomes_ready_when_it_ends()
     {
         await using var pair = UplinkPair.Start(Settings);
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/x", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/x", []), endStream: false);
         Send(server, 100, endStream: false);
         UplinkStream client = await pair.Handler.NextAsync();
 
@@ -35,7 +35,7 @@ public sealed class BodyReadinessTests
     public async Task A_body_that_fills_the_window_is_ready_before_it_ends_and_the_reader_gets_every_byte()
     {
         await using var pair = UplinkPair.Start(Settings);
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/x", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/x", []), endStream: false);
         Send(server, Window / 2, endStream: false);
         UplinkStream client = await pair.Handler.NextAsync();
         Task ready = client.WaitForBodyOrFullWindowAsync(CancellationToken.None).AsTask();
@@ -55,7 +55,7 @@ public sealed class BodyReadinessTests
     public async Task A_reset_while_waiting_ends_the_wait_with_the_reset()
     {
         await using var pair = UplinkPair.Start(Settings);
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/x", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/x", []), endStream: false);
         Send(server, 10, endStream: false);
         UplinkStream client = await pair.Handler.NextAsync();
         Task ready = client.WaitForBodyOrFullWindowAsync(CancellationToken.None).AsTask();

@@ -18,7 +18,7 @@ public sealed class DrainTests
 
         Assert.True(pair.Server.IsOpen);
         Assert.False(pair.Server.AcceptsNewStreams);
-        Assert.Throws<UplinkClosedException>(() => pair.Server.OpenStream(new RequestHead("GET", "/", []), endStream: true));
+        Assert.Equal(StreamOpenStatus.UplinkClosed, pair.Server.TryOpenStream(new RequestHead("GET", "/", []), endStream: true, out _));
         await Eventually.AssertAsync(() => !pair.Client.AcceptsNewStreams, "the client hears the GoAway");
         Assert.True(pair.Client.IsOpen);
 
@@ -35,7 +35,7 @@ public sealed class DrainTests
 
         await Eventually.AssertAsync(() => !pair.Server.AcceptsNewStreams, "the server hears the client's GoAway");
         Assert.True(pair.Server.IsOpen);
-        Assert.Throws<UplinkClosedException>(() => pair.Server.OpenStream(new RequestHead("GET", "/", []), endStream: true));
+        Assert.Equal(StreamOpenStatus.UplinkClosed, pair.Server.TryOpenStream(new RequestHead("GET", "/", []), endStream: true, out _));
     }
 
     [Fact]

@@ -19,7 +19,7 @@ public sealed class FlowControlTests
     public async Task A_sender_blocks_at_the_window_and_resumes_once_half_of_it_is_consumed()
     {
         await using var pair = UplinkPair.Start(FixedWindow);
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/x", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/x", []), endStream: false);
 
         int granted = await server.AcquireSendCreditAsync(Window, CancellationToken.None);
         Assert.Equal(Window, granted);
@@ -53,7 +53,7 @@ public sealed class FlowControlTests
         await using var pair = UplinkPair.Start(new UplinkSettings { InitialStreamWindow = 16 * 1024, MaxFramePayload = 16 * 1024 });
         byte[] body = StreamExchangeTests.Pattern(1_000_000, seed: 9);
 
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/big", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/big", []), endStream: false);
         Task send = server.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream client = await pair.Handler.NextAsync();
 
@@ -65,12 +65,12 @@ public sealed class FlowControlTests
     public async Task A_slow_reader_stalls_only_its_own_stream()
     {
         await using var pair = UplinkPair.Start(FixedWindow);
-        UplinkStream stalled = pair.Server.OpenStream(new RequestHead("POST", "/slow", []), endStream: false);
+        UplinkStream stalled = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/slow", []), endStream: false);
         Task stalledSend = stalled.SendBodyAsync(PipeReader.Create(new MemoryStream(new byte[Window * 4])), CancellationToken.None);
         await pair.Handler.NextAsync(); // never read
 
         byte[] body = StreamExchangeTests.Pattern(Window * 4, seed: 5);
-        UplinkStream flowing = pair.Server.OpenStream(new RequestHead("POST", "/fast", []), endStream: false);
+        UplinkStream flowing = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/fast", []), endStream: false);
         Task flowingSend = flowing.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream flowingClient = await pair.Handler.NextAsync();
 
@@ -211,7 +211,7 @@ public sealed class FlowControlTests
     public async Task A_window_increment_outside_1_to_2_pow_31_minus_1_is_a_protocol_error(uint increment)
     {
         await using var peer = RawPeer.ForServer();
-        peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
+        peer.Uplink.OpenStreamOrFail(new RequestHead("POST", "/", []), endStream: false);
 
         await peer.SendFrameAsync(FrameType.WindowUpdate, 1, FrameBytes.U32(increment));
 
@@ -222,7 +222,7 @@ public sealed class FlowControlTests
     public async Task A_window_grown_beyond_2_pow_31_minus_1_is_a_protocol_error()
     {
         await using var peer = RawPeer.ForServer();
-        peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
+        peer.Uplink.OpenStreamOrFail(new RequestHead("POST", "/", []), endStream: false);
 
         await peer.SendFrameAsync(FrameType.WindowUpdate, 1, FrameBytes.U32(int.MaxValue));
 
@@ -233,7 +233,7 @@ public sealed class FlowControlTests
     public async Task A_peer_window_update_wakes_a_waiting_sender()
     {
         await using var peer = RawPeer.ForServer(FixedWindow);
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("POST", "/", []), endStream: false);
         Assert.Equal(Window, await stream.AcquireSendCreditAsync(int.MaxValue, CancellationToken.None));
         Task<int> pending = stream.AcquireSendCreditAsync(100_000, CancellationToken.None).AsTask();
 
@@ -246,7 +246,7 @@ public sealed class FlowControlTests
     public async Task Unused_credit_given_back_can_be_acquired_again()
     {
         await using var peer = RawPeer.ForServer(FixedWindow);
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("POST", "/", []), endStream: false);
 
         Assert.Equal(Window, await stream.AcquireSendCreditAsync(Window, CancellationToken.None));
         stream.ReturnSendCredit(1000);
@@ -260,7 +260,7 @@ public sealed class FlowControlTests
     public async Task A_waiting_sender_can_be_cancelled()
     {
         await using var peer = RawPeer.ForServer(FixedWindow);
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("POST", "/", []), endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("POST", "/", []), endStream: false);
         await stream.AcquireSendCreditAsync(Window, CancellationToken.None);
         using var cancel = new CancellationTokenSource();
         Task<int> pending = stream.AcquireSendCreditAsync(1, cancel.Token).AsTask();

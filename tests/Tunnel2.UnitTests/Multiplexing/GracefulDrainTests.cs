@@ -94,7 +94,7 @@ public sealed class GracefulDrainTests
         var uplink = new Uplink(new DuplexPipe(new Pipe().Reader, PipeWriter.Create(frozen, new StreamPipeWriterOptions(leaveOpen: true))),
             new UplinkSettings(), UplinkRole.Server, NullLogger.Instance, name: "frozen");
         Task run = uplink.RunAsync();
-        UplinkStream stream = uplink.OpenStream(Get, endStream: true);
+        UplinkStream stream = uplink.OpenStreamOrFail(Get, endStream: true);
         await Eventually.AssertAsync(() => frozen.Writes == 1, "the writer is stuck writing the request head");
 
         uplink.Close("keep-alive timeout");

@@ -37,7 +37,7 @@ public sealed class KeepAliveTests
     {
         var uplink = new Uplink(new DuplexPipe(new Pipe().Reader, new Pipe().Writer), FastKeepAlive, UplinkRole.Server, NullLogger.Instance);
         Task run = uplink.RunAsync();
-        UplinkStream stream = uplink.OpenStream(new Tunnel2.Protocol.Heads.RequestHead("GET", "/", []), endStream: true);
+        UplinkStream stream = uplink.OpenStreamOrFail(new Tunnel2.Protocol.Heads.RequestHead("GET", "/", []), endStream: true);
 
         await Assert.ThrowsAsync<UplinkClosedException>(() => stream.ReadResponseHeadAsync().WaitAsync(TimeSpan.FromSeconds(3)));
         await run.WaitAsync(TimeSpan.FromSeconds(3));

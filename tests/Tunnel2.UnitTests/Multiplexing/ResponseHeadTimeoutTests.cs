@@ -15,8 +15,8 @@ public sealed class ResponseHeadTimeoutTests
     public async Task An_overdue_stream_is_reset_with_response_head_timeout_and_an_answered_one_is_not()
     {
         await using var peer = RawPeer.ForServer(ShortHeadTimeout);
-        UplinkStream silent = peer.Uplink.OpenStream(Get, endStream: true);
-        UplinkStream answered = peer.Uplink.OpenStream(Get, endStream: true);
+        UplinkStream silent = peer.Uplink.OpenStreamOrFail(Get, endStream: true);
+        UplinkStream answered = peer.Uplink.OpenStreamOrFail(Get, endStream: true);
         await peer.SendFrameAsync(FrameType.ResponseHead, 2, FrameBytes.Encode(new ResponseHead(200, [])));
         Assert.Equal(200, (await answered.ReadResponseHeadAsync().WithTimeout()).StatusCode);
 
@@ -36,7 +36,7 @@ public sealed class ResponseHeadTimeoutTests
         var streams = new UplinkStream[1000];
         for (int i = 0; i < streams.Length; i++)
         {
-            streams[i] = peer.Uplink.OpenStream(Get, endStream: true);
+            streams[i] = peer.Uplink.OpenStreamOrFail(Get, endStream: true);
         }
 
         byte[] ok = FrameBytes.Encode(new ResponseHead(200, []));
@@ -74,7 +74,7 @@ public sealed class ResponseHeadTimeoutTests
     public async Task A_head_that_arrives_after_the_timeout_reset_is_dropped_and_the_uplink_stays_open()
     {
         await using var peer = RawPeer.ForServer(ShortHeadTimeout);
-        UplinkStream late = peer.Uplink.OpenStream(Get, endStream: true);
+        UplinkStream late = peer.Uplink.OpenStreamOrFail(Get, endStream: true);
         await Assert.ThrowsAsync<StreamResetException>(() => late.ReadResponseHeadAsync().WithTimeout());
 
         await peer.SendFrameAsync(FrameType.ResponseHead, FrameFlags.EndStream, 1, FrameBytes.Encode(new ResponseHead(200, [])));
@@ -88,7 +88,7 @@ public sealed class ResponseHeadTimeoutTests
     {
         // A short keep-alive interval makes the tick 50 ms; no head timeout means no tick resets the stream.
         await using var peer = RawPeer.ForServer(new UplinkSettings { KeepAliveInterval = TimeSpan.FromMilliseconds(200) });
-        UplinkStream waiting = peer.Uplink.OpenStream(Get, endStream: true);
+        UplinkStream waiting = peer.Uplink.OpenStreamOrFail(Get, endStream: true);
 
         // Two keep-alive Pings are two ticks' worth of the loop that would have reset it.
         await peer.ReadUntilAsync(f => f.Header.Type == FrameType.Ping);

@@ -16,7 +16,7 @@ public sealed class StreamExchangeTests
         byte[] requestBody = Pattern(300_000, seed: 1);
         byte[] responseBody = Pattern(200_000, seed: 2);
 
-        UplinkStream server = pair.Server.OpenStream(requestHead, endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(requestHead, endStream: false);
         var source = new Pipe();
         Task sendRequest = server.SendBodyAsync(source.Reader, CancellationToken.None);
         // The body is several windows long: the writer finishes only as the receiver reads, so it is not awaited here.
@@ -54,7 +54,7 @@ public sealed class StreamExchangeTests
         await using var pair = UplinkPair.Start();
         byte[] body = Pattern(150_000, seed: 3);
 
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("PUT", "/upload", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("PUT", "/upload", []), endStream: false);
         Task send = server.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream client = await pair.Handler.NextAsync();
 
@@ -93,7 +93,7 @@ public sealed class StreamExchangeTests
         for (int i = 0; i < Streams; i++)
         {
             byte[] body = Pattern(100_000 + (i * 7_919), seed: 100 + i);
-            UplinkStream stream = pair.Server.OpenStream(new RequestHead("POST", $"/echo/{i}", [new("X-Index", $"{i}")]), endStream: false);
+            UplinkStream stream = pair.Server.OpenStreamOrFail(new RequestHead("POST", $"/echo/{i}", [new("X-Index", $"{i}")]), endStream: false);
             exchanges.Add(ExchangeAsync(stream, body, i));
         }
 
@@ -128,7 +128,7 @@ public sealed class StreamExchangeTests
 
         for (int i = 0; i < 10; i++)
         {
-            serverIds.Add(pair.Server.OpenStream(new RequestHead("GET", $"/{i}", []), endStream: true).Id);
+            serverIds.Add(pair.Server.OpenStreamOrFail(new RequestHead("GET", $"/{i}", []), endStream: true).Id);
         }
 
         for (int i = 0; i < 10; i++)
@@ -146,7 +146,7 @@ public sealed class StreamExchangeTests
         await using var pair = UplinkPair.Start();
 
         uint[] ids = await Task.WhenAll(Enumerable.Range(0, 200).Select(i => Task.Run(() =>
-            pair.Server.OpenStream(new RequestHead("GET", $"/{i}", []), endStream: true).Id))).WithTimeout();
+            pair.Server.OpenStreamOrFail(new RequestHead("GET", $"/{i}", []), endStream: true).Id))).WithTimeout();
         for (int i = 0; i < 200; i++)
         {
             await pair.Handler.NextAsync();
@@ -170,8 +170,8 @@ public sealed class StreamExchangeTests
         await using var pair = UplinkPair.Start(settings);
         var huge = new RequestHead("GET", "/", [new("X-Big", new string('x', 20_000))]);
 
-        Assert.Throws<HeadTooLargeException>(() => pair.Server.OpenStream(huge, endStream: true));
-        UplinkStream next = pair.Server.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        Assert.Equal(StreamOpenStatus.HeadTooLarge, pair.Server.TryOpenStream(huge, endStream: true, out _));
+        UplinkStream next = pair.Server.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
 
         Assert.Equal(1u, next.Id);
         Assert.True(pair.Server.IsOpen);

@@ -57,7 +57,7 @@ public sealed class StreamPoolTests
     public async Task A_body_loop_its_owner_left_running_keeps_the_stream_until_the_loop_ends()
     {
         await using var pair = UplinkPair.Start();
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/upload", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/upload", []), endStream: false);
         var source = new Pipe();
         Task upload = server.SendBodyAsync(source.Reader, CancellationToken.None);
         UplinkStream client = await pair.Handler.NextAsync();
@@ -70,7 +70,7 @@ public sealed class StreamPoolTests
         Assert.Equal(1, server.Holds);
         await pair.BarrierAsync();
         Assert.Equal(0, pair.Server.StreamPool.FreeCount);
-        UplinkStream next = pair.Server.OpenStream(Get, endStream: true);
+        UplinkStream next = pair.Server.OpenStreamOrFail(Get, endStream: true);
         Assert.NotSame(server, next);
         UplinkStream nextClient = await pair.Handler.NextAsync();
 
@@ -89,13 +89,13 @@ public sealed class StreamPoolTests
         await using var peer = RawPeer.ForServer();
 
         // A filler stream with credit to spare stalls the writer: nobody reads what it writes beyond the pipe's 64 KiB.
-        UplinkStream filler = peer.Uplink.OpenStream(Get, endStream: false);
+        UplinkStream filler = peer.Uplink.OpenStreamOrFail(Get, endStream: false);
         await peer.SendFrameAsync(FrameType.WindowUpdate, filler.Id, FrameBytes.U32(1 << 20));
         await Eventually.AssertAsync(() => filler.HasSendCredit && filler.SentBytes == 0, "the filler has its credit");
         await filler.SendAsync(new ReadOnlySequence<byte>(new byte[256 * 1024]), endStream: false, CancellationToken.None);
         await Eventually.AssertAsync(() => filler.SentBytes > 0, "the writer is busy with the filler");
 
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("POST", "/x", []), endStream: false);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("POST", "/x", []), endStream: false);
         await stream.SendAsync(new ReadOnlySequence<byte>(new byte[1024]), endStream: false, CancellationToken.None);
         stream.Dispose();
         Assert.Equal(StreamState.Aborted | StreamState.LocalEnded | StreamState.RemoteEnded | StreamState.Removed | StreamState.Disposed, stream.State);
@@ -168,7 +168,7 @@ public sealed class StreamPoolTests
         {
             for (int n = first; n < first + 10; n++)
             {
-                using UplinkStream stream = pair.Server.OpenStream(new RequestHead("GET", $"/{n}", []), endStream: true);
+                using UplinkStream stream = pair.Server.OpenStreamOrFail(new RequestHead("GET", $"/{n}", []), endStream: true);
                 lock (objects)
                 {
                     objects.Add(stream);

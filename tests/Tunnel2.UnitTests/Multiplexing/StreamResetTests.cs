@@ -70,7 +70,7 @@ public sealed class StreamResetTests
     public async Task A_local_reset_fails_the_local_side_too()
     {
         await using var pair = UplinkPair.Start();
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/x", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/x", []), endStream: false);
 
         server.Reset(ProtocolErrorCode.Cancelled);
 

@@ -25,7 +25,7 @@ public sealed class StreamTransportTests
         byte[] requestBody = StreamExchangeTests.Pattern(700_000, seed: 21);
         byte[] responseBody = StreamExchangeTests.Pattern(900_000, seed: 22);
 
-        UplinkStream request = server.OpenStream(new RequestHead("POST", "/echo", [new("X-A", "1")]), endStream: false);
+        UplinkStream request = server.OpenStreamOrFail(new RequestHead("POST", "/echo", [new("X-A", "1")]), endStream: false);
         Task send = request.SendBodyAsync(PipeReader.Create(new MemoryStream(requestBody)), CancellationToken.None);
         UplinkStream answer = await handler.NextAsync();
         Assert.Equal(requestBody, await answer.ReadAllAsync());

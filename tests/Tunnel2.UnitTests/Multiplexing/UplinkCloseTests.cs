@@ -10,8 +10,8 @@ public sealed class UplinkCloseTests
     public async Task Closing_an_uplink_fails_its_open_streams_with_UplinkClosedException()
     {
         await using var pair = UplinkPair.Start(new UplinkSettings { InitialStreamWindow = 1024 });
-        UplinkStream waitingForHead = pair.Server.OpenStream(new RequestHead("GET", "/a", []), endStream: true);
-        UplinkStream waitingForCredit = pair.Server.OpenStream(new RequestHead("POST", "/b", []), endStream: false);
+        UplinkStream waitingForHead = pair.Server.OpenStreamOrFail(new RequestHead("GET", "/a", []), endStream: true);
+        UplinkStream waitingForCredit = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/b", []), endStream: false);
         await waitingForCredit.AcquireSendCreditAsync(1024, CancellationToken.None);
         Task<int> credit = waitingForCredit.AcquireSendCreditAsync(1, CancellationToken.None).AsTask();
 
@@ -49,8 +49,9 @@ public sealed class UplinkCloseTests
 
         pair.Server.Close("done");
 
-        var error = Assert.Throws<UplinkClosedException>(() => pair.Server.OpenStream(new RequestHead("GET", "/", []), endStream: true));
-        Assert.Contains("done", error.Message, StringComparison.Ordinal);
+        Assert.Equal(StreamOpenStatus.UplinkClosed, pair.Server.TryOpenStream(new RequestHead("GET", "/", []), endStream: true, out UplinkStream? refused));
+        Assert.Null(refused);
+        Assert.Equal("done", pair.Server.CloseReason);
         Assert.False(pair.Server.AcceptsNewStreams);
     }
 

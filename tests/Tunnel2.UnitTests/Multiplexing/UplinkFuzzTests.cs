@@ -112,7 +112,7 @@ public sealed class UplinkFuzzTests(ITestOutputHelper output)
         {
             for (int s = 0; s < 3; s++)
             {
-                uplink.OpenStream(new RequestHead("POST", "/", []), endStream: s == 2);
+                uplink.OpenStreamOrFail(new RequestHead("POST", "/", []), endStream: s == 2);
             }
         }
 

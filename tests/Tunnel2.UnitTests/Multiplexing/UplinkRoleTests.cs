@@ -21,7 +21,7 @@ public sealed class UplinkRoleTests
     {
         var client = new Uplink(Transport(), new UplinkSettings(), UplinkRole.Client, NullLogger.Instance, new RecordingStreamHandler());
 
-        Assert.Throws<InvalidOperationException>(() => client.OpenStream(new RequestHead("GET", "/", []), endStream: true));
+        Assert.Throws<InvalidOperationException>(() => client.TryOpenStream(new RequestHead("GET", "/", []), endStream: true, out _));
     }
 
     [Fact]
@@ -31,7 +31,7 @@ public sealed class UplinkRoleTests
         (_, UplinkStream client) = await pair.OpenAsync(new RequestHead("GET", "/", []), endStream: true);
 
         Assert.Throws<InvalidOperationException>(() => { _ = client.ReadResponseHeadAsync(); });
-        Assert.Null(pair.Server.OpenStream(new RequestHead("GET", "/", []), endStream: true).RequestHead);
+        Assert.Null(pair.Server.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true).RequestHead);
     }
 
     [Fact]

@@ -55,7 +55,7 @@ public sealed class WireProtocolTests
     public async Task Frames_split_into_single_bytes_are_understood()
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
         byte[] bytes = FrameBytes.Concat(
             FrameBytes.Frame(FrameType.ResponseHead, 1, FrameBytes.Encode(new ResponseHead(200, [new("A", "b")]))),
             FrameBytes.Frame(FrameType.Data, FrameFlags.EndStream, 1, "body"u8));
@@ -98,7 +98,7 @@ public sealed class WireProtocolTests
     public async Task A_frame_for_a_stream_never_opened_is_a_protocol_error(FrameType type)
     {
         await using var peer = RawPeer.ForServer();
-        peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
 
         await peer.SendFrameAsync(type, 2, PayloadFor(type));
 
@@ -112,7 +112,7 @@ public sealed class WireProtocolTests
     public async Task A_stream_frame_on_stream_0_is_a_protocol_error(FrameType type)
     {
         await using var peer = RawPeer.ForServer();
-        peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
 
         await peer.SendFrameAsync(type, 0, PayloadFor(type));
 
@@ -126,7 +126,7 @@ public sealed class WireProtocolTests
     public async Task A_frame_for_a_finished_stream_is_ignored(FrameType type)
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
         await peer.SendFrameAsync(FrameType.ResponseHead, FrameFlags.EndStream, 1, OkHead);
         await stream.ReadResponseHeadAsync().WithTimeout();
         await Eventually.AssertAsync(() => peer.Uplink.ActiveStreamCount == 0, "the finished stream is forgotten");
@@ -141,7 +141,7 @@ public sealed class WireProtocolTests
     public async Task Data_in_flight_when_this_side_reset_the_stream_is_ignored()
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
         await peer.SendFrameAsync(FrameType.ResponseHead, 1, OkHead);
         await stream.ReadResponseHeadAsync().WithTimeout();
 
@@ -160,7 +160,7 @@ public sealed class WireProtocolTests
     public async Task Data_before_the_response_head_is_a_protocol_error()
     {
         await using var peer = RawPeer.ForServer();
-        peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
 
         await peer.SendFrameAsync(FrameType.Data, 1, [1, 2, 3]);
 
@@ -171,7 +171,7 @@ public sealed class WireProtocolTests
     public async Task A_second_response_head_is_a_protocol_error()
     {
         await using var peer = RawPeer.ForServer();
-        peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
 
         await peer.SendFrameAsync(FrameType.ResponseHead, 1, OkHead);
         await peer.SendFrameAsync(FrameType.ResponseHead, 1, OkHead);
@@ -195,7 +195,7 @@ public sealed class WireProtocolTests
     public async Task A_malformed_response_head_is_a_protocol_error()
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream stream = peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
 
         await peer.SendFrameAsync(FrameType.ResponseHead, 1, [0, 42, 0]); // status 42
 
@@ -266,7 +266,7 @@ public sealed class WireProtocolTests
     public async Task A_control_frame_with_the_wrong_size_or_stream_is_a_protocol_error(FrameType type, uint streamId, int payloadLength)
     {
         await using var peer = RawPeer.ForServer();
-        peer.Uplink.OpenStream(new RequestHead("GET", "/", []), endStream: true);
+        peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
 
         await peer.SendFrameAsync(type, streamId, new byte[payloadLength]);
 
@@ -298,15 +298,15 @@ public sealed class WireProtocolTests
     public async Task A_protocol_error_fails_every_open_stream_and_leaves_the_uplink_closed()
     {
         await using var peer = RawPeer.ForServer();
-        UplinkStream first = peer.Uplink.OpenStream(new RequestHead("GET", "/1", []), endStream: true);
-        UplinkStream second = peer.Uplink.OpenStream(new RequestHead("GET", "/2", []), endStream: true);
+        UplinkStream first = peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/1", []), endStream: true);
+        UplinkStream second = peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/2", []), endStream: true);
 
         await peer.SendAsync(FrameBytes.Header(4, 0xEE, 0, 1));
 
         Assert.Contains("Unknown frame type", await peer.WaitClosedAsync(), StringComparison.Ordinal);
         await Assert.ThrowsAsync<UplinkClosedException>(() => first.ReadResponseHeadAsync().WithTimeout());
         await Assert.ThrowsAsync<UplinkClosedException>(() => second.ReadResponseHeadAsync().WithTimeout());
-        Assert.Throws<UplinkClosedException>(() => peer.Uplink.OpenStream(new RequestHead("GET", "/3", []), endStream: true));
+        Assert.Equal(StreamOpenStatus.UplinkClosed, peer.Uplink.TryOpenStream(new RequestHead("GET", "/3", []), endStream: true, out _));
     }
 
     private static byte[] PayloadFor(FrameType type) => type switch

@@ -21,6 +21,8 @@ import os
 import sys
 import time
 
+from loadkit.stats import percentile
+
 
 def replica_of(response_headers, body):
     """Which replica answered: nginx's X-Upstream (the last address it tried), else the port in TestBackend's
@@ -75,11 +77,11 @@ def per_second(data):
         window = [r for r in data["records"] if second <= r[0] < second + 1]
         ok = [r for r in window if 200 <= r[1] < 300]
         times = sorted(r[2] for r in ok)
-        pct = lambda p: times[min(len(times) - 1, int(p * len(times)))] if times else float("nan")
+        pct = lambda p: percentile(times, p) if times else float("nan")
         killed = sum(1 for r in ok if r[3] == data["killed"])
         rows.append({"second": second, "sent": len(window), "ok": len(ok), "failed": len(window) - len(ok),
                      "success": len(ok) / len(window) if window else float("nan"),
-                     "p50_ms": pct(0.5), "p99_ms": pct(0.99), "killed_share": killed / len(ok) if ok else float("nan")})
+                     "p50_ms": pct(50), "p99_ms": pct(99), "killed_share": killed / len(ok) if ok else float("nan")})
     return rows
 
 
@@ -109,10 +111,10 @@ def report(args):
         answered = [r[0] for r in records if 200 <= r[1] < 300 and r[3] == data["killed"]]
         last_after_kill = max((t for t in answered if data["kill_at"] <= t < data["restart_at"]), default=None)
         back = min((t for t in answered if t >= data["restart_at"]), default=None)
-        pct = lambda p: f"{ok[min(len(ok) - 1, int(p * len(ok)))]:.2f}" if ok else "-"
+        pct = lambda p: f"{percentile(ok, p):.2f}" if ok else "-"
         fmt = lambda t, base: f"+{t - base:.2f} s" if t is not None else "none"
         print(f"| {data['target']} | {len(records)} | {len(failed)} | {len(down)} | {1 - len(failed) / len(records):.4f} | "
-              f"{fmt(last_after_kill, data['kill_at'])} | {fmt(back, data['restart_at'])} | {pct(0.5)} | {pct(0.99)} |")
+              f"{fmt(last_after_kill, data['kill_at'])} | {fmt(back, data['restart_at'])} | {pct(50)} | {pct(99)} |")
 
 
 def plot(args):

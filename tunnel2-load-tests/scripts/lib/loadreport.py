@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import math
 import os
 import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+
+from loadkit.stats import percentile
 
 # ---------------------------------------------------------------------------------------------
 # h2load
@@ -92,14 +93,6 @@ def read_request_log(path: str) -> tuple[Counter, list[int]]:
             if 200 <= status < 300:
                 latencies.append(micros)
     return statuses, latencies
-
-
-def percentile(sorted_values: list[int], p: float) -> float | None:
-    """Nearest-rank percentile of an ascending list (the value below which p% of samples lie)."""
-    if not sorted_values:
-        return None
-    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return float(sorted_values[min(rank, len(sorted_values)) - 1])
 
 
 @dataclass

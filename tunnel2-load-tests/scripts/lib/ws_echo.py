@@ -15,6 +15,8 @@ import time
 
 import aiohttp
 
+from loadkit.stats import percentile
+
 
 async def one_socket(session, url, rate, seconds, size, start_at, rtts, counts):
     try:
@@ -56,13 +58,6 @@ async def one_socket(session, url, rate, seconds, size, start_at, rtts, counts):
     receiver.cancel()
 
 
-def percentile(sorted_values, p):
-    if not sorted_values:
-        return None
-    k = min(len(sorted_values) - 1, max(0, int(round(p * (len(sorted_values) - 1)))))
-    return sorted_values[k]
-
-
 async def run(args):
     rtts = []
     counts = {"connected": 0, "connect_failed": 0, "sent": 0, "received": 0, "send_failed": 0}
@@ -86,9 +81,9 @@ async def run(args):
         "rate_per_socket": args.rate,
         "seconds": args.seconds,
         "message_bytes": args.size,
-        "p50_ms": percentile(ms, 0.50),
-        "p90_ms": percentile(ms, 0.90),
-        "p99_ms": percentile(ms, 0.99),
+        "p50_ms": percentile(ms, 50),
+        "p90_ms": percentile(ms, 90),
+        "p99_ms": percentile(ms, 99),
         "max_ms": ms[-1] if ms else None,
     })
     with open(args.out, "w", encoding="utf-8") as out:

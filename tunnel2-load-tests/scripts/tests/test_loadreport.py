@@ -1,5 +1,5 @@
 """Tests of loadreport.py on h2load/ab output captured from the real tools (h2load 1.52,
-ab 2.3). Run: python3 -m unittest discover -s tunnel2-load-tests/scripts/tests -v"""
+ab 2.3). Run: python3 -m pytest tunnel2-load-tests/scripts/tests"""
 
 import io
 import json

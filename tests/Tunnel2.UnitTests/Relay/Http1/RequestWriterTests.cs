@@ -69,7 +69,7 @@ public sealed class RequestWriterTests
     {
         await using var pair = UplinkPair.Start(new UplinkSettings { InitialStreamWindow = 16 * 1024, MaxFramePayload = 16 * 1024 });
         byte[] body = StreamExchangeTests.Pattern(100_000, seed: 31);
-        UplinkStream server = pair.Server.OpenStream(new RequestHead("POST", "/", []), endStream: false);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("POST", "/", []), endStream: false);
         Task send = server.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None);
         UplinkStream client = await pair.Handler.NextAsync();
         var backend = new Pipe(new PipeOptions(pauseWriterThreshold: 0));

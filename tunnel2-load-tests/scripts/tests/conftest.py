@@ -1,0 +1,6 @@
+"""Makes scripts/lib importable (loadkit, storm, loadreport) from any working directory."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
