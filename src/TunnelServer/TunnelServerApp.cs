@@ -83,8 +83,9 @@ public static class TunnelServerApp
         builder.Services.AddHostedService<GracefulShutdown>();
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));
         builder.Services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
-            // ProxyEntry answers heads over its limit with a problem+json 431; Kestrel's own (bare) 431 is kept for far larger ones.
-            kestrel.Limits.MaxRequestHeadersTotalSize = Math.Max(kestrel.Limits.MaxRequestHeadersTotalSize, 2 * proxy.Value.MaxRequestHeadersBytes));
+            PublicReadAhead.Apply(proxy.Value, kestrel.Limits));
+        builder.Services.AddOptions<SocketTransportOptions>().Configure<IOptions<KestrelServerOptions>>((sockets, kestrel) =>
+            PublicReadAhead.Apply(kestrel.Value.Limits, sockets));
 
         // Accepted sockets inherit TCP_NOTSENT_LOWAT from their listener, so one setting covers every caller (and the
         // tunnel port's own listener sets it for the uplinks).

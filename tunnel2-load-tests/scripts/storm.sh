@@ -24,6 +24,7 @@ DIRECTION=download
 TARGETS_ARG="direct nginx tunnel"
 BODY_ARG=64m
 PLOT=1
+PUSH=0
 CLIENT_CONCURRENCY="${STORM_CLIENT_CONCURRENCY:-10000}"   # overrides common.sh's 100: the client's limit must not be the cause
 SOCKBUF="${STORM_SOCKBUF:-65536}"
 HOP_PORT="${STORM_NGINX_PORT:-12130}"
@@ -39,7 +40,7 @@ usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/storm.sh [--callers N] [--rate BYTES/S] [--seconds S] [--probe-interval S]
          [--direction download|upload] [--targets "direct nginx tunnel"] [--client-concurrency N]
-         [--body-bytes BYTES] [--probe-timeout S] [--no-plot] [--help]
+         [--body-bytes BYTES] [--probe-timeout S] [--push] [--no-plot] [--help]
 
 The slow-reader storm of issue 23, per target one after another:
   download  N callers each 'GET /loadtest/bytes/1073741824' from TestBackend, SO_RCVBUF $SOCKBUF set before
@@ -64,6 +65,8 @@ Options (defaults in brackets):
   --targets "T..."         any of direct nginx tunnel, in the order given [$TARGETS_ARG]
   --client-concurrency N   MaxConcurrency of the TunnelClient(s) this script starts [$CLIENT_CONCURRENCY]
   --body-bytes B           upload body size, more than rate x seconds [$BODY_ARG]
+  --push                   upload: each caller sends as fast as its socket takes the bytes (the backend still reads at
+                           the rate), so every buffer in front of the backend fills: what a tunnel holds per upload
   --no-plot                do not draw storm.png (drawn only when Debian's python3-matplotlib is there or
                            installable: as root it is installed with apt-get)
 
@@ -101,6 +104,7 @@ while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --no-plot) PLOT=0; shift; continue ;;
+    --push) PUSH=1; shift; continue ;;
     --callers|--rate|--seconds|--probe-interval|--probe-timeout|--direction|--targets|--client-concurrency|--body-bytes)
       (($# >= 2)) || die "$1 needs a value (see --help)" 2 ;;
     *) die "unknown argument '$1' (see --help)" 2 ;;
@@ -332,6 +336,7 @@ for t in "${TARGETS[@]}"; do
     --path "$path" --out "$REPORT_DIR/$t.json" "${proc_args[@]}")
   if [[ "$DIRECTION" == upload ]]; then
     run+=(--body-bytes "$BODY_BYTES" --stats-url "http://127.0.0.1:$SLOW_PORT/stats" --run-id "$t$STAMP")
+    ((PUSH)) && run+=(--push)
   else
     run+=(--body-bytes "$DOWNLOAD_BYTES")
   fi

@@ -36,6 +36,7 @@ def add_run(sub):
     r.add_argument("--probe-url", required=True)
     r.add_argument("--callers", type=int, required=True)
     r.add_argument("--rate", type=int, required=True, help="bytes per second per caller")
+    r.add_argument("--push", action="store_true", help="upload: callers send as fast as their sockets take the bytes, not at --rate")
     r.add_argument("--seconds", type=float, required=True)
     r.add_argument("--body-bytes", type=int, default=0, help="download: size asked for (for the report); upload: Content-Length")
     r.add_argument("--probe-interval", type=float, default=1.0)

@@ -59,7 +59,7 @@ def header_lines(d0, stamp, note):
                  f"for {d0['seconds']:g} s, then closing. **delivered** = body bytes a caller read / (rate x seconds).")
     else:
         w.append(f"{d0['callers']} callers, each `POST` of a {fmt_bytes(d0['body_bytes'])} body (Content-Length, SO_SNDBUF "
-                 f"{fmt_bytes(d0['sockbuf'])}) sent at {fmt_rate(d0['rate'])} for {d0['seconds']:g} s, then closing, to a backend "
+                 f"{fmt_bytes(d0['sockbuf'])}) sent {sent_how(d0)} for {d0['seconds']:g} s, then closing, to a backend "
                  f"that reads every body at {fmt_rate(d0['rate'])} through a {fmt_bytes(d0['sockbuf'])} SO_RCVBUF. "
                  f"**delivered** = body bytes the backend read before the caller's {d0['seconds']:g} s were up / (rate x seconds).")
     w.append(f"Beside them one probe `GET /loadtest/ping` every {d0['probe_interval']:g} s on a fresh connection "
@@ -67,6 +67,11 @@ def header_lines(d0, stamp, note):
              f"RSS: VmRSS every 0.5 s; growth = peak from the storm's start to the end of its probes - mean of the "
              f"{d0['baseline']:g} s before it, MiB. {note}".rstrip())
     return w + [""]
+
+
+def sent_how(d):
+    """How an upload's callers sent: at the rate, or (--push) as fast as their sockets took the bytes."""
+    return "as fast as the socket takes it" if d.get("push") else f"at {fmt_rate(d['rate'])}"
 
 
 def main_table(sums):

@@ -85,7 +85,7 @@ def collect_probes(a, prober, probe_out, storm_end):
 
 def results(a, rows, gen, pr, stats, storm_end):
     return {"target": a.target, "direction": a.direction, "url": a.url, "probe_url": a.probe_url, "callers": a.callers,
-            "rate": a.rate, "seconds": a.seconds, "expected_bytes": a.rate * a.seconds, "body_bytes": a.body_bytes,
+            "rate": a.rate, "push": getattr(a, "push", False), "seconds": a.seconds, "expected_bytes": a.rate * a.seconds, "body_bytes": a.body_bytes,
             "sockbuf": a.sockbuf, "chunk": a.chunk, "probe_interval": a.probe_interval, "probe_timeout": a.probe_timeout,
             "baseline": a.baseline, "storm_end": round(storm_end, 3), "path": a.path.split(), "procs": a.proc,
             "generator": gen, "backend_stats": stats is not None, "caller_rows": rows,

@@ -1,7 +1,7 @@
 """The storm's callers: N sockets on one event loop, each moving a huge body at a slow fixed rate until its deadline.
 
   DownloadCaller  GET a large body and read it at the rate (small SO_RCVBUF, reads of at most `chunk` bytes)
-  UploadCaller    POST a large body (Content-Length) at the rate (small SO_SNDBUF)
+  UploadCaller    POST a large body (Content-Length) at the rate, or as fast as the socket takes it (small SO_SNDBUF)
   run_callers     starts them all (at most `connect_parallel` connects in flight), waits for every deadline"""
 
 import asyncio
@@ -12,6 +12,8 @@ import time
 from .http import HEAD_END, LOOPBACK, MAX_HEAD, parse_head, parse_url, request_head, status_of
 from .pacing import Flow, Ticker
 from .stats import percentile
+
+PUSH_RATE = 1 << 40   # --push: a rate no socket reaches, so a caller sends whatever its socket takes on every tick
 
 
 class Caller(Flow):
@@ -231,7 +233,7 @@ async def run_callers(a):
         if a.direction == "download":
             c = DownloadCaller(ticker, a.rate, a.chunk, index)
         else:
-            c = UploadCaller(ticker, a.rate, a.chunk, index, zeros, a.body_bytes)
+            c = UploadCaller(ticker, PUSH_RATE if getattr(a, "push", False) else a.rate, a.chunk, index, zeros, a.body_bytes)
         callers.append(c)
         if not await start_caller(a, c, port, path, connect_gate):
             return
