@@ -162,10 +162,16 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
             await File.WriteAllTextAsync(_credentials, CredentialsJson([], [
                 $$"""{ "Sessions": "guarded", "Users": { "alice": "{{AliceHash}}" }, "ApiKeys": [ "{{TokenHash.Create(ApiKey)}}" ] }""",
             ]));
-            Stack = await ProcessStack.StartAsync("guarded", new Dictionary<string, string> { ["Authorization"] = "Bearer " + ApiKey },
-                $"--TunnelServer:CredentialsFile={_credentials}",
-                $"--TunnelServer:MaxFailedLoginsPerMinute={Limit}",
-                $"--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute={Limit}");
+            Stack = await ProcessStack.StartAsync("guarded", new ProcessStackOptions
+            {
+                ProbeHeaders = new Dictionary<string, string> { ["Authorization"] = "Bearer " + ApiKey },
+                ServerArgs =
+                [
+                    $"--TunnelServer:CredentialsFile={_credentials}",
+                    $"--TunnelServer:MaxFailedLoginsPerMinute={Limit}",
+                    $"--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute={Limit}",
+                ],
+            });
         }
 
         public async ValueTask DisposeAsync()

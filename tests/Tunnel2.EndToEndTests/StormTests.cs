@@ -8,7 +8,7 @@ namespace Tunnel2.EndToEndTests;
 
 /// <summary>
 /// The storm of issue 23 in small: a crowd of slow downloads and slow uploads on one session, with probe requests
-/// beside them. Before the scheduler and the connection budget, probes behind such a crowd waited seconds and the
+/// beside them; and slow uploads pushed as fast as the tunnel takes them, with server and client as processes. Before the scheduler and the connection budget, probes behind such a crowd waited seconds and the
 /// client buffered hundreds of MiB; the full-size storm lives in tunnel2-load-tests/scripts/storm.sh.
 /// </summary>
 public sealed class StormTests
@@ -72,6 +72,80 @@ public sealed class StormTests
         // Backend, server, client and callers share this process: the budget (16 MiB + streams x 16 KiB per end) and
         // Kestrel's per-connection buffers, not the 1 GiB downloads, bound what it holds.
         Assert.True(memory.PeakGrowthBytes < 256L * 1024 * 1024, $"memory grew by {memory.PeakGrowthBytes / 1024 / 1024} MiB");
+    }
+
+    /// <summary>
+    /// Issue 41: each caller pushes a 64 MiB body as fast as the tunnel takes it, to a backend that reads every body at
+    /// 64 KiB/s. Kestrel used to read up to 1 MiB of each body ahead of the forwarder, so the server process held a
+    /// MiB per upload; now it reads no further ahead than a request head, and the bytes wait in the callers' sockets.
+    /// Server and client are processes of their own, each measured apart from the test.
+    /// </summary>
+    [Fact]
+    public async Task Slow_uploads_pushed_as_fast_as_the_tunnel_takes_them_keep_each_tunnel_process_within_its_budget()
+    {
+        const int uploadCallers = 200, backendRate = 64 * 1024;
+        await using SlowReadingBackend backend = SlowReadingBackend.Start(backendRate);
+        await using ProcessStack stack = await ProcessStack.StartAsync(Session, new ProcessStackOptions
+        {
+            BackendUrl = backend.Url,
+            ProbePath = "/ping",
+            ClientArgs = ["--max-concurrency", "1000"],
+        });
+        using HttpClient probeHttp = CallerHttp.Create();
+        await using MemorySampler server = MemorySampler.Start(stack.Server.Id);
+        await using MemorySampler client = MemorySampler.Start(stack.Client.Id);
+        TimeSpan length = TimeSpan.FromSeconds(6);
+        using var stop = new CancellationTokenSource(length);
+        Task[] callers = [.. Enumerable.Range(0, uploadCallers).Select(_ => PushUploadAsync(stack, stop.Token))];
+
+        var probes = new List<double>();
+        while (!stop.IsCancellationRequested)
+        {
+            long start = Stopwatch.GetTimestamp();
+            using HttpResponseMessage pong = await probeHttp.GetAsync(stack.SessionUrl("/ping"));
+            Assert.Equal(HttpStatusCode.OK, pong.StatusCode);
+            probes.Add(Stopwatch.GetElapsedTime(start).TotalMilliseconds);
+            await Task.Delay(100, CancellationToken.None); // the probes' pace
+        }
+
+        await Task.WhenAll(callers).WaitAsync(TimeSpan.FromSeconds(30));
+        await Eventually.WaitUntilAsync(() => backend.Bodies.Count == uploadCallers, "the backend has seen every upload end");
+        probes.Sort();
+        long fewest = backend.Bodies.Min(), expected = (long)(backendRate * length.TotalSeconds);
+        TestContext.Current.TestOutputHelper?.WriteLine(
+            $"server +{server.PeakGrowthBytes >> 20} MiB, client +{client.PeakGrowthBytes >> 20} MiB; backend read {backend.BytesRead >> 20} MiB " +
+            $"of {uploadCallers * expected >> 20} MiB at its rate, slowest upload {fewest >> 10} KiB; probes median {probes[probes.Count / 2]:F1} ms, max {probes[^1]:F1} ms");
+
+        Assert.True(fewest >= expected / 2, $"an upload delivered {fewest} of the {expected} bytes the backend would read: the crowd stalled");
+        Assert.True(probes[probes.Count / 2] < 200, $"probe median {probes[probes.Count / 2]:F1} ms");
+        // Each process's budget for this crowd: one head of Kestrel read-ahead and a stream window per upload, the 16 MiB
+        // connection window, and the GC's room for the bytes passing; a MiB of read-ahead per upload is well beyond it.
+        Assert.Equal(uploadCallers, backend.Uploads);
+        Assert.True(server.PeakGrowthBytes <= 128L << 20, $"the server grew by {server.PeakGrowthBytes >> 20} MiB under {uploadCallers} slow uploads");
+        Assert.True(client.PeakGrowthBytes <= 128L << 20, $"the client grew by {client.PeakGrowthBytes >> 20} MiB under {uploadCallers} slow uploads");
+        Assert.False(stack.Server.HasExited || stack.Client.HasExited, "a tunnel process exited during the test");
+    }
+
+    /// <summary>POSTs a 64 MiB body, each send as large as the socket takes, until stopped; then closes mid-body.</summary>
+    private static async Task PushUploadAsync(ProcessStack stack, CancellationToken stop)
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await socket.ConnectAsync(IPAddress.Loopback, stack.PublicUrl.Port);
+        string head = $"POST /session/{stack.Session}/upload HTTP/1.1\r\nHost: storm\r\nContent-Length: {64 << 20}\r\n\r\n";
+        await socket.SendAsync(Encoding.ASCII.GetBytes(head), SocketFlags.None);
+        byte[] chunk = new byte[64 * 1024];
+        try
+        {
+            while (true)
+            {
+                await socket.SendAsync(chunk, SocketFlags.None, stop);
+            }
+        }
+        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        {
+            // The storm is over: the caller goes away mid-body, with a reset, so what its socket still holds is dropped.
+            socket.LingerState = new LingerOption(true, 0);
+        }
     }
 
     private static async Task<double> ProbeAsync(HttpClient http, TunnelStack stack)

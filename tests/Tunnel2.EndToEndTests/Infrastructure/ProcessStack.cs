@@ -8,14 +8,14 @@ using Tunnel2.TestBackend;
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
 /// <summary>
-/// TestBackend in this process, TunnelServer and TunnelClient as processes of their own serving one session: for tests
-/// that measure a tunnel process apart from the test's own memory and threads.
+/// TestBackend (or another backend) in this process, TunnelServer and TunnelClient as processes of their own serving
+/// one session: for tests that measure a tunnel process apart from the test's own memory and threads.
 /// </summary>
 public sealed class ProcessStack : IAsyncDisposable
 {
-    private readonly WebApplication _backend;
+    private readonly WebApplication? _backend;
 
-    private ProcessStack(WebApplication backend, TunnelProcess server, TunnelProcess client, Uri publicUrl, Uri tunnelUrl, string session)
+    private ProcessStack(WebApplication? backend, TunnelProcess server, TunnelProcess client, Uri publicUrl, Uri tunnelUrl, string session)
     {
         _backend = backend;
         Server = server;
@@ -38,38 +38,26 @@ public sealed class ProcessStack : IAsyncDisposable
     /// <summary>Starts the three and returns once a ping through the tunnel answers.</summary>
     /// <param name="serverArgs">More arguments for the TunnelServer process (settings, a credentials file).</param>
     public static Task<ProcessStack> StartAsync(string session, params string[] serverArgs) =>
-        StartAsync(session, new Dictionary<string, string>(), serverArgs);
+        StartAsync(session, new ProcessStackOptions { ServerArgs = serverArgs });
 
-    /// <param name="probeHeaders">Headers the ping that says the stack is up must carry (a session's visitor credentials).</param>
-    /// <param name="serverArgs">More arguments for the TunnelServer process (settings, a credentials file).</param>
-    public static async Task<ProcessStack> StartAsync(string session, IReadOnlyDictionary<string, string> probeHeaders, params string[] serverArgs)
+    /// <summary>Starts the backend (unless one is given), the server and the client, and returns once a probe through the tunnel answers 200.</summary>
+    public static async Task<ProcessStack> StartAsync(string session, ProcessStackOptions options)
     {
-        WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--Serilog:MinimumLevel:Default=Warning"]);
-        await backend.StartAsync();
+        WebApplication? backend = null;
         TunnelProcess? server = null;
         TunnelProcess? client = null;
         try
         {
-            var backendUrl = new Uri(backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+            Uri backendUrl = options.BackendUrl ?? new Uri((backend = await StartTestBackendAsync()).Services.GetRequiredService<IServer>()
+                .Features.Get<IServerAddressesFeature>()!.Addresses.First());
             server = TunnelProcess.StartServer("server",
-                ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, .. serverArgs]);
+                ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, .. options.ServerArgs]);
             (Uri publicUrl, Uri tunnelUrl) = await server.WaitForServerUrlsAsync();
             client = TunnelProcess.StartClient("client",
-                "--server", tunnelUrl.ToString().TrimEnd('/'), "--session", session, "--token", TunnelStack.Token,
-                "--backend", backendUrl.ToString().TrimEnd('/'));
+                ["--server", tunnelUrl.ToString().TrimEnd('/'), "--session", session, "--token", TunnelStack.Token,
+                    "--backend", backendUrl.ToString().TrimEnd('/'), .. options.ClientArgs]);
             var stack = new ProcessStack(backend, server, client, publicUrl, tunnelUrl, session);
-            using HttpClient http = CallerHttp.Create();
-            await Eventually.WaitUntilAsync(async () =>
-            {
-                using var ping = new HttpRequestMessage(HttpMethod.Get, stack.SessionUrl("/loadtest/ping"));
-                foreach ((string name, string value) in probeHeaders)
-                {
-                    ping.Headers.Add(name, value);
-                }
-
-                using HttpResponseMessage answer = await http.SendAsync(ping);
-                return answer.StatusCode == HttpStatusCode.OK;
-            }, "the client process serves the session");
+            await stack.WaitUntilServedAsync(options);
             return stack;
         }
         catch
@@ -84,7 +72,11 @@ public sealed class ProcessStack : IAsyncDisposable
                 await server.DisposeAsync();
             }
 
-            await backend.DisposeAsync();
+            if (backend is not null)
+            {
+                await backend.DisposeAsync();
+            }
+
             throw;
         }
     }
@@ -96,6 +88,51 @@ public sealed class ProcessStack : IAsyncDisposable
     {
         await Client.DisposeAsync();
         await Server.DisposeAsync();
-        await _backend.DisposeAsync();
+        if (_backend is not null)
+        {
+            await _backend.DisposeAsync();
+        }
     }
+
+    private static async Task<WebApplication> StartTestBackendAsync()
+    {
+        WebApplication backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--Serilog:MinimumLevel:Default=Warning"]);
+        await backend.StartAsync();
+        return backend;
+    }
+
+    private async Task WaitUntilServedAsync(ProcessStackOptions options)
+    {
+        using HttpClient http = CallerHttp.Create();
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            using var probe = new HttpRequestMessage(HttpMethod.Get, SessionUrl(options.ProbePath));
+            foreach ((string name, string value) in options.ProbeHeaders)
+            {
+                probe.Headers.Add(name, value);
+            }
+
+            using HttpResponseMessage answer = await http.SendAsync(probe);
+            return answer.StatusCode == HttpStatusCode.OK;
+        }, "the client process serves the session");
+    }
+}
+
+/// <summary>What a <see cref="ProcessStack"/> starts with.</summary>
+public sealed record ProcessStackOptions
+{
+    /// <summary>More arguments for the TunnelServer process (settings, a credentials file).</summary>
+    public string[] ServerArgs { get; init; } = [];
+
+    /// <summary>More arguments for the TunnelClient process.</summary>
+    public string[] ClientArgs { get; init; } = [];
+
+    /// <summary>The client's backend; null starts TestBackend in this process.</summary>
+    public Uri? BackendUrl { get; init; }
+
+    /// <summary>The path (below the session) whose 200 says the stack is up.</summary>
+    public string ProbePath { get; init; } = "/loadtest/ping";
+
+    /// <summary>Headers the probe must carry (a session's visitor credentials).</summary>
+    public IReadOnlyDictionary<string, string> ProbeHeaders { get; init; } = new Dictionary<string, string>();
 }
