@@ -39,7 +39,6 @@ present() {
 missing=()
 while read -r package probe _; do
   [ -z "$package" ] && continue
-  [ "${probe:0:1}" = "#" ] && probe=
   # TUNNEL2_CHROMIUM names the browser to use instead of Debian's chromium.
   if [ "$package" = chromium ] && [ -n "${TUNNEL2_CHROMIUM:-}" ]; then
     [ -x "$TUNNEL2_CHROMIUM" ] || stop "TUNNEL2_CHROMIUM=$TUNNEL2_CHROMIUM is not an executable file"
