@@ -12,9 +12,9 @@
 # The log of the run inside is in the work folder it names (/tmp/tunnel2-fresh.*/test.log). Ends with one line
 # "N passed, N failed" (the tests' totals from dotnet test's summary lines) and exits with test.sh's exit code.
 #
-# From this machine only its DNS (/etc/resolv.conf) and its Debian sources are copied in besides the SDK: the chroot
-# shares its network, and reaches deb.debian.org and api.nuget.org as any Debian machine does (Debian's
-# ca-certificates, the SDK's default NuGet.Config).
+# Besides the SDK, only this machine's network settings are copied in: its DNS (/etc/resolv.conf), its Debian sources,
+# and the certificate authorities it added itself (/usr/local/share/ca-certificates: none on an ordinary machine; on a
+# machine behind a TLS-inspecting egress proxy, that proxy's, without which restore fails with NU1301 UntrustedRoot).
 set -uo pipefail
 
 cd "$(dirname "$0")/../.." || exit 1
@@ -85,6 +85,10 @@ log "fresh root file system ready: no chromium, curl or procps"
 # ---- this machine's network -------------------------------------------------------------------------------------
 cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
 printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$rootfs/etc/hosts"
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
+  chroot "$rootfs" update-ca-certificates >/dev/null 2>&1 || give_up "update-ca-certificates failed in the chroot"
+fi
 # Debian's sources as on this machine (the suite's updates and security too), so test.sh's apt-get sees the same.
 rm -f "$rootfs/etc/apt/sources.list"
 cp /etc/apt/sources.list.d/*.sources "$rootfs/etc/apt/sources.list.d/" 2>/dev/null || cp /etc/apt/sources.list "$rootfs/etc/apt/"
