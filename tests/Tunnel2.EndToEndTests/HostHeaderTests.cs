@@ -1,9 +1,12 @@
+using System.Buffers;
 using System.Net;
 using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Backends;
 
 namespace Tunnel2.EndToEndTests;
@@ -185,6 +188,47 @@ public sealed class HostHeaderTests : IAsyncLifetime
 
         Assert.Equal("/items", Backend.Received.Last().Target);
         Assert.Equal([$"sid=backend-secret; Path=/session/{session}/"], response.Headers.GetValues("Set-Cookie"));
+    }
+
+    [Fact]
+    public async Task A_client_from_before_these_options_logs_in_and_gets_the_head_it_always_got()
+    {
+        // A version-3 login with none of the later headers, as the oldest client this server takes sends it.
+        string session = NewSession("old");
+        using RawTunnelConnection old = await RawTunnelConnection.OpenAsync(Stack.TunnelUrl);
+        string answer = await old.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session);
+        Assert.StartsWith("HTTP/1.1 101", answer, StringComparison.Ordinal);
+        await Eventually.WaitUntilAsync(() => Stack.Registry.GetUplinks(session).Count == 1, "the old client is registered");
+
+        using var cancel = new CancellationTokenSource();
+        Task<HttpResponseMessage> pending = _http.GetAsync(Stack.SessionUrl(session, "/items?q=1"), cancel.Token);
+        RequestHead head = await ReadRequestHeadAsync(old);
+
+        // What such a client writes its backend's request from: the prefix removed, the caller's Host only in
+        // X-Forwarded-Host. It writes its backend's own Host and this target, as before.
+        Assert.Equal(("GET", "/items?q=1"), (head.Method, head.Target));
+        Assert.DoesNotContain(head.Headers, field => field.Name.Equals("Host", StringComparison.OrdinalIgnoreCase));
+        Assert.Contains(new HeaderField("X-Forwarded-Host", Stack.PublicUrl.Authority), head.Headers);
+        Assert.Contains(new HeaderField("X-Forwarded-Prefix", $"/session/{session}"), head.Headers);
+        await cancel.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => pending);
+    }
+
+    private static async Task<RequestHead> ReadRequestHeadAsync(RawTunnelConnection connection)
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        byte[] header = new byte[FrameHeader.Size];
+        while (true)
+        {
+            await connection.Stream.ReadExactlyAsync(header, timeout.Token);
+            FrameHeader frame = FrameHeader.ReadFrom(header);
+            byte[] payload = new byte[frame.PayloadLength];
+            await connection.Stream.ReadExactlyAsync(payload, timeout.Token);
+            if (frame.Type == FrameType.RequestHead)
+            {
+                return HeadCodec.ReadRequestHead(new ReadOnlySequence<byte>(payload));
+            }
+        }
     }
 
     private static string NewSession(string kind) => $"{kind}-{Guid.NewGuid().ToString("N")[..10]}";
