@@ -143,6 +143,13 @@ public sealed class HostHeaderTests : IAsyncLifetime
         Assert.Equal(HttpStatusCode.OK, replay.StatusCode);
         RecordingBackend.ReceivedRequest again = Backend.Received.Last();
         Assert.Equal(("/replayed", relayed.Headers["Host"]), (again.Target, again.Headers["Host"]));
+
+        // The inspector shows the Host each was sent, first among the request's headers.
+        foreach (JsonElement kept in await KeptAsync(api, client.InspectorUrl))
+        {
+            JsonElement first = kept.GetProperty("request").GetProperty("headers")[0];
+            Assert.Equal(("Host", relayed.Headers["Host"]), (first.GetProperty("name").GetString(), first.GetProperty("value").GetString()));
+        }
     }
 
     [Fact]

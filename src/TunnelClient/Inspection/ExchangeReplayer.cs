@@ -74,10 +74,9 @@ public sealed class ExchangeReplayer : IDisposable
             using HttpRequestMessage request = RequestMessage(method, new Uri(backend.Url, target), headers, body);
             // The Host the relay sent (the caller's, kept in X-Forwarded-Host, under --host-header preserve), not the URL's.
             // Not for an https backend: HttpClient would also take it as the TLS server name, which the relay never does.
-            if (backend.Url.Scheme == Uri.UriSchemeHttp)
-            {
-                request.Headers.Host = _backends.HostHeader.For(headers, backend.Host);
-            }
+            string host = backend.Url.Scheme == Uri.UriSchemeHttp ? _backends.HostHeader.For(headers, backend.Host) : backend.Host;
+            request.Headers.Host = host;
+            capture.SetHost(host);
             using HttpResponseMessage response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken);
             capture.OnResponseHead((int)response.StatusCode, HeadersOf(response));
             await using Stream content = await response.Content.ReadAsStreamAsync(cancellationToken);

@@ -198,7 +198,9 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     bool chunked;
                     try
                     {
-                        chunked = RequestWriter.WriteHead(connection.Output, request, _backends.HostHeader.For(request.Headers, backend.Host), requestHasBody, upgrade);
+                        string host = _backends.HostHeader.For(request.Headers, backend.Host);
+                        capture?.SetHost(host);
+                        chunked = RequestWriter.WriteHead(connection.Output, request, host, requestHasBody, upgrade);
                     }
                     catch (InvalidDataException ex)
                     {
