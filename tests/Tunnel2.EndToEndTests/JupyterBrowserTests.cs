@@ -19,7 +19,7 @@ public sealed class JupyterBrowserTests
         await File.WriteAllTextAsync(Path.Combine(jupyter.Notebook.Directory, "hello.ipynb"), EmptyNotebook);
 
         // *.apps.test resolves to the loopback address, as a wildcard DNS record would point it at the server.
-        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync($"--host-resolver-rules=MAP *.{JupyterTests.Suffix} 127.0.0.1");
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync($"--host-resolver-rules=MAP *.{JupyterThroughTunnel.Suffix} 127.0.0.1");
         using (playwright)
         await using (browser)
         {
