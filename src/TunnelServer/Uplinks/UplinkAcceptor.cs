@@ -333,7 +333,7 @@ public sealed class UplinkAcceptor
     private async Task RunUplinkAsync(DuplexPipe transport, HandshakeAcceptance accepted, IPEndPoint? remote)
     {
         string transportName = accepted.IsWebSocket ? "websocket" : "upgrade";
-        var uplink = new Uplink(transport, _settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
+        using var uplink = new Uplink(transport, _settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
             name: $"{accepted.Session}@{remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}")
         {
             PeerReady = accepted.Ready,
