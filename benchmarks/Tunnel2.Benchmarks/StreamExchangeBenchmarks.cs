@@ -41,6 +41,8 @@ public class StreamExchangeBenchmarks
         _server.Close("benchmark finished");
         _client.Close("benchmark finished");
         _runs.GetAwaiter().GetResult();
+        _server.Dispose();
+        _client.Dispose();
     }
 
     /// <summary>A GET answered with a head and four body bytes, read to the end, both streams disposed.</summary>

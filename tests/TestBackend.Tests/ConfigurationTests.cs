@@ -6,7 +6,6 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
-using Tunnel2.TestBackend.Configuration;
 using Tunnel2.TestBackend.Tests.Infrastructure;
 
 namespace Tunnel2.TestBackend.Tests;

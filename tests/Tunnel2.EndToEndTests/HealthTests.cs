@@ -154,7 +154,6 @@ public sealed class HealthTests
         Assert.Contains(CapturedLogs.MessagesWhere("Session", session), message => message.Contains("passed over for", StringComparison.Ordinal));
     }
 
-    /// <summary>The session's member for the client started <paramref name="index"/>th (one uplink each, in login order).</summary>
     [Fact]
     public async Task An_idempotent_request_whose_backend_dies_before_answering_is_retried_on_another_client_a_post_is_not()
     {
@@ -177,6 +176,7 @@ public sealed class HealthTests
         Assert.All(reachedDying, entry => Assert.Equal(entry.Method == "GET" ? HttpStatusCode.OK : HttpStatusCode.BadGateway, entry.Status));
     }
 
+    /// <summary>The session's member for the client started <paramref name="index"/>th (one uplink each, in login order).</summary>
     private static SessionMember MemberAt(TunnelStack stack, string session, int index)
     {
         IReadOnlyList<SessionMember> members = stack.Registry.GetMembers(session);

@@ -1,9 +1,7 @@
 using System.Net;
 using System.Text;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Playwright;
 using Tunnel2.EndToEndTests.Infrastructure;
-using Tunnel2.TunnelClient.Inspection;
 
 namespace Tunnel2.EndToEndTests;
 

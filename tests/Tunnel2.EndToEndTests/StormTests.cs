@@ -15,7 +15,6 @@ public sealed class StormTests
 {
     private const string Session = "storm";
     private const int Downloads = 200;
-    private const int Uploads = 200;
     private const int ChunkBytes = 4 * 1024;
     private static readonly TimeSpan ChunkInterval = TimeSpan.FromMilliseconds(100); // 40 KiB/s per caller
     private static readonly TimeSpan StormLength = TimeSpan.FromSeconds(4);

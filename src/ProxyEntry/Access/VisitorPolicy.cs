@@ -109,7 +109,7 @@ public sealed class VisitorPolicy
         {
             bool right = apiKey is not null ? IsApiKey(apiKey)
                 : authorization!.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase) && IsApiKey(authorization.AsSpan(7).Trim());
-            verdict = judge.Verdict(judge.Decide(failed: !right));
+            verdict = AttemptJudge.Verdict(judge.Decide(failed: !right));
         }
 
         retryAfter = judge.RetryAfter;
@@ -162,14 +162,14 @@ public sealed class VisitorPolicy
         {
             if (Users.Count == 0 || !Convert.TryFromBase64Chars(encoded, decoded, out int written))
             {
-                return judge.Verdict(judge.Decide(failed: true));
+                return AttemptJudge.Verdict(judge.Decide(failed: true));
             }
 
             pair = StrictUtf8.GetString(decoded[..written]);
         }
         catch (DecoderFallbackException)
         {
-            return judge.Verdict(judge.Decide(failed: true));
+            return AttemptJudge.Verdict(judge.Decide(failed: true));
         }
 
         int colon = pair.IndexOf(':', StringComparison.Ordinal);
@@ -178,7 +178,7 @@ public sealed class VisitorPolicy
         PasswordHash? hash = colon > 0 && Users.TryGetValue(user, out PasswordHash? known) ? known : null;
         if (hash is not null && hash.IsRemembered(user, password))
         {
-            return judge.Verdict(judge.Decide(failed: false)); // no bcrypt, no count; refused all the same while blocked
+            return AttemptJudge.Verdict(judge.Decide(failed: false)); // no bcrypt, no count; refused all the same while blocked
         }
 
         // Counted before the check, whatever its outcome, so concurrent guesses cannot outrun the count; given back if right.
@@ -212,7 +212,7 @@ public sealed class VisitorPolicy
             }
         }
 
-        public readonly VisitorVerdict Verdict(AttemptVerdict attempt) => attempt switch
+        public static VisitorVerdict Verdict(AttemptVerdict attempt) => attempt switch
         {
             AttemptVerdict.Blocked => VisitorVerdict.TooManyAttempts,
             AttemptVerdict.Failed => VisitorVerdict.CredentialsWrong,

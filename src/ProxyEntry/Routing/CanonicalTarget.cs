@@ -59,7 +59,7 @@ public static class CanonicalTarget
         int length = 0;
         var starts = new Stack<int>();
         ReadOnlySpan<char> rest = path[1..]; // every segment is preceded by its '/'
-        bool endsInDirectory = false;
+        bool endsInDirectory;
         while (true)
         {
             int slash = rest.IndexOf('/');

@@ -14,7 +14,7 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// A stream's head is queued before its first data frame, and the writer looks at the control lane again after it
 /// picks a stream, so a head always goes out before its stream's data.
 /// </summary>
-internal sealed class FrameScheduler
+internal sealed class FrameScheduler : IDisposable
 {
     /// <summary>Streams that have sent less than this go in the light lane.</summary>
     public const int LightStreamBytes = 64 * 1024;
@@ -150,11 +150,21 @@ internal sealed class FrameScheduler
     /// <summary>A stream keeps its place in the rotation: it goes to the back of the lane its bytes sent so far put it in.</summary>
     private void Requeue(UplinkStream stream) => (stream.SentBytes < LightStreamBytes ? _light : _bulk).Enqueue(stream);
 
+    /// <summary>Called by the uplink once its writer has stopped.</summary>
+    public void Dispose() => _signal.Dispose();
+
     private void Wake()
     {
         if (Interlocked.Exchange(ref _signaled, 1) == 0)
         {
-            _signal.Release();
+            try
+            {
+                _signal.Release();
+            }
+            catch (ObjectDisposedException)
+            {
+                // A stream's owner queued after the uplink was disposed: no writer is left to wake, and the frame is dropped with the uplink.
+            }
         }
     }
 }

@@ -51,7 +51,7 @@ public sealed partial class Uplink
         Log.Draining(_logger, Name, ActiveStreamCount, (long)timeout.TotalMilliseconds);
         BeginDrain();
 
-        await Task.WhenAny(_drainAcknowledged.Task, Task.Delay(Remaining(deadline), _closed.Token)).ConfigureAwait(false);
+        await Task.WhenAny(_drainAcknowledged.Task, Task.Delay(Remaining(deadline), _closedToken)).ConfigureAwait(false);
         while (IsOpen && ActiveStreamCount > 0 && Environment.TickCount64 < deadline)
         {
             await Task.Delay(StreamPollInterval).ConfigureAwait(false);

@@ -17,8 +17,9 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// </list>
 /// This class opens and closes streams and the uplink itself. The per-stream flow-control windows and the connection
 /// budget (<c>Uplink.ReceiveCredit.cs</c>) bound what the streams' queues and buffers can hold.
+/// The owner disposes it after <see cref="RunAsync"/> returns.
 /// </summary>
-public sealed partial class Uplink
+public sealed partial class Uplink : IDisposable
 {
     /// <summary>
     /// Pongs queued and not yet written beyond which the peer is flooding Pings faster than it reads the answers: a
@@ -37,6 +38,7 @@ public sealed partial class Uplink
     private readonly UplinkFrameWriter _frameWriter;
     private readonly UplinkKeepAlive _keepAlive;
     private readonly CancellationTokenSource _closed = new();
+    private readonly CancellationToken _closedToken;
     private readonly Lock _openLock = new();
     private int _closeState;
     private string? _closeReason;
@@ -69,6 +71,7 @@ public sealed partial class Uplink
         StreamPool = new UplinkStreamPool(settings.StreamPoolSize);
         _frameWriter = new UplinkFrameWriter(transport.Output, _scheduler, this);
         _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
+        _closedToken = _closed.Token; // kept, so that callers holding the uplink can still read it after disposal
     }
 
     public UplinkSettings Settings { get; }
@@ -118,7 +121,7 @@ public sealed partial class Uplink
     }
 
     /// <summary>Cancelled when the uplink closes, for any reason.</summary>
-    public CancellationToken Closed => _closed.Token;
+    public CancellationToken Closed => _closedToken;
 
     public string? CloseReason => Volatile.Read(ref _closeReason);
 
@@ -128,7 +131,7 @@ public sealed partial class Uplink
         await using CancellationTokenRegistration registration =
             cancellationToken.Register(static state => ((Uplink)state!).Close("stopped locally"), this);
         Task writer = _writer = _frameWriter.RunAsync();
-        Task keepAlive = _keepAlive.RunAsync(_closed.Token);
+        Task keepAlive = _keepAlive.RunAsync(_closedToken);
         await ReadLoopAsync().ConfigureAwait(false);
         Close("peer closed the connection");
 
@@ -242,6 +245,14 @@ public sealed partial class Uplink
         {
             Log.UnexpectedFailure(_logger, Name, ex);
         }
+    }
+
+    /// <summary>Closes the uplink if it is still open and releases its wake-up signal and close token.</summary>
+    public void Dispose()
+    {
+        Close("disposed");
+        _scheduler.Dispose();
+        _closed.Dispose();
     }
 
     internal void Enqueue(in OutboundFrame frame)

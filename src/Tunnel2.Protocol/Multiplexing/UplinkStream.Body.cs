@@ -8,7 +8,7 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// The one body layer both ends use, under the flow-control windows. Going out: <see cref="SendAsync"/> cuts bytes in
 /// hand into Data frames, <see cref="SendFrameAsync{TState}"/> fills one frame from a source only once there is credit
 /// for it, and <see cref="SendBodyAsync"/> sends a whole pipe; the end of the body rides on the last Data frame where it
-/// is known by then. Coming in: <see cref="CopyInputToAsync"/> is the one copy loop, plain or in HTTP/1.1 chunks.
+/// is known by then. Coming in: <see cref="CopyInputToAsync(PipeWriter, bool, CancellationToken)"/> is the one copy loop, plain or in HTTP/1.1 chunks.
 /// Each holds the stream while it runs (<c>UplinkStream.Lifetime.cs</c>): a loop its owner stopped waiting for still
 /// keeps the stream from serving another exchange.
 /// </summary>

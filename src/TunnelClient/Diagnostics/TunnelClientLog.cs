@@ -1,4 +1,3 @@
-using Microsoft.Extensions.Logging;
 
 namespace Tunnel2.TunnelClient.Diagnostics;
 

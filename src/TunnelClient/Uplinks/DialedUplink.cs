@@ -15,5 +15,6 @@ public sealed class DialedUplink(Stream network, Uplink uplink, IDisposable? han
         Uplink.Close("client closed the connection");
         await network.DisposeAsync();
         handler?.Dispose();
+        Uplink.Dispose();
     }
 }

@@ -39,7 +39,7 @@ public sealed class LiveTraffic : IDisposable
         _listener.Start();
     }
 
-    /// <summary>One session over the last <paramref name="seconds"/> seconds: rate, 5xx answers, p50 and p99 in milliseconds.</summary>
+    /// <summary>One session over the seconds asked of <see cref="Snapshot"/>: rate, 5xx answers, p50 and p99 in milliseconds.</summary>
     public readonly record struct SessionTraffic(string Session, double RequestsPerSecond, long Requests, long ServerErrors, double P50Ms, double P99Ms);
 
     public List<SessionTraffic> Snapshot(int seconds)

@@ -1,5 +1,4 @@
 using System.Net;
-using Microsoft.Extensions.Configuration;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Access;
 

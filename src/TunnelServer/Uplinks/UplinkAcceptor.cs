@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
 using System.Net.Security;
@@ -333,7 +332,7 @@ public sealed class UplinkAcceptor
     private async Task RunUplinkAsync(DuplexPipe transport, HandshakeAcceptance accepted, IPEndPoint? remote)
     {
         string transportName = accepted.IsWebSocket ? "websocket" : "upgrade";
-        var uplink = new Uplink(transport, _settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
+        using var uplink = new Uplink(transport, _settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server, _loggerFactory.CreateLogger<Uplink>(),
             name: $"{accepted.Session}@{remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}")
         {
             PeerReady = accepted.Ready,

@@ -10,7 +10,7 @@ namespace Tunnel2.EndToEndTests.Infrastructure;
 /// A raw-socket HTTP/1.1 backend on 127.0.0.1 (port 0) that records every request it receives and, on demand, breaks
 /// response framing the way buggy or hostile servers do. <c>/innocent/{n}</c> answers <c>innocent-{n}</c> correctly;
 /// <c>/bad/{kind}</c> answers <c>first</c> (or no body where the status has none) and then misbehaves as
-/// <see cref="Misbehaviour"/> lists. Whatever it sends beyond a response is <see cref="Injected"/>: a caller that ever
+/// <see cref="Misbehaviours"/> lists. Whatever it sends beyond a response is <see cref="Injected"/>: a caller that ever
 /// sees <c>INJECTED</c> got bytes that belonged to nobody's request.
 /// </summary>
 public sealed class MisbehavingBackend : IAsyncDisposable

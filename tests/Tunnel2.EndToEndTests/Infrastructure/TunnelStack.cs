@@ -2,7 +2,6 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TestBackend;
 using Tunnel2.TestBackend.Diagnostics;

@@ -1,6 +1,5 @@
 using System.Net;
 using Tunnel2.Hosting;
-using Tunnel2.TunnelServer.Configuration;
 
 namespace Tunnel2.UnitTests.Configuration;
 

@@ -1,6 +1,5 @@
 using System.IO.Pipelines;
 using System.Text;
-using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Http1;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Uplinks;

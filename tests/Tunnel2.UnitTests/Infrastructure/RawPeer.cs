@@ -118,5 +118,6 @@ internal sealed class RawPeer : IAsyncDisposable
         await _toUplink.Writer.CompleteAsync();
         await Run.WithTimeout();
         await _fromUplink.Reader.CompleteAsync();
+        Uplink.Dispose();
     }
 }

@@ -67,6 +67,8 @@ internal sealed class UplinkPair : IAsyncDisposable
         Server.Close("test finished");
         Client.Close("test finished");
         await Task.WhenAll(ServerRun, ClientRun).WithTimeout();
+        Server.Dispose();
+        Client.Dispose();
     }
 }
 

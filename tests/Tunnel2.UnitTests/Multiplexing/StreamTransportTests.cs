@@ -7,7 +7,7 @@ using Tunnel2.UnitTests.Infrastructure;
 
 namespace Tunnel2.UnitTests.Multiplexing;
 
-/// <summary>Uplinks over <see cref="DuplexPipe.Over"/>, the stream adapter the hosts use for real connections.</summary>
+/// <summary>Uplinks over <see cref="Tunnel2.Protocol.Multiplexing.DuplexPipe.Over(Stream, bool)"/>, the stream adapter the hosts use for real connections.</summary>
 public sealed class StreamTransportTests
 {
     [Theory]

@@ -10,9 +10,6 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 /// request gives its concurrency slot back once its response head is out, and those beyond the cap are closed when
 /// their exchanges end.
 /// </summary>
-/// <param name="maxIdle">The most idle connections kept (the client's concurrency limit).</param>
-/// <param name="onClosed">Told of every connection closed instead of reused, why, and on which stream (log line and counter).</param>
-/// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT of each new connection (0 = the system's default).</param>
 internal sealed class BackendConnectionPool : IAsyncDisposable
 {
     private readonly Lock _lock = new();
@@ -29,6 +26,9 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     private readonly ITimer _sweep;
     private bool _disposed;
 
+    /// <param name="maxIdle">The most idle connections kept (the client's concurrency limit).</param>
+    /// <param name="onClosed">Told of every connection closed instead of reused, why, and on which stream (log line and counter).</param>
+    /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT of each new connection (0 = the system's default).</param>
     public BackendConnectionPool(
         Uri backend, TimeSpan connectTimeout, TimeSpan idleTimeout, int maxIdle, int unsentBytesLimit, Action<CloseCause, uint> onClosed, TimeProvider? time = null)
     {
