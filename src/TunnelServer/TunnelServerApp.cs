@@ -99,6 +99,11 @@ public static class TunnelServerApp
         {
             Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
             UnsentBytesLimit.TryApply(listener, options.UnsentBytesLimit);
+            if (options.PublicReceiveBuffer > 0)
+            {
+                listener.ReceiveBufferSize = options.PublicReceiveBuffer;
+            }
+
             return listener;
         });
 

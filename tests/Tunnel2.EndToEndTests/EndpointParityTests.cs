@@ -46,7 +46,11 @@ public sealed class EndpointParityTests(TunnelStackFixture fixture)
         JsonElement tunnel = await GetJsonAsync(fixture.Url("/loadtest/get" + query));
 
         Assert.Equal(direct.GetProperty("method").GetString(), tunnel.GetProperty("method").GetString());
-        Assert.Equal(direct.GetProperty("url").GetString(), tunnel.GetProperty("url").GetString());
+        // The same path and query; the authority is the Host each got: the backend's own directly, the caller's through the tunnel.
+        Uri directUrl = new(direct.GetProperty("url").GetString()!);
+        Uri tunnelUrl = new(tunnel.GetProperty("url").GetString()!);
+        Assert.Equal(directUrl.PathAndQuery, tunnelUrl.PathAndQuery);
+        Assert.Equal(fixture.Url("/").Authority, tunnelUrl.Authority);
         Assert.Equal(direct.GetProperty("args").GetRawText(), tunnel.GetProperty("args").GetRawText());
         Assert.Equal(direct.GetProperty("origin").GetString(), tunnel.GetProperty("origin").GetString());
 
@@ -56,6 +60,11 @@ public sealed class EndpointParityTests(TunnelStackFixture fixture)
         {
             Assert.True(tunnelHeaders.Remove(name), $"{name} is missing through the tunnel");
         }
+
+        Assert.Equal($"\"{directUrl.Authority}\"", directHeaders["Host"]); // as JSON text
+        Assert.Equal($"\"{tunnelUrl.Authority}\"", tunnelHeaders["Host"]);
+        directHeaders.Remove("Host");
+        tunnelHeaders.Remove("Host");
 
         Assert.Equal(directHeaders.OrderBy(h => h.Key), tunnelHeaders.OrderBy(h => h.Key));
     }

@@ -42,7 +42,8 @@ public sealed class HostRoutingTests : IAsyncLifetime
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         using JsonDocument seen = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
-        Assert.Equal($"http://{Stack.BackendUrl.Authority}/loadtest/get?x=1&y=%2F",
+        // The backend builds its URL from the Host it got: the caller's (--host-header preserve, the default).
+        Assert.Equal($"http://{_session}.{Suffix}:{Stack.PublicUrl.Port}/loadtest/get?x=1&y=%2F",
             seen.RootElement.GetProperty("url").GetString());
         JsonElement headers = seen.RootElement.GetProperty("headers");
         Assert.Equal($"{_session}.{Suffix}:{Stack.PublicUrl.Port}", headers.GetProperty("X-Forwarded-Host").GetString());

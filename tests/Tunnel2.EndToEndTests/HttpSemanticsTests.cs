@@ -91,7 +91,19 @@ public sealed class HttpSemanticsTests(TunnelStackFixture fixture) : IAsyncLifet
 
         Assert.Equal("/login?next=%2Fx", root.Headers.Location?.OriginalString);
         Assert.Equal("session=s1; Path=/; HttpOnly", root.Headers.GetValues("Set-Cookie").Single());
-        Assert.Equal(new Uri(_backend.Url, "/index.html?from=absolute"), absolute.Headers.Location);
+        Assert.Equal(new Uri(fixture.Stack.PublicUrl, "/index.html?from=absolute"), absolute.Headers.Location); // built on the caller's Host
+    }
+
+    [Fact]
+    public async Task A_redirect_to_the_backends_own_origin_under_host_header_rewrite_becomes_the_public_URL_under_the_session()
+    {
+        string session = Session + "-rewrite";
+        await using TunnelClientHandle client = await fixture.Stack.StartClientAsync(session, _backend!.Url, extraArgs: ["--host-header", "rewrite"]);
+
+        using HttpResponseMessage response = await fixture.Http.GetAsync(fixture.Stack.SessionUrl(session, "/redirect/absolute"));
+
+        Assert.Equal(HttpStatusCode.MovedPermanently, response.StatusCode);
+        Assert.Equal(fixture.Stack.SessionUrl(session, "/index.html?from=absolute"), response.Headers.Location);
     }
 
     [Fact]
@@ -107,7 +119,7 @@ public sealed class HttpSemanticsTests(TunnelStackFixture fixture) : IAsyncLifet
         Assert.Contains("X-Forwarded-Proto: http", lines);
         Assert.Contains($"X-Forwarded-Host: {fixture.Stack.PublicUrl.Authority}", lines);
         Assert.DoesNotContain(lines, line => line.Contains("6.6.6.6", StringComparison.Ordinal) || line.Contains("evil.example", StringComparison.Ordinal));
-        Assert.Contains($"Host: {_backend!.Url.Authority}", lines);
+        Assert.Contains($"Host: {fixture.Stack.PublicUrl.Authority}", lines); // the caller's (--host-header preserve)
     }
 
     [Fact]

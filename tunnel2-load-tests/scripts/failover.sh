@@ -111,15 +111,16 @@ for port in "${REPLICAS[@]}"; do start_replica "$port"; done
 start server TunnelServer --public-url "http://127.0.0.1:$PUBLIC" --tunnel-url "http://127.0.0.1:$TUNNEL" --token "$TOKEN" \
   --Serilog:MinimumLevel:Default=Information
 PIDS+=("$STARTED")
+# --host-header rewrite: the replica that answered is told by the Host it got (its own address), see lib/failover.py.
 for port in "${REPLICAS[@]}"; do
-  start "client-$port" TunnelClient --server "http://127.0.0.1:$TUNNEL" --session failover --token "$TOKEN" \
+  start "client-$port" TunnelClient --server "http://127.0.0.1:$TUNNEL" --session failover --token "$TOKEN" --host-header rewrite \
     --backend "http://127.0.0.1:$port" --health-path /healthz --health-interval "$HEALTH_INTERVAL" --max-concurrency 1000 \
     --Serilog:MinimumLevel:Default=Information
   PIDS+=("$STARTED")
 done
 agent_backends=()
 for port in "${REPLICAS[@]}"; do agent_backends+=(--backend "http://127.0.0.1:$port"); done
-start client-agent TunnelClient --server "http://127.0.0.1:$TUNNEL" --session failover-agent --token "$TOKEN" \
+start client-agent TunnelClient --server "http://127.0.0.1:$TUNNEL" --session failover-agent --token "$TOKEN" --host-header rewrite \
   "${agent_backends[@]}" --health-path /healthz --health-interval "$HEALTH_INTERVAL" --max-concurrency 1000 \
   --Serilog:MinimumLevel:Default=Information
 PIDS+=("$STARTED")

@@ -10,8 +10,9 @@ namespace Tunnel2.ProxyEntry.Forwarding;
 
 /// <summary>
 /// Turns the caller's request into the head sent to the client: end-to-end headers as they came (repeats kept),
-/// hop-by-hop ones dropped, and the <c>X-Forwarded-*</c> set replaced, as YARP does by default. The backend sees its
-/// own Host; the caller's Host travels in <c>X-Forwarded-Host</c>. An upgrade request keeps its <c>Upgrade</c> field
+/// hop-by-hop ones dropped, and the <c>X-Forwarded-*</c> set replaced, as YARP does by default. The caller's Host
+/// travels in <c>X-Forwarded-Host</c> only: the client writes the backend's Host from it, or from its own choice
+/// (<c>--host-header</c>, docs/protocol.md §8). An upgrade request keeps its <c>Upgrade</c> field
 /// (the client writes <c>Connection: Upgrade</c> beside it, docs/protocol.md §3). In the same pass it judges whether the head may
 /// cross at all (<see cref="RequestHeadProblem"/>): a request the next hop could frame differently never does.
 /// </summary>

@@ -1,6 +1,6 @@
 namespace Tunnel2.ProxyEntry.Problems;
 
-/// <summary>The <c>type</c> URIs of the problems the tunnel itself reports (the README's "What callers see" and docs/protocol.md §5 say when each is sent).</summary>
+/// <summary>The <c>type</c> URIs of the problems the tunnel itself reports ("What callers see" in docs/http-semantics.md and docs/protocol.md §5 say when each is sent).</summary>
 public static class ProblemTypes
 {
     public const string TunnelNotFound = "urn:tunnel2:problem:tunnel-not-found";

@@ -41,7 +41,7 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
 
     public int Weight { get; }
 
-    /// <summary>The <c>Host</c> the backend is sent.</summary>
+    /// <summary>The backend's own authority: its <c>Host</c> under <c>--host-header rewrite</c> (or with no caller's Host), and its TLS server name.</summary>
     public string Host { get; }
 
     internal BackendConnectionPool Pool { get; }

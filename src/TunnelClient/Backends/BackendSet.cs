@@ -5,6 +5,7 @@ using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay.Http1;
+using Tunnel2.TunnelClient.Relay.Shaping;
 
 namespace Tunnel2.TunnelClient.Backends;
 
@@ -46,8 +47,12 @@ public sealed class BackendSet : IAsyncDisposable
         {
             var pool = new BackendConnectionPool(addresses[i].Url, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout,
                 maxIdle: settings.MaxConcurrency, settings.UnsentBytesLimit, OnConnectionClosed);
-            _all[i] = new Backend(i, addresses[i], pool, settings.RewritePaths);
+            _all[i] = new Backend(i, addresses[i], pool, settings.RewritePaths && settings.PathPrefix == PathPrefixMode.Strip);
         }
+
+        HostHeader = HostHeaderPolicy.Parse(settings.HostHeader, out string? hostHeaderError)
+                     ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:HostHeader: {hostHeaderError}"]);
+        KeepsPathPrefix = settings.PathPrefix == PathPrefixMode.Keep;
 
         _strategy = settings.BackendBalancing;
         _affinity = _all.Length > 1 ? settings.BackendAffinity : AffinityMode.None;
@@ -57,6 +62,12 @@ public sealed class BackendSet : IAsyncDisposable
     }
 
     public IReadOnlyList<Backend> All => _all;
+
+    /// <summary>Which Host every backend is sent: by the relay, the health probe and the inspector's replay alike.</summary>
+    public HostHeaderPolicy HostHeader { get; }
+
+    /// <summary>Path mode sends the backend <c>/session/{id}/…</c> as the caller did (<see cref="PathPrefixMode.Keep"/>).</summary>
+    public bool KeepsPathPrefix { get; }
 
     /// <summary>The cookie that names a caller's backend under cookie affinity.</summary>
     public string AffinityCookie { get; }

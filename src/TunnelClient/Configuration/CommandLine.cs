@@ -29,6 +29,8 @@ public static class CommandLine
         ["--upgraded-idle-timeout"] = "TunnelClient:UpgradedIdleTimeout",
         ["--request-buffering"] = "TunnelClient:RequestBuffering",
         ["--rewrite-paths"] = "TunnelClient:RewritePaths",
+        ["--host-header"] = "TunnelClient:HostHeader",
+        ["--path-prefix"] = "TunnelClient:PathPrefix",
         ["--drain-timeout"] = "TunnelClient:DrainTimeout",
         ["--admin-url"] = "TunnelClient:AdminUrl",
         ["--admin-token"] = "TunnelClient:AdminToken",
@@ -149,6 +151,14 @@ public static class CommandLine
           --rewrite-paths <b>        true: redirects (Location, Content-Location, Refresh) to the backend's own
                                      origin or root, and Set-Cookie paths, are moved under /session/{id}
                                      as nginx's proxy_redirect does; false: passed as sent [default true]
+          --host-header <h>          The Host the backend gets: preserve (the caller's, as ngrok does; apps
+                                     that check Origin or Referer against Host need it), rewrite (the
+                                     backend's own host:port, for named virtual hosts), or a fixed
+                                     host[:port], which health probes and replays send too [default preserve]
+          --path-prefix <mode>       Path mode: strip (/session/{id}/x reaches the backend as /x) or keep (as
+                                     the caller sent it, nothing rewritten: for apps with a base path of
+                                     their own, e.g. Jupyter's --NotebookApp.base_url=/session/{id}/)
+                                     [default strip]
           --drain-timeout <t>        On SIGTERM/Ctrl+C: send GoAway, let requests in flight finish for up to
                                      this long, then exit 0                 [default 00:00:30]
           --pooled-connection-idle-timeout <t>
@@ -177,6 +187,7 @@ public static class CommandLine
           TunnelClient__Uplinks, TunnelClient__ResolveInterval, TunnelClient__Weight, TunnelClient__BasicAuth, TunnelClient__CidrAllow, TunnelClient__CidrDeny, TunnelClient__HealthPath, TunnelClient__HealthInterval,
           TunnelClient__HealthTimeout, TunnelClient__MaxConcurrency, TunnelClient__MaxQueue, TunnelClient__RequestBuffering,
           TunnelClient__MaxUpgradedStreams, TunnelClient__UpgradedIdleTimeout, TunnelClient__RewritePaths,
+          TunnelClient__HostHeader, TunnelClient__PathPrefix,
           TunnelClient__ReconnectMinDelay, TunnelClient__PooledConnectionIdleTimeout,
           TunnelClient__ReconnectMaxDelay, TunnelClient__KeepAliveInterval, TunnelClient__KeepAliveTimeout,
           TunnelClient__DrainTimeout, TunnelClient__Transport, TunnelClient__CaCertificate,

@@ -2,6 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Configuration;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Relay.Shaping;
 
 namespace Tunnel2.TunnelClient.Configuration;
 
@@ -140,6 +141,21 @@ public sealed class TunnelClientOptions
     /// that builds its public URLs from <c>X-Forwarded-Prefix</c> itself (those are left alone either way).
     /// </summary>
     public bool RewritePaths { get; set; } = true;
+
+    /// <summary>
+    /// The <c>Host</c> the backend is sent: <c>preserve</c>, the caller's (as ngrok, frp and cloudflared pass it), so apps
+    /// that compare <c>Origin</c> or <c>Referer</c> with <c>Host</c> see a same-origin request; <c>rewrite</c>, the
+    /// backend's own <c>host:port</c>, for named virtual hosts or dev servers that want their own name; or a fixed
+    /// <c>host[:port]</c>, which health probes and inspector replays send too.
+    /// </summary>
+    public string HostHeader { get; set; } = HostHeaderPolicy.Preserve;
+
+    /// <summary>
+    /// Path mode: <c>Strip</c> sends <c>/session/{id}/x</c> to the backend as <c>/x</c> (and rewrites its redirects and
+    /// cookie paths, <see cref="RewritePaths"/>); <c>Keep</c> sends it as the caller did, for apps served under that base
+    /// path themselves (Jupyter's <c>base_url</c>), and rewrites nothing.
+    /// </summary>
+    public PathPrefixMode PathPrefix { get; set; } = PathPrefixMode.Strip;
 
     [TimeSpanRange("00:00:00.010", "00:10:00")]
     public TimeSpan ReconnectMinDelay { get; set; } = TimeSpan.FromMilliseconds(250);

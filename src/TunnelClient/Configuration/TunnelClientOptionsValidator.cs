@@ -3,6 +3,7 @@ using Tunnel2.Hosting.Admin;
 using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.TunnelClient.Backends;
+using Tunnel2.TunnelClient.Relay.Shaping;
 using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Configuration;
@@ -62,6 +63,11 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
         if (BackendAddress.ParseList(options.Backend, out string? backendError) is null)
         {
             failures.Add($"TunnelClient:Backend must be an http:// or https:// URL, or several separated by commas, each optionally followed by weight=N: {backendError}");
+        }
+
+        if (HostHeaderPolicy.Parse(options.HostHeader, out string? hostHeaderError) is null)
+        {
+            failures.Add($"TunnelClient:HostHeader (--host-header): {hostHeaderError}.");
         }
 
         if (options.BackendAffinity == AffinityMode.Header && string.IsNullOrWhiteSpace(options.BackendAffinityHeader))

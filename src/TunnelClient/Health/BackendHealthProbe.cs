@@ -2,6 +2,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Relay.Shaping;
 
 namespace Tunnel2.TunnelClient.Health;
 
@@ -15,6 +16,7 @@ public sealed class BackendHealthProbe : BackgroundService
 {
     private readonly BackendHealth _health;
     private readonly TunnelClientOptions _options;
+    private readonly HostHeaderPolicy _hostHeader;
     private readonly ILogger<BackendHealthProbe> _logger;
     private readonly (Backend Backend, Uri Url)[] _targets = [];
 
@@ -22,6 +24,7 @@ public sealed class BackendHealthProbe : BackgroundService
     {
         _health = health;
         _options = options.Value;
+        _hostHeader = backends.HostHeader;
         _logger = logger;
         if (health.IsProbed)
         {
@@ -85,7 +88,15 @@ public sealed class BackendHealthProbe : BackgroundService
     {
         try
         {
-            using HttpResponseMessage response = await client.GetAsync(url, HttpCompletionOption.ResponseHeadersRead, stoppingToken);
+            // No caller here, so nothing to preserve: the backend's own Host, or the fixed one --host-header names (a named
+            // virtual host answers its probe as it answers the requests).
+            using var request = new HttpRequestMessage(HttpMethod.Get, url);
+            if (_hostHeader.FixedHost is { } fixedHost)
+            {
+                request.Headers.Host = fixedHost;
+            }
+
+            using HttpResponseMessage response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, stoppingToken);
             int status = (int)response.StatusCode;
             return (status is >= 200 and < 400, $"status {status}");
         }

@@ -51,6 +51,22 @@ public sealed class ExchangeCapture
 
     public void SetBackend(string backend) => _backend = backend;
 
+    /// <summary>
+    /// The <c>Host</c> the backend was sent (the relay writes it apart from the head's fields), kept first among the
+    /// request's headers, as a browser's developer tools show it; a retry on another backend replaces it.
+    /// </summary>
+    public void SetHost(string host)
+    {
+        if (_requestHeaders.Count > 0 && _requestHeaders[0].Name == "Host")
+        {
+            _requestHeaders[0] = new HeaderField("Host", host);
+        }
+        else
+        {
+            _requestHeaders.Insert(0, new HeaderField("Host", host));
+        }
+    }
+
     /// <summary>The exchange failed; the first reason given is kept.</summary>
     public void Fail(string error)
     {

@@ -4,6 +4,7 @@ using System.Text;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.Relay.Shaping;
 
 namespace Tunnel2.TunnelClient.Inspection;
 
@@ -71,6 +72,11 @@ public sealed class ExchangeReplayer : IDisposable
         try
         {
             using HttpRequestMessage request = RequestMessage(method, new Uri(backend.Url, target), headers, body);
+            // The Host the relay sent (the caller's, kept in X-Forwarded-Host, under --host-header preserve), not the URL's.
+            // Not for an https backend: HttpClient would also take it as the TLS server name, which the relay never does.
+            string host = backend.Url.Scheme == Uri.UriSchemeHttp ? _backends.HostHeader.For(headers, backend.Host) : backend.Host;
+            request.Headers.Host = host;
+            capture.SetHost(host);
             using HttpResponseMessage response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken);
             capture.OnResponseHead((int)response.StatusCode, HeadersOf(response));
             await using Stream content = await response.Content.ReadAsStreamAsync(cancellationToken);
@@ -152,7 +158,7 @@ public sealed class ExchangeReplayer : IDisposable
 
     /// <summary>
     /// The request as <see cref="HttpClient"/> takes it: content fields on the content, framing fields (and the
-    /// connection's own) left to the handler, which writes <c>Host</c> from the URL as the relay does.
+    /// connection's own) left to the handler; <c>Host</c> is set as the relay sets it (<see cref="HostHeaderPolicy"/>).
     /// </summary>
     private static HttpRequestMessage RequestMessage(string method, Uri url, List<HeaderField> headers, byte[] body)
     {

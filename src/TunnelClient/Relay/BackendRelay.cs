@@ -12,6 +12,7 @@ using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Inspection;
 using Tunnel2.TunnelClient.Relay.Http1;
+using Tunnel2.TunnelClient.Relay.Shaping;
 using Tunnel2.TunnelClient.Relay.Upgrades;
 using Tunnel2.TunnelClient.Uplinks;
 
@@ -76,9 +77,11 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     private async Task RelayAsync(UplinkStream stream)
     {
         // An upgrade request has no body: its stream stays open for the bytes that follow a 101.
-        bool upgrade = stream.RequestHead!.IsUpgrade;
+        // What the backend is asked from here on (the inspector keeps that too): with --path-prefix keep, the path as the caller sent it.
+        RequestHead request = _backends.KeepsPathPrefix ? PrefixKeeping.Restore(stream.RequestHead!) : stream.RequestHead!;
+        bool upgrade = request.IsUpgrade;
         bool upgradeReserved = false;
-        ExchangeCapture? capture = _inspector?.Begin(stream.RequestHead);
+        ExchangeCapture? capture = _inspector?.Begin(request);
         try
         {
             if (upgrade && !(upgradeReserved = _upgrades.TryReserve()))
@@ -106,7 +109,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                 return;
             }
 
-            await ForwardAsync(stream, upgrade, capture);
+            await ForwardAsync(stream, request, upgrade, capture);
         }
         catch (Exception ex) when (stream.IsAborted || ex is UplinkClosedException or StreamResetException)
         {
@@ -144,9 +147,8 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     /// Runs the exchange in the concurrency slot <see cref="RelayAsync"/> took, and gives the slot back as soon as the
     /// response head is out; an exchange that ends before that gives it back at its end.
     /// </summary>
-    private async Task ForwardAsync(UplinkStream stream, bool upgrade, ExchangeCapture? capture)
+    private async Task ForwardAsync(UplinkStream stream, RequestHead request, bool upgrade, ExchangeCapture? capture)
     {
-        RequestHead request = stream.RequestHead!;
         bool isHead = request.Method == "HEAD";
         bool requestHasBody = stream.RequestHasBody && !upgrade;
         bool slotHeld = true;
@@ -196,7 +198,9 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     bool chunked;
                     try
                     {
-                        chunked = RequestWriter.WriteHead(connection.Output, request, backend.Host, requestHasBody, upgrade);
+                        string host = _backends.HostHeader.For(request.Headers, backend.Host);
+                        capture?.SetHost(host);
+                        chunked = RequestWriter.WriteHead(connection.Output, request, host, requestHasBody, upgrade);
                     }
                     catch (InvalidDataException ex)
                     {

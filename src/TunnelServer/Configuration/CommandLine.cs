@@ -92,7 +92,7 @@ public static class CommandLine
 
         Every setting can also come from appsettings.json or environment variables, e.g.
           TunnelServer__Token, TunnelServer__PublicUrl, TunnelServer__TunnelUrl, TunnelServer__InitialStreamWindow, TunnelServer__ConnectionWindow,
-          TunnelServer__UnsentBytesLimit, TunnelServer__UplinkReceiveBuffer, TunnelServer__UplinkSegmentSize,
+          TunnelServer__UnsentBytesLimit, TunnelServer__PublicReceiveBuffer, TunnelServer__UplinkReceiveBuffer, TunnelServer__UplinkSegmentSize,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
           TunnelServer__HandshakeTimeout, TunnelServer__RequestHeadersTimeout, TunnelServer__MaxFailedLoginsPerMinute, TunnelServer__MaxUplinksPerAddress,
           TunnelServer__PublicH2cUrl, TunnelServer__AdminUrl, TunnelServer__AdminToken, TunnelServer__CertificateAsk,

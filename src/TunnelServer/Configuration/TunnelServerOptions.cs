@@ -99,6 +99,14 @@ public sealed class TunnelServerOptions
     public int UnsentBytesLimit { get; set; } = Tunnel2.Protocol.Sockets.UnsentBytesLimit.Default;
 
     /// <summary>
+    /// SO_RCVBUF of every public caller's socket (0 = the system's autotuning, up to tcp_rmem). What a caller whose
+    /// upload the backend reads slowly can park in the kernel; a fixed size also caps one upload at about this many
+    /// bytes per round trip, so set it only where many slow uploads meet a kernel short of TCP memory.
+    /// </summary>
+    [Range(0, 64 * 1024 * 1024)]
+    public int PublicReceiveBuffer { get; set; }
+
+    /// <summary>
     /// SO_RCVBUF of each uplink socket (0 = the kernel's autotuning). Small enough that the uplink keeps working when the
     /// host runs short of TCP memory; a long, fast path between client and server may want more (window per round trip).
     /// </summary>

@@ -11,7 +11,8 @@ public static class Chromium
     public static string ExecutablePath =>
         Environment.GetEnvironmentVariable("TUNNEL2_CHROMIUM") is { Length: > 0 } configured ? configured : "/usr/bin/chromium";
 
-    public static async Task<(IPlaywright Playwright, IBrowser Browser)> LaunchAsync()
+    /// <param name="extraArgs">More Chromium switches, e.g. <c>--host-resolver-rules=MAP *.apps.test 127.0.0.1</c>.</param>
+    public static async Task<(IPlaywright Playwright, IBrowser Browser)> LaunchAsync(params string[] extraArgs)
     {
         if (!File.Exists(ExecutablePath))
         {
@@ -23,7 +24,7 @@ public static class Chromium
         {
             ExecutablePath = ExecutablePath,
             Headless = true,
-            Args = ["--no-sandbox"], // CI runs as root, where Chromium's sandbox cannot start
+            Args = ["--no-sandbox", .. extraArgs], // CI runs as root, where Chromium's sandbox cannot start
         });
         return (playwright, browser);
     }

@@ -61,7 +61,7 @@ public sealed class SemanticsBackend : IAsyncDisposable
         });
         app.MapGet("/redirect/absolute", (HttpContext context) =>
         {
-            // As a backend that builds absolute URLs from its own Host does (the tunnel client sends the backend's).
+            // As a backend that builds absolute URLs from the Host it gets does (the caller's, or its own with --host-header rewrite).
             context.Response.StatusCode = StatusCodes.Status301MovedPermanently;
             context.Response.Headers.Location = $"{context.Request.Scheme}://{context.Request.Host}/index.html?from=absolute";
         });

@@ -174,4 +174,25 @@ public sealed class TunnelClientOptionsValidatorTests
 
         Assert.Contains("KeepAliveTimeout", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
     }
+
+    [Theory]
+    [InlineData("preserve", true)]
+    [InlineData("rewrite", true)]
+    [InlineData("app.internal:8080", true)]
+    [InlineData("http://app.internal", false)]
+    [InlineData("keep", true)] // a host name like any other
+    [InlineData("app internal", false)]
+    public void The_host_header_is_preserve_rewrite_or_a_host_name(string value, bool valid)
+    {
+        TunnelClientOptions options = Valid();
+        options.HostHeader = value;
+
+        ValidateOptionsResult result = Validate(options);
+
+        Assert.Equal(valid, result.Succeeded);
+        if (!valid)
+        {
+            Assert.Contains("TunnelClient:HostHeader (--host-header)", Assert.Single(result.Failures!), StringComparison.Ordinal);
+        }
+    }
 }

@@ -20,7 +20,7 @@ public sealed class AbortListenerTests
 
         server.Reset(ProtocolErrorCode.Cancelled);
 
-        await Eventually.AssertAsync(() => listener.Count == 1, "the listener is told of the reset");
+        await Eventually.WaitUntilAsync(() => listener.Count == 1, "the listener is told of the reset");
         Assert.True(client.IsAborted);
         Assert.True(client.ClearAbortListener());
         client.Reset(ProtocolErrorCode.InternalError);
@@ -51,7 +51,7 @@ public sealed class AbortListenerTests
         Assert.False(client.ClearAbortListener());
         pair.Client.Close("test");
 
-        await Eventually.AssertAsync(() => client.IsAborted, "the stream fails with its uplink");
+        await Eventually.WaitUntilAsync(() => client.IsAborted, "the stream fails with its uplink");
         Assert.Equal(0, listener.Count);
     }
 
@@ -65,7 +65,7 @@ public sealed class AbortListenerTests
 
         pair.Server.Close("test");
 
-        await Eventually.AssertAsync(() => listener.Count == 1, "the listener is told the uplink died");
+        await Eventually.WaitUntilAsync(() => listener.Count == 1, "the listener is told the uplink died");
     }
 
     [Fact]
@@ -86,13 +86,13 @@ public sealed class AbortListenerTests
             servers[i].Reset(ProtocolErrorCode.Cancelled);
         }
 
-        await Eventually.AssertAsync(() => listeners.Where((_, i) => i % 2 == 0).All(l => l.Count == 1), "each reset stream's listener is told");
+        await Eventually.WaitUntilAsync(() => listeners.Where((_, i) => i % 2 == 0).All(l => l.Count == 1), "each reset stream's listener is told");
         await pair.BarrierAsync();
         Assert.All(listeners.Where((_, i) => i % 2 == 1), l => Assert.Equal(0, l.Count));
 
         pair.Server.Close("test");
 
-        await Eventually.AssertAsync(() => listeners.All(l => l.Count >= 1), "every other listener is told the uplink died");
+        await Eventually.WaitUntilAsync(() => listeners.All(l => l.Count >= 1), "every other listener is told the uplink died");
         Assert.All(listeners, l => Assert.Equal(1, l.Count));
     }
 }

@@ -107,7 +107,7 @@ public sealed class BodyLayerTests
 
         await waitedForData.Task.WithTimeout();
         sourceHasData.SetResult();
-        await Eventually.AssertAsync(() => budget.Waiting == 1, "the frame waits its turn in the budget");
+        await Eventually.WaitUntilAsync(() => budget.Waiting == 1, "the frame waits its turn in the budget");
         Assert.Equal(0, Volatile.Read(ref fills));
 
         budget.Release(1000);
@@ -116,7 +116,7 @@ public sealed class BodyLayerTests
         Assert.Equal(1, fills);
         ReceivedFrame frame = (await peer.ReadUntilAsync(f => f.Header.Type == FrameType.Data)).Match;
         Assert.Equal("xxxxx"u8.ToArray(), frame.Payload);
-        await Eventually.AssertAsync(() => budget.Reserved == 0, "the writer took the frame and gave its room back");
+        await Eventually.WaitUntilAsync(() => budget.Reserved == 0, "the writer took the frame and gave its room back");
     }
 
     [Fact]

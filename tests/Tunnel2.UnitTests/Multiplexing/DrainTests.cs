@@ -19,7 +19,7 @@ public sealed class DrainTests
         Assert.True(pair.Server.IsOpen);
         Assert.False(pair.Server.AcceptsNewStreams);
         Assert.Equal(StreamOpenStatus.UplinkClosed, pair.Server.TryOpenStream(new RequestHead("GET", "/", []), endStream: true, out _));
-        await Eventually.AssertAsync(() => !pair.Client.AcceptsNewStreams, "the client hears the GoAway");
+        await Eventually.WaitUntilAsync(() => !pair.Client.AcceptsNewStreams, "the client hears the GoAway");
         Assert.True(pair.Client.IsOpen);
 
         client.SendResponseHead(new ResponseHead(200, []), endStream: true);
@@ -33,7 +33,7 @@ public sealed class DrainTests
 
         pair.Client.BeginDrain();
 
-        await Eventually.AssertAsync(() => !pair.Server.AcceptsNewStreams, "the server hears the client's GoAway");
+        await Eventually.WaitUntilAsync(() => !pair.Server.AcceptsNewStreams, "the server hears the client's GoAway");
         Assert.True(pair.Server.IsOpen);
         Assert.Equal(StreamOpenStatus.UplinkClosed, pair.Server.TryOpenStream(new RequestHead("GET", "/", []), endStream: true, out _));
     }

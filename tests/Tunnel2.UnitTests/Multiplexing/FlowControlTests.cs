@@ -171,7 +171,7 @@ public sealed class FlowControlTests
         Assert.Equal(new byte[100], await stream.ReadAllAsync());
         stream.SendResponseHead(new ResponseHead(204, []), endStream: true);
 
-        await Eventually.AssertAsync(() => peer.Uplink.ActiveStreamCount == 0 && peer.Uplink.ReceiveCreditOutstanding == 0, "the stream is gone and holds no credit");
+        await Eventually.WaitUntilAsync(() => peer.Uplink.ActiveStreamCount == 0 && peer.Uplink.ReceiveCreditOutstanding == 0, "the stream is gone and holds no credit");
     }
 
     [Fact]

@@ -21,7 +21,7 @@ public sealed class GracefulDrainTests
 
         Task<bool> drain = pair.Client.DrainAsync(TestTimeouts.Default);
 
-        await Eventually.AssertAsync(() => !pair.Server.AcceptsNewStreams, "the server hears the GoAway");
+        await Eventually.WaitUntilAsync(() => !pair.Server.AcceptsNewStreams, "the server hears the GoAway");
         await pair.Client.DrainAcknowledged.WithTimeout();
         Assert.False(drain.IsCompleted);
         Assert.True(pair.Client.IsOpen);
@@ -95,7 +95,7 @@ public sealed class GracefulDrainTests
             new UplinkSettings(), UplinkRole.Server, NullLogger.Instance, name: "frozen");
         Task run = uplink.RunAsync();
         UplinkStream stream = uplink.OpenStreamOrFail(Get, endStream: true);
-        await Eventually.AssertAsync(() => frozen.Writes == 1, "the writer is stuck writing the request head");
+        await Eventually.WaitUntilAsync(() => frozen.Writes == 1, "the writer is stuck writing the request head");
 
         uplink.Close("keep-alive timeout");
 

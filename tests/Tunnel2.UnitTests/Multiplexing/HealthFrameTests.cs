@@ -14,9 +14,9 @@ public sealed class HealthFrameTests
         Assert.True(pair.Server.PeerReady);
 
         Assert.True(pair.Client.TrySendHealth(ready: false));
-        await Eventually.AssertAsync(() => !pair.Server.PeerReady, "the server hears unready");
+        await Eventually.WaitUntilAsync(() => !pair.Server.PeerReady, "the server hears unready");
         Assert.True(pair.Client.TrySendHealth(ready: true));
-        await Eventually.AssertAsync(() => pair.Server.PeerReady, "the server hears ready");
+        await Eventually.WaitUntilAsync(() => pair.Server.PeerReady, "the server hears ready");
         Assert.True(pair.Server.IsOpen);
     }
 

@@ -43,7 +43,7 @@ public sealed class StreamExchangeTests
         Assert.Equal(responseBody, await server.ReadAllAsync());
         await sendResponse.WithTimeout();
 
-        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == 0 && pair.Client.ActiveStreamCount == 0, "both ends forget the finished stream");
+        await Eventually.WaitUntilAsync(() => pair.Server.ActiveStreamCount == 0 && pair.Client.ActiveStreamCount == 0, "both ends forget the finished stream");
         Assert.Null(server.ResetCode);
         Assert.Null(client.ResetCode);
     }
@@ -75,7 +75,7 @@ public sealed class StreamExchangeTests
 
         Assert.Equal(204, (await server.ReadResponseHeadAsync().WithTimeout()).StatusCode);
         Assert.Empty(await server.ReadAllAsync());
-        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == 0 && pair.Client.ActiveStreamCount == 0, "both ends forget the finished stream");
+        await Eventually.WaitUntilAsync(() => pair.Server.ActiveStreamCount == 0 && pair.Client.ActiveStreamCount == 0, "both ends forget the finished stream");
     }
 
     [Fact]

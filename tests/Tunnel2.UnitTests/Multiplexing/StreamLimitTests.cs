@@ -29,7 +29,7 @@ public sealed class StreamLimitTests
         Assert.Equal(204, (await first.ReadResponseHeadAsync().WithTimeout()).StatusCode);
         first.Dispose();
         firstOnClient.Dispose();
-        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == 1, "the finished stream is forgotten");
+        await Eventually.WaitUntilAsync(() => pair.Server.ActiveStreamCount == 1, "the finished stream is forgotten");
         (UplinkStream third, _) = await pair.OpenAsync(Get, endStream: true);
         Assert.Equal(3u, third.Id);
         Assert.True(pair.Client.IsOpen);

@@ -31,8 +31,8 @@ public sealed class StreamPoolTests
 
         // The pool clears finished streams on the reader loop between batches: one more exchange passes through it.
         await pair.BarrierAsync();
-        await Eventually.AssertAsync(() => pair.Server.StreamPool.FreeCount == 1, "the server's finished stream is free");
-        await Eventually.AssertAsync(() => pair.Client.StreamPool.FreeCount == 1, "the client's finished stream is free");
+        await Eventually.WaitUntilAsync(() => pair.Server.StreamPool.FreeCount == 1, "the server's finished stream is free");
+        await Eventually.WaitUntilAsync(() => pair.Client.StreamPool.FreeCount == 1, "the client's finished stream is free");
 
         (UplinkStream second, UplinkStream secondClient) = await pair.OpenAsync(Get, endStream: true);
         Assert.Same(first, second);
@@ -79,7 +79,7 @@ public sealed class StreamPoolTests
         await Assert.ThrowsAsync<StreamResetException>(() => upload.WaitAsync(TestTimeouts.Default));
         Assert.Equal(0, server.Holds);
         await pair.BarrierAsync();
-        await Eventually.AssertAsync(() => pair.Server.StreamPool.FreeCount == 1, "the stream is free once its loop ended");
+        await Eventually.WaitUntilAsync(() => pair.Server.StreamPool.FreeCount == 1, "the stream is free once its loop ended");
         Assert.Equal(0, nextClient.ReceivedBytes); // the late bytes went nowhere
     }
 
@@ -91,9 +91,9 @@ public sealed class StreamPoolTests
         // A filler stream with credit to spare stalls the writer: nobody reads what it writes beyond the pipe's 64 KiB.
         UplinkStream filler = peer.Uplink.OpenStreamOrFail(Get, endStream: false);
         await peer.SendFrameAsync(FrameType.WindowUpdate, filler.Id, FrameBytes.U32(1 << 20));
-        await Eventually.AssertAsync(() => filler.HasSendCredit && filler.SentBytes == 0, "the filler has its credit");
+        await Eventually.WaitUntilAsync(() => filler.HasSendCredit && filler.SentBytes == 0, "the filler has its credit");
         await filler.SendAsync(new ReadOnlySequence<byte>(new byte[256 * 1024]), endStream: false, CancellationToken.None);
-        await Eventually.AssertAsync(() => filler.SentBytes > 0, "the writer is busy with the filler");
+        await Eventually.WaitUntilAsync(() => filler.SentBytes > 0, "the writer is busy with the filler");
 
         UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("POST", "/x", []), endStream: false);
         await stream.SendAsync(new ReadOnlySequence<byte>(new byte[1024]), endStream: false, CancellationToken.None);
@@ -107,9 +107,9 @@ public sealed class StreamPoolTests
         Assert.NotNull(reset);
         // Taking the stream out of its lane writes nothing, so the frames left are read in the background meanwhile.
         Task reading = ReadEveryFrameAsync(peer);
-        await Eventually.AssertAsync(() => stream.Holds == 0, "the writer comes round to the stream's place in its lane");
+        await Eventually.WaitUntilAsync(() => stream.Holds == 0, "the writer comes round to the stream's place in its lane");
         await peer.SendFrameAsync(FrameType.Ping, 0, FrameBytes.U64(1)); // a batch for the reader, which clears finished streams
-        await Eventually.AssertAsync(() => peer.Uplink.StreamPool.FreeCount == 1, "the stream is free");
+        await Eventually.WaitUntilAsync(() => peer.Uplink.StreamPool.FreeCount == 1, "the stream is free");
         filler.Dispose();
         Assert.False(reading.IsFaulted);
     }
@@ -214,6 +214,6 @@ public sealed class StreamPoolTests
         Assert.Equal(expectedAnswered, answered);
         Assert.Equal(expectedReset, reset);
         Assert.True(objects.Count < 1000, $"finished streams were reused: {objects.Count} objects for 1,000 exchanges");
-        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == 0 && pair.Client.ActiveStreamCount == 0, "every stream ends");
+        await Eventually.WaitUntilAsync(() => pair.Server.ActiveStreamCount == 0 && pair.Client.ActiveStreamCount == 0, "every stream ends");
     }
 }

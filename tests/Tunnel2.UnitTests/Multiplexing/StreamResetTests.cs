@@ -40,7 +40,7 @@ public sealed class StreamResetTests
 
         var error = await Assert.ThrowsAsync<StreamResetException>(async () => await client.Input.ReadAsync().AsTask().WithTimeout());
         Assert.Equal(ProtocolErrorCode.ResponseHeadTimeout, error.ErrorCode);
-        await Eventually.AssertAsync(() => aborted.IsCancellationRequested, "the client's Aborted token fires");
+        await Eventually.WaitUntilAsync(() => aborted.IsCancellationRequested, "the client's Aborted token fires");
         var sendError = Assert.Throws<StreamResetException>(() => client.SendResponseHead(new ResponseHead(200, []), endStream: true));
         Assert.Equal(ProtocolErrorCode.ResponseHeadTimeout, sendError.ErrorCode);
     }

@@ -20,13 +20,13 @@ public sealed class StreamStateTests
         server.SendEnd();
         Assert.Equal(StreamState.LocalEnded, server.State);
         Assert.Equal(1, pair.Server.ActiveStreamCount);
-        await Eventually.AssertAsync(() => client.State == StreamState.RemoteEnded, "the client sees the request body end");
+        await Eventually.WaitUntilAsync(() => client.State == StreamState.RemoteEnded, "the client sees the request body end");
 
         client.SendResponseHead(new ResponseHead(204, []), endStream: true);
 
         Assert.Equal(StreamState.LocalEnded | StreamState.RemoteEnded | StreamState.Removed, client.State);
         Assert.Equal(0, pair.Client.ActiveStreamCount);
-        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == 0, "the server's stream ends with the response");
+        await Eventually.WaitUntilAsync(() => pair.Server.ActiveStreamCount == 0, "the server's stream ends with the response");
         Assert.Equal(StreamState.LocalEnded | StreamState.RemoteEnded | StreamState.Removed, server.State);
     }
 
@@ -41,7 +41,7 @@ public sealed class StreamStateTests
 
         client.Reset(ProtocolErrorCode.BackendUnreachable);
 
-        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == 0, "the reset reaches the server");
+        await Eventually.WaitUntilAsync(() => pair.Server.ActiveStreamCount == 0, "the reset reaches the server");
         Assert.Equal(StreamState.Aborted | StreamState.LocalEnded | StreamState.RemoteEnded | StreamState.Removed, server.State);
         Assert.Equal(ProtocolErrorCode.BackendUnreachable, server.ResetCode);
 
@@ -72,7 +72,7 @@ public sealed class StreamStateTests
             clients[i].Reset(ProtocolErrorCode.BackendUnreachable);
         }
 
-        await Eventually.AssertAsync(() => pair.Server.ActiveStreamCount == heads.Length / 2, "the resets reach the server");
+        await Eventually.WaitUntilAsync(() => pair.Server.ActiveStreamCount == heads.Length / 2, "the resets reach the server");
         for (int i = 0; i < clients.Length; i += 2)
         {
             // Out of the table, so already told: the table is emptied last.
@@ -112,6 +112,6 @@ public sealed class StreamStateTests
             StreamState.Aborted | StreamState.LocalEnded | StreamState.RemoteEnded | StreamState.Removed | StreamState.Disposed,
             client.State);
         Assert.Equal(ProtocolErrorCode.Cancelled, client.ResetCode);
-        await Eventually.AssertAsync(() => server.IsAborted, "the server hears of the reset");
+        await Eventually.WaitUntilAsync(() => server.IsAborted, "the server hears of the reset");
     }
 }

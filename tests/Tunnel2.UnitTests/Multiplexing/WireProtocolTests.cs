@@ -129,7 +129,7 @@ public sealed class WireProtocolTests
         UplinkStream stream = peer.Uplink.OpenStreamOrFail(new RequestHead("GET", "/", []), endStream: true);
         await peer.SendFrameAsync(FrameType.ResponseHead, FrameFlags.EndStream, 1, OkHead);
         await stream.ReadResponseHeadAsync().WithTimeout();
-        await Eventually.AssertAsync(() => peer.Uplink.ActiveStreamCount == 0, "the finished stream is forgotten");
+        await Eventually.WaitUntilAsync(() => peer.Uplink.ActiveStreamCount == 0, "the finished stream is forgotten");
 
         await peer.SendFrameAsync(type, 1, PayloadFor(type));
         await peer.PingRoundTripAsync();

@@ -45,7 +45,7 @@ public sealed class ConcurrencyGateTests
         for (int admitted = 1; admitted <= 5; admitted++)
         {
             gate.Release();
-            await Eventually.AssertAsync(() => waiters.Count(w => w.IsCompleted) == admitted, $"{admitted} waiters are admitted");
+            await Eventually.WaitUntilAsync(() => waiters.Count(w => w.IsCompleted) == admitted, $"{admitted} waiters are admitted");
             Assert.Equal(5 - admitted, gate.Queued);
         }
 

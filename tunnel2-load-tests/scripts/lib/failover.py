@@ -26,7 +26,8 @@ from loadkit.stats import percentile
 
 def replica_of(response_headers, body):
     """Which replica answered: nginx's X-Upstream (the last address it tried), else the port in TestBackend's
-    /loadtest/get "url", which carries the Host the client or the tunnel sent, i.e. the replica's own address."""
+    /loadtest/get "url", which carries the Host the client sent: the replica's own address, since failover.sh starts
+    the clients with --host-header rewrite."""
     upstream = response_headers.get("X-Upstream")
     if upstream:
         return upstream.split(",")[-1].strip().rsplit(":", 1)[-1]

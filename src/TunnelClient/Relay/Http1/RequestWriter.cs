@@ -17,6 +17,7 @@ internal static class RequestWriter
     /// Writes the request line and headers; returns true when the body must go chunked (no Content-Length). An upgrade
     /// request (<paramref name="upgrade"/>) gets <c>Connection: Upgrade</c> beside its <c>Upgrade</c> field and no body framing.
     /// </summary>
+    /// <param name="host">The <c>Host</c> line (<see cref="Shaping.HostHeaderPolicy"/>); a Host field in the head is ignored.</param>
     /// <exception cref="InvalidDataException">
     /// A method, target or header that would change how the backend frames the request (a name outside RFC 9110's
     /// token characters, CR/LF/NUL in a value, white space in the target): nothing is written then. The public edge

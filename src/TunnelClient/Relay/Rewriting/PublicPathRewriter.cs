@@ -5,8 +5,8 @@ namespace Tunnel2.TunnelClient.Relay.Rewriting;
 /// <summary>
 /// In path mode the backend is served at <c>/session/{id}</c> on the public side but answers as if it sat at its own
 /// root. Like nginx's <c>proxy_redirect default</c> and <c>proxy_cookie_path</c>, this rewrites a response's
-/// <c>Location</c>, <c>Content-Location</c> and <c>Refresh</c> URLs that point at the backend's own origin (to the
-/// public origin plus the prefix) or are root-relative (to the prefix plus the path), and gives a <c>Set-Cookie</c>
+/// <c>Location</c>, <c>Content-Location</c> and <c>Refresh</c> URLs that point at the backend's own origin or at the
+/// caller's host (to the public origin plus the prefix) or are root-relative (to the prefix plus the path), and gives a <c>Set-Cookie</c>
 /// <c>Path=/…</c> the prefix, so one session's cookies do not reach every other session on the same host. The prefix and
 /// the public origin come from the request's <c>X-Forwarded-Prefix</c>, <c>-Proto</c> and <c>-Host</c>. A value
 /// already under the prefix, a relative one (<c>next.html</c>) and one on another origin stay as they are.
@@ -63,9 +63,7 @@ public sealed class PublicPathRewriter
         }
 
         if (!Uri.TryCreate(url, UriKind.Absolute, out Uri? absolute)
-            || !absolute.Scheme.Equals(_backend.Scheme, StringComparison.OrdinalIgnoreCase)
-            || !absolute.IdnHost.Equals(_backend.IdnHost, StringComparison.OrdinalIgnoreCase)
-            || absolute.Port != _backend.Port)
+            || !(IsBackendOrigin(absolute) || IsPublicHost(absolute, publicBase.Host)))
         {
             return null; // relative to the current page, or somewhere else entirely
         }
@@ -82,6 +80,20 @@ public sealed class PublicPathRewriter
         string path = IsUnderPrefix(rest, publicBase.Prefix) ? rest : publicBase.Prefix + rest;
         return publicBase.Origin is { } origin ? origin + path : path;
     }
+
+    private bool IsBackendOrigin(Uri url) =>
+        url.Scheme.Equals(_backend.Scheme, StringComparison.OrdinalIgnoreCase)
+        && url.IdnHost.Equals(_backend.IdnHost, StringComparison.OrdinalIgnoreCase)
+        && url.Port == _backend.Port;
+
+    /// <summary>
+    /// The caller's own host (<c>--host-header preserve</c> hands the backend the caller's Host, so it builds absolute
+    /// URLs on it), over http or https: the backend cannot know which scheme the caller used.
+    /// </summary>
+    private static bool IsPublicHost(Uri url, string? publicHost) =>
+        publicHost is { Length: > 0 }
+        && (url.Scheme == Uri.UriSchemeHttp || url.Scheme == Uri.UriSchemeHttps)
+        && url.Authority.Equals(publicHost, StringComparison.OrdinalIgnoreCase);
 
     /// <summary><c>5; url=/next</c>: the URL after <c>url=</c> (quoted or not) is rewritten as a Location is.</summary>
     private string? RewriteRefresh(string refresh, PublicBase publicBase)
@@ -146,7 +158,7 @@ public sealed class PublicPathRewriter
         path.StartsWith(prefix, StringComparison.Ordinal) && (path.Length == prefix.Length || path[prefix.Length] is '/' or '?' or '#');
 
     /// <summary>Where the caller reached the backend: the prefix stripped and, when known, the public origin.</summary>
-    private sealed record PublicBase(string Prefix, string? Origin)
+    private sealed record PublicBase(string Prefix, string? Origin, string? Host)
     {
         public static PublicBase Of(RequestHead request)
         {
@@ -169,7 +181,7 @@ public sealed class PublicPathRewriter
                 }
             }
 
-            return new PublicBase(prefix, proto is { Length: > 0 } && host is { Length: > 0 } ? $"{proto}://{host}" : null);
+            return new PublicBase(prefix, proto is { Length: > 0 } && host is { Length: > 0 } ? $"{proto}://{host}" : null, host);
         }
     }
 }

@@ -44,7 +44,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
 
         _time.Advance(IdleTimeout + IdleTimeout / 4);
 
-        await Eventually.AssertAsync(() => _pool.IdleCount == 0, "the idle connection leaves the pool");
+        await Eventually.WaitUntilAsync(() => _pool.IdleCount == 0, "the idle connection leaves the pool");
         Assert.Equal(0, await accepted.ReceiveAsync(new byte[1]).WithTimeout());
         Assert.Contains(_closed, c => c.Cause == CloseCause.IdleTimeout);
         accepted.Dispose();
@@ -61,7 +61,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
 
         // The older has been idle a full timeout, the newer half of one: only the older goes.
         _time.Advance(IdleTimeout / 2);
-        await Eventually.AssertAsync(() => _pool.IdleCount == 1, "only the older connection leaves the pool");
+        await Eventually.WaitUntilAsync(() => _pool.IdleCount == 1, "only the older connection leaves the pool");
         Assert.Equal(0, await olderAccepted.ReceiveAsync(new byte[1]).WithTimeout());
 
         Assert.True(_pool.TryRentIdle(streamId: 3, out BackendConnection? rented));

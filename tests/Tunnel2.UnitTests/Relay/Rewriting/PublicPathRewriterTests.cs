@@ -34,7 +34,12 @@ public sealed class PublicPathRewriterTests
     [InlineData("http://127.0.0.1:9999/x", "http://127.0.0.1:9999/x")]
     [InlineData("https://127.0.0.1:12007/x", "https://127.0.0.1:12007/x")]
     [InlineData("http://other.example/x", "http://other.example/x")]
-    public void A_Location_to_the_backends_origin_or_root_moves_under_the_public_prefix_and_any_other_stays(string location, string expected)
+    [InlineData("http://pub.example/index.html", "https://pub.example/session/abc/index.html")]
+    [InlineData("https://pub.example/login?next=/x", "https://pub.example/session/abc/login?next=/x")]
+    [InlineData("https://pub.example/session/abc/x", "https://pub.example/session/abc/x")]
+    [InlineData("https://pub.example:8443/x", "https://pub.example:8443/x")]
+    [InlineData("ftp://pub.example/x", "ftp://pub.example/x")]
+    public void A_Location_to_the_backends_origin_the_callers_host_or_root_moves_under_the_public_prefix_and_any_other_stays(string location, string expected)
     {
         Assert.Equal(expected, Rewritten("Location", location));
         Assert.Equal(expected, Rewritten("content-location", location));
