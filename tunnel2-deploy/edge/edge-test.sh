@@ -4,8 +4,9 @@
 # that answers every name with 127.0.0.1. Pebble validates for real (HTTP-01 and TLS-ALPN-01 against Caddy's
 # unprivileged ports). Checks: a session host gets a pebble-issued certificate and the backend's answer; HTTP/2 and a
 # WebSocket echo through the edge; the visitor's address reaches the backend; an unknown name gets no certificate and
-# the ask says no; a custom domain works; the uplink comes through the edge (WebSocket transport); a second request
-# and a restarted Caddy reuse the stored certificate with no new order. Installs caddy and pebble with apt-get when
+# the ask says no; the ask sits behind TunnelServer's admin token, which Caddy's ask URL carries; a custom domain
+# works; the uplink comes through the edge (WebSocket transport); a second request and a restarted Caddy reuse the
+# stored certificate with no new order. Installs caddy and pebble with apt-get when
 # missing (as root); builds TestBackend, TunnelServer and TunnelClient (Release) when not built. Every wait has a
 # timeout; everything started is stopped on exit. Ends with one line "N passed, N failed".
 set -uo pipefail
@@ -26,6 +27,7 @@ summarized=0
 SUFFIX=edge.tunnel2.test         # --host-suffix, and the edge's own name (it names no session)
 CUSTOM=app.customer.test          # a custom domain of session demo
 TOKEN="edge-test-token-$RANDOM$RANDOM"
+ADMIN_TOKEN="edge-test-admin-token-$RANDOM$RANDOM" # the ask behind it too: Caddy's ask URL carries it (TUNNEL2_ASK_QUERY)
 
 summary() {
   ((summarized)) && return 0
@@ -113,13 +115,17 @@ curl -fsS --max-time 5 --cacert "$WORK/pebble-listener.pem" "https://127.0.0.1:$
 start TestBackend "$WORK/backend.log" "$(dirname "$(dll TestBackend)")" dotnet "$(dll TestBackend)" --urls "http://127.0.0.1:$backend_port"
 start TunnelServer "$WORK/server.log" "$(dirname "$(dll TunnelServer)")" dotnet "$(dll TunnelServer)" --token "$TOKEN" \
   --public-url "http://127.0.0.1:$public_port" --tunnel-url "http://127.0.0.1:$tunnel_port" --admin-url "http://127.0.0.1:$admin_port" \
+  --admin-token "$ADMIN_TOKEN" \
   --certificate-ask true --host-suffix "$SUFFIX" "--ProxyEntry:Hosts:$CUSTOM=demo" --trusted-proxy 127.0.0.1/32
-wait_until "TunnelServer's admin listener" curl -fsS --max-time 2 "http://127.0.0.1:$admin_port/healthz"
+admin_get() { curl -sS --max-time 5 -H "Authorization: Bearer $ADMIN_TOKEN" "http://127.0.0.1:$admin_port$1" "${@:2}"; }
+ask_status() { admin_get "/edge/ask?domain=$1" -o /dev/null -w '%{http_code}'; }
+wait_until "TunnelServer's admin listener" admin_get /healthz -f
 
 # --- Caddy, with the kit's Caddyfile as it is -----------------------------------------------------------------------
 # SSL_CERT_FILE: Caddy (Go) trusts pebble's listener only; nothing else is reachable here anyway.
 caddy_env=(env SSL_CERT_FILE="$WORK/pebble-listener.pem" XDG_CONFIG_HOME="$WORK/caddy-config" XDG_DATA_HOME="$WORK/caddy-data"
   TUNNEL2_EDGE_HOST="$SUFFIX" TUNNEL2_PUBLIC_PORT="$public_port" TUNNEL2_TUNNEL_PORT="$tunnel_port" TUNNEL2_ADMIN_PORT="$admin_port"
+  TUNNEL2_ASK_QUERY="access_token=$ADMIN_TOKEN"
   TUNNEL2_ACME_CA="https://127.0.0.1:$acme_port/dir" TUNNEL2_EDGE_HTTP_PORT="$http_port" TUNNEL2_EDGE_HTTPS_PORT="$https_port"
   TUNNEL2_EDGE_ADMIN="127.0.0.1:$caddy_admin" TUNNEL2_EDGE_BIND=127.0.0.1 TUNNEL2_EDGE_STORAGE="$WORK/caddy-storage")
 start_caddy() { # LOGFILE
@@ -141,7 +147,7 @@ wait_until "Caddy's certificate for its own name ($SUFFIX)" edge_curl "$SUFFIX" 
 start TunnelClient "$WORK/client.log" "$(dirname "$(dll TunnelClient)")" unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' \
   "$WORK/hosts" dotnet "$(dll TunnelClient)" --server "https://$SUFFIX:$https_port" --transport websocket \
   --ca-certificate "$WORK/pebble-root.pem" --session demo --token "$TOKEN" --backend "http://127.0.0.1:$backend_port"
-wait_until "the client's uplink through the edge" curl -fsS --max-time 2 "http://127.0.0.1:$admin_port/api/sessions/demo"
+wait_until "the client's uplink through the edge" admin_get /api/sessions/demo -f
 
 # --- checks ---------------------------------------------------------------------------------------------------------
 orders() { grep -c 'Issued certificate serial' "$WORK/pebble.log"; }
@@ -150,7 +156,7 @@ issuer_of() { # NAME: the issuer of the certificate the edge shows for it
 }
 
 check "the uplink came through the edge over TLS (WebSocket transport, seen by TunnelServer as from Caddy)" \
-  bash -c "curl -fsS --max-time 5 http://127.0.0.1:$admin_port/api/sessions/demo | grep -q '\"transport\":\"websocket\"'"
+  grep -q '"transport":"websocket"' <<<"$(admin_get /api/sessions/demo)"
 
 before_demo=$(orders)
 if wait_until "demo.$SUFFIX through the edge" answers_pong "demo.$SUFFIX"; then :; fi
@@ -186,9 +192,11 @@ before_unknown=$(orders)
 check "an unknown name (nope.example.net) gets no certificate: the TLS handshake fails" \
   bash -c "! curl -sS --max-time 10 --resolve nope.example.net:$https_port:127.0.0.1 --cacert '$WORK/pebble-root.pem' https://nope.example.net:$https_port/ -o /dev/null 2>/dev/null"
 check "an unknown name: the ask says no (404)" \
-  test "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$admin_port/edge/ask?domain=nope.example.net")" = 404
+  test "$(ask_status nope.example.net)" = 404
 check "a name under the suffix that is no session (under_score.$SUFFIX): the ask says no (404)" \
-  test "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$admin_port/edge/ask?domain=under_score.$SUFFIX")" = 404
+  test "$(ask_status "under_score.$SUFFIX")" = 404
+check "the ask without the admin token: 401" \
+  test "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$admin_port/edge/ask?domain=demo.$SUFFIX")" = 401
 check "an unknown name: no order reached pebble (orders $before_unknown -> $(orders))" test "$(orders)" -eq "$before_unknown"
 check "an unknown name: pebble never saw it" bash -c "! grep -q nope.example.net '$WORK/pebble.log'"
 
