@@ -18,6 +18,7 @@ using Tunnel2.Protocol.Sockets;
 using Tunnel2.TunnelServer.Admin;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
+using Tunnel2.TunnelServer.Edge;
 using Tunnel2.TunnelServer.Hosting;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Tls;
@@ -71,6 +72,11 @@ public static class TunnelServerApp
         {
             builder.Services.AddSingleton(services => new CredentialsFile(options.CredentialsFile,
                 services.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), services.GetRequiredService<ILogger<CredentialsFile>>()));
+        }
+
+        if (options.CertificateAsk)
+        {
+            builder.Services.AddCertificateAsk(options.Token);
         }
 
         builder.Services.AddSingleton(services => new ClientAuthenticator(options.Token, services.GetService<CredentialsFile>()));
@@ -137,6 +143,11 @@ public static class TunnelServerApp
             app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.AdminToken));
             app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseNodeHeader(options).UseProxyEntry());
             AdminApi.Map(app, endpoints);
+            if (options.CertificateAsk)
+            {
+                CertificateAskEndpoint.Map(app, endpoints);
+            }
+
             _ = app.Services.GetRequiredService<LiveTraffic>(); // listening from the start, so the first minute is in the charts
         }
         else
@@ -218,6 +229,11 @@ public static class TunnelServerApp
             catch (InvalidConfigurationException ex)
             {
                 failures.Add(ex.Message);
+            }
+
+            if (options.CertificateAsk && CertificateAskEndpoint.Problem(configuration) is { } askProblem)
+            {
+                failures.Add(askProblem);
             }
 
             try

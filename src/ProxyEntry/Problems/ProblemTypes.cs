@@ -24,4 +24,10 @@ public static class ProblemTypes
     public const string VisitorUnauthorized = "urn:tunnel2:problem:visitor-unauthorized";
     public const string TooManyFailedAttempts = "urn:tunnel2:problem:too-many-failed-attempts";
     public const string RateLimited = "urn:tunnel2:problem:rate-limited";
+
+    /// <summary>The admin listener's certificate ask (docs/edge.md) was asked without <c>?domain=</c>.</summary>
+    public const string EdgeAskNoDomain = "urn:tunnel2:problem:edge-ask-no-domain";
+
+    /// <summary>The certificate ask's no: the edge may not get a certificate for that name.</summary>
+    public const string EdgeAskRefused = "urn:tunnel2:problem:edge-ask-refused";
 }

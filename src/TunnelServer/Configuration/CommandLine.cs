@@ -17,6 +17,7 @@ public static class CommandLine
         ["--public-h2c-url"] = "TunnelServer:PublicH2cUrl",
         ["--admin-url"] = "TunnelServer:AdminUrl",
         ["--admin-token"] = "TunnelServer:AdminToken",
+        ["--certificate-ask"] = "TunnelServer:CertificateAsk",
         ["--node-name"] = "TunnelServer:NodeName",
         ["--node-header"] = "TunnelServer:NodeHeader",
         ["--certificate"] = "TunnelServer:Certificate",
@@ -53,6 +54,9 @@ public static class CommandLine
                                      [default none: no metrics collected]
           --admin-token <token>      Bearer token admin requests must carry (16+ chars); required when the
                                      admin URL is not loopback
+          --certificate-ask <b>      true: answer an edge's on-demand TLS ask (Caddy) at GET /edge/ask?domain=
+                                     on the admin listener: 200 for a custom domain or {session}.<host-suffix>
+                                     that a client may serve, else 404 (docs/edge.md)     [default false]
           --node-name <name>         This node's name among several behind a balancer: in logs (Node),
                                      metrics (service.instance.id) and the header below [default: host name]
           --node-header <b>          true: send Tunnel2-Node: <name> on every public response [default false]
@@ -91,7 +95,7 @@ public static class CommandLine
           TunnelServer__UnsentBytesLimit, TunnelServer__PublicReceiveBuffer, TunnelServer__UplinkReceiveBuffer, TunnelServer__UplinkSegmentSize,
           TunnelServer__KeepAliveInterval, TunnelServer__KeepAliveTimeout, TunnelServer__MaxStreamsPerUplink,
           TunnelServer__HandshakeTimeout, TunnelServer__RequestHeadersTimeout, TunnelServer__MaxFailedLoginsPerMinute, TunnelServer__MaxUplinksPerAddress,
-          TunnelServer__PublicH2cUrl, TunnelServer__AdminUrl, TunnelServer__AdminToken,
+          TunnelServer__PublicH2cUrl, TunnelServer__AdminUrl, TunnelServer__AdminToken, TunnelServer__CertificateAsk,
           TunnelServer__NodeName, TunnelServer__NodeHeader,
           ProxyEntry__MetricsSessionLimit (sessions with a metrics label of their own, the rest '_other') [100],
           TunnelServer__DrainTimeout, ProxyEntry__WarmUp, ProxyEntry__ResponseHeadTimeout, ProxyEntry__MaxRequestBodySize,

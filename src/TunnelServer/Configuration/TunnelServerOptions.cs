@@ -43,6 +43,13 @@ public sealed class TunnelServerOptions
     public string? AdminToken { get; set; }
 
     /// <summary>
+    /// Answer an edge's question "may I get a certificate for this name?" at <c>GET /edge/ask?domain=…</c> on the admin
+    /// listener (Caddy's on-demand TLS <c>ask</c>): 200 for a custom domain or a session host some client may serve,
+    /// else 404. Needs <see cref="AdminUrl"/> and host routing (<c>ProxyEntry:HostSuffix</c> or <c>ProxyEntry:Hosts</c>).
+    /// </summary>
+    public bool CertificateAsk { get; set; }
+
+    /// <summary>
     /// This node's name among several servers behind one balancer: in its logs (the <c>Node</c> property), its metrics
     /// (<c>service.instance.id</c>) and, with <see cref="NodeHeader"/>, a response header. Null: the machine's name.
     /// </summary>

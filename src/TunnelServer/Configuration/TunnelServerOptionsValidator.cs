@@ -63,6 +63,11 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
 
         failures.AddRange(AdminSettings.Problems(TunnelServerOptions.SectionName, options.AdminUrl, options.AdminToken));
 
+        if (options.CertificateAsk && string.IsNullOrEmpty(options.AdminUrl))
+        {
+            failures.Add("TunnelServer:CertificateAsk answers on the admin listener: set --admin-url too (e.g. http://127.0.0.1:12002).");
+        }
+
         if (options.KeepAliveTimeout <= options.KeepAliveInterval)
         {
             failures.Add("TunnelServer:KeepAliveTimeout must be longer than TunnelServer:KeepAliveInterval.");

@@ -122,4 +122,17 @@ public sealed class TunnelServerOptionsValidatorTests
         Assert.Equal(TimeSpan.FromSeconds(2), settings.KeepAliveInterval);
         Assert.Equal(TimeSpan.FromSeconds(7), settings.KeepAliveTimeout);
     }
+
+    [Fact]
+    public void The_certificate_ask_needs_the_admin_listener()
+    {
+        TunnelServerOptions options = Valid();
+        options.CertificateAsk = true;
+
+        string failure = Assert.Single(Validate(options).Failures!);
+        Assert.Contains("--admin-url", failure, StringComparison.Ordinal);
+
+        options.AdminUrl = "http://127.0.0.1:12002";
+        Assert.True(Validate(options).Succeeded);
+    }
 }
