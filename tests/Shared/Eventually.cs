@@ -4,7 +4,7 @@ namespace Tunnel2.Testing;
 
 /// <summary>
 /// Waits for a condition by polling it, never by a fixed sleep: the one helper of every test project (linked into each).
-/// The waits fail the test with what was awaited when the timeout passes; <see cref="TryWaitAsync"/> only says whether
+/// The waits fail the test with what was awaited when the timeout passes; <c>TryWaitAsync</c> only says whether
 /// the condition came true.
 /// </summary>
 public static class Eventually

@@ -154,15 +154,23 @@ public sealed class JupyterThroughTunnel : IAsyncDisposable
     {
         ["header"] = new JsonObject
         {
-            ["msg_id"] = messageId, ["username"] = "e2e", ["session"] = Guid.NewGuid().ToString("N"),
-            ["msg_type"] = "execute_request", ["version"] = "5.3", ["date"] = DateTimeOffset.UtcNow.ToString("O"),
+            ["msg_id"] = messageId,
+            ["username"] = "e2e",
+            ["session"] = Guid.NewGuid().ToString("N"),
+            ["msg_type"] = "execute_request",
+            ["version"] = "5.3",
+            ["date"] = DateTimeOffset.UtcNow.ToString("O"),
         },
         ["parent_header"] = new JsonObject(),
         ["metadata"] = new JsonObject(),
         ["content"] = new JsonObject
         {
-            ["code"] = code, ["silent"] = false, ["store_history"] = false, ["user_expressions"] = new JsonObject(),
-            ["allow_stdin"] = false, ["stop_on_error"] = true,
+            ["code"] = code,
+            ["silent"] = false,
+            ["store_history"] = false,
+            ["user_expressions"] = new JsonObject(),
+            ["allow_stdin"] = false,
+            ["stop_on_error"] = true,
         },
         ["channel"] = "shell",
         ["buffers"] = new JsonArray(),
