@@ -56,7 +56,7 @@ trap cleanup EXIT
 
 # ---- tools -------------------------------------------------------------------------------------------------------
 missing=()
-command -v docker >/dev/null || missing+=(docker.io)
+command -v dockerd >/dev/null || missing+=(docker.io)   # the engine; a docker CLI alone (as /usr/local/bin may hold) is not enough
 command -v docker-compose >/dev/null || missing+=(docker-compose)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
 command -v ab >/dev/null || missing+=(apache2-utils)
