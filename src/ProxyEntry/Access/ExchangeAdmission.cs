@@ -4,6 +4,7 @@ using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.ProxyEntry.Access;
 

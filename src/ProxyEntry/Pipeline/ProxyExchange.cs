@@ -2,8 +2,8 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.ObjectPool;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Forwarding.Retry;
+using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.ProxyEntry.Pipeline;
 

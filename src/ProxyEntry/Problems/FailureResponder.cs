@@ -4,6 +4,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.ProxyEntry.Problems;
 

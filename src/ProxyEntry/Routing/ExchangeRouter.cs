@@ -1,6 +1,5 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using Tunnel2.ProxyEntry.Forwarding;
 
 namespace Tunnel2.ProxyEntry.Routing;
 

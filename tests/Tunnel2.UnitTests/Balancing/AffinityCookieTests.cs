@@ -5,8 +5,8 @@ using Tunnel2.Protocol.Balancing;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Pipeline;
+using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.UnitTests.Balancing;
 

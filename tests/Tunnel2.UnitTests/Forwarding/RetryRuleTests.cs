@@ -1,9 +1,9 @@
 using Microsoft.AspNetCore.Http;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Forwarding.Retry;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.UnitTests.Balancing;
+using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.UnitTests.Forwarding;
 

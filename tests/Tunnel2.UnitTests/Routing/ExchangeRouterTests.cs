@@ -1,6 +1,5 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.UnitTests.Routing;
