@@ -8,12 +8,17 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Forwarding.Retry;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Pipeline;
+using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.ProxyEntry.Upgrades;
 
 namespace Tunnel2.ProxyEntry;
 
@@ -33,8 +38,8 @@ public static class ProxyEntryExtensions
         services.AddSingleton<PublicDrain>();
         services.AddSingleton<NodeWarmUp>();
         services.AddSingleton<ProxyEntryMetrics>();
-        services.AddSingleton<TunnelForwarder>();
         services.AddSingleton<VisitorAccess>();
+        AddRequestPath(services);
         services.AddSingleton(provider => new PublicRateLimits(
             provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RateLimits, provider.GetRequiredService<HostRouter>()));
         services.AddRateLimiter(_ => { });
@@ -55,6 +60,20 @@ public static class ProxyEntryExtensions
             }
         });
         return services;
+    }
+
+    /// <summary>The steps of the public request path, in their order, and what runs them (<see cref="TunnelForwarder"/>).</summary>
+    private static void AddRequestPath(IServiceCollection services)
+    {
+        services.AddSingleton<FailureResponder>();
+        services.AddSingleton<ExchangeAdmission>();
+        services.AddSingleton<UplinkPicker>();
+        services.AddSingleton<RequestBodyPump>();
+        services.AddSingleton<UpgradeRelay>();
+        services.AddSingleton<ForwardAttempt>();
+        services.AddSingleton<RetryPolicy>();
+        services.AddSingleton<ProxyExchangePool>();
+        services.AddSingleton<TunnelForwarder>();
     }
 
     /// <summary>

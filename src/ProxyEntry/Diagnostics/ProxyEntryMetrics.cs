@@ -19,6 +19,9 @@ public sealed class ProxyEntryMetrics : IDisposable
 
     public const string StatusTag = "http.response.status_code";
 
+    /// <summary>nginx's code for a caller that left before its answer, used in metrics (nothing is sent with it).</summary>
+    internal const int ClientClosedRequest = 499;
+
     private readonly Meter _meter;
     private readonly Counter<long> _requests;
     private readonly Counter<long> _failures;

@@ -84,13 +84,7 @@ public static class RequestHeadBuilder
             lengthGiven |= string.Equals(name, HeaderNames.ContentLength, StringComparison.OrdinalIgnoreCase)
                            || string.Equals(name, MovedContentLength, StringComparison.OrdinalIgnoreCase);
 
-            // Upgrade is hop-by-hop, but the one field the backend must see to switch; Connection: Upgrade is the client's to write.
-            bool upgradeField = upgrade && string.Equals(name, HeaderNames.Upgrade, StringComparison.OrdinalIgnoreCase);
-            if (!upgradeField
-                && (HopByHopHeaders.Contains(name)
-                    || string.Equals(name, HeaderNames.Host, StringComparison.OrdinalIgnoreCase)
-                    || IsForwardedHeader(name)
-                    || NamedByConnection(connectionTokens, name)))
+            if (!Crosses(name, upgrade, connectionTokens))
             {
                 continue;
             }
@@ -110,14 +104,41 @@ public static class RequestHeadBuilder
         if (extendedConnect)
         {
             method = HttpMethods.Get;
-            headers.Add(new HeaderField(HeaderNames.Upgrade, protocol!));
-            if (protocol!.Equals("websocket", StringComparison.OrdinalIgnoreCase) && source.SecWebSocketKey.Count == 0)
-            {
-                // RFC 8441 drops the key (HTTP/2 needs no proof that the server speaks WebSocket); an HTTP/1.1 backend wants one.
-                headers.Add(new HeaderField(HeaderNames.SecWebSocketKey, Convert.ToBase64String(RandomNumberGenerator.GetBytes(16))));
-            }
+            AddHttp1Upgrade(headers, protocol!, source);
         }
 
+        AddForwardedHeaders(context, headers, prefix);
+        receivedHeaderBytes = received;
+        return new RequestHead(method, backendTarget, headers, upgrade);
+    }
+
+    /// <summary>
+    /// Whether a caller's header crosses the tunnel: hop-by-hop ones, Host and the caller's own <c>X-Forwarded-*</c> do
+    /// not. Upgrade is hop-by-hop, but the one field the backend must see to switch; Connection: Upgrade is the client's
+    /// to write.
+    /// </summary>
+    private static bool Crosses(string name, bool upgrade, StringValues connectionTokens) =>
+        (upgrade && string.Equals(name, HeaderNames.Upgrade, StringComparison.OrdinalIgnoreCase))
+        || !(HopByHopHeaders.Contains(name)
+             || string.Equals(name, HeaderNames.Host, StringComparison.OrdinalIgnoreCase)
+             || IsForwardedHeader(name)
+             || NamedByConnection(connectionTokens, name));
+
+    /// <summary>An extended CONNECT goes on as the HTTP/1.1 upgrade it stands for.</summary>
+    private static void AddHttp1Upgrade(List<HeaderField> headers, string protocol, IHeaderDictionary source)
+    {
+        headers.Add(new HeaderField(HeaderNames.Upgrade, protocol));
+        if (protocol.Equals("websocket", StringComparison.OrdinalIgnoreCase) && source.SecWebSocketKey.Count == 0)
+        {
+            // RFC 8441 drops the key (HTTP/2 needs no proof that the server speaks WebSocket); an HTTP/1.1 backend wants one.
+            headers.Add(new HeaderField(HeaderNames.SecWebSocketKey, Convert.ToBase64String(RandomNumberGenerator.GetBytes(16))));
+        }
+    }
+
+    /// <summary>The <c>X-Forwarded-*</c> set this side writes, in place of any the caller sent.</summary>
+    private static void AddForwardedHeaders(HttpContext context, List<HeaderField> headers, string prefix)
+    {
+        HttpRequest request = context.Request;
         headers.Add(new HeaderField(ForwardedFor, context.Connection.RemoteIpAddress?.ToString() ?? string.Empty));
         headers.Add(new HeaderField(ForwardedProto, request.Scheme));
         if (request.Host.HasValue)
@@ -129,8 +150,6 @@ public static class RequestHeadBuilder
         {
             headers.Add(new HeaderField(ForwardedPrefix, prefix));
         }
-        receivedHeaderBytes = received;
-        return new RequestHead(method, backendTarget, headers, upgrade);
     }
 
     private static bool IsHttp1Upgrade(HttpContext context) =>

@@ -1,12 +1,15 @@
 using System.IO.Pipelines;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Logging;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Draining;
+using Tunnel2.ProxyEntry.Forwarding;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Upgrades;
 
 /// <summary>
 /// The backend answered an upgrade request with 101: from then on the caller's connection and the stream carry raw
@@ -15,11 +18,22 @@ namespace Tunnel2.ProxyEntry.Forwarding;
 /// the backend ending its side ends the exchange and closes the caller's connection, since Kestrel cannot half-close
 /// an upgraded connection (YARP ends it the same way). A reset or a lost uplink aborts the caller's connection.
 /// </summary>
-public sealed partial class TunnelForwarder
+internal sealed class UpgradeRelay
 {
     private const int UpgradedReadBufferSize = 16 * 1024;
 
-    private async Task RelayUpgradedAsync(HttpContext context, UplinkStream stream, string session, ResponseHead head)
+    private readonly ProxyEntryMetrics _metrics;
+    private readonly PublicDrain _drain;
+    private readonly ILogger _logger;
+
+    public UpgradeRelay(ProxyEntryMetrics metrics, PublicDrain drain, ILogger<TunnelForwarder> logger)
+    {
+        _metrics = metrics;
+        _drain = drain;
+        _logger = logger;
+    }
+
+    public async Task RelayAsync(HttpContext context, UplinkStream stream, string session, ResponseHead head)
     {
         bool extendedConnect = RequestHeadBuilder.IsExtendedConnect(context, out string? connectProtocol);
         ResponseHeadWriter.Apply(head, context.Response, extendedConnect);
@@ -35,13 +49,30 @@ public sealed partial class TunnelForwarder
         {
             stream.Reset(ProtocolErrorCode.Cancelled);
             ProxyEntryLog.CallerGone(_logger, session, stream.Id, $"while switching protocols: {ex.Message}");
-            _metrics.RequestFailed("caller-gone", ClientClosedRequest);
+            _metrics.RequestFailed("caller-gone", ProxyEntryMetrics.ClientClosedRequest);
             return;
         }
 
         ProxyEntryLog.Upgraded(_logger, session, stream.Id, extendedConnect ? $"{connectProtocol} (HTTP/2 extended CONNECT)" : context.Response.Headers.Upgrade.ToString());
         _metrics.UpgradeStarted();
         _drain.UpgradeStarted();
+        string reason = "closed";
+        try
+        {
+            reason = await RelayBytesAsync(context, stream, connection);
+        }
+        finally
+        {
+            await connection.DisposeAsync();
+            _drain.UpgradeEnded();
+            _metrics.UpgradeEnded();
+            ProxyEntryLog.UpgradeEnded(_logger, session, stream.Id, stream.SentBytes, stream.ReceivedBytes, reason);
+        }
+    }
+
+    /// <returns>Why the relay ended, for the log line.</returns>
+    private static async Task<string> RelayBytesAsync(HttpContext context, UplinkStream stream, Stream connection)
+    {
         PipeReader callerInput = PipeReader.Create(connection, new StreamPipeReaderOptions(bufferSize: UpgradedReadBufferSize, leaveOpen: true));
         PipeWriter callerOutput = PipeWriter.Create(connection, new StreamPipeWriterOptions(leaveOpen: true));
         using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
@@ -80,15 +111,13 @@ public sealed partial class TunnelForwarder
             {
                 context.Abort(); // something broke: the caller sees its connection cut, not a clean end
             }
+
+            return reason;
         }
         finally
         {
             await callerInput.CompleteAsync();
             await callerOutput.CompleteAsync();
-            await connection.DisposeAsync();
-            _drain.UpgradeEnded();
-            _metrics.UpgradeEnded();
-            ProxyEntryLog.UpgradeEnded(_logger, session, stream.Id, stream.SentBytes, stream.ReceivedBytes, reason);
         }
     }
 

@@ -1,0 +1,72 @@
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.ProxyEntry.Forwarding;
+
+/// <summary>
+/// The caller's body, pumped up the stream while the response head is awaited. Its result is what the caller is told
+/// when its own body failed (too slow, badly framed); null otherwise.
+/// </summary>
+internal sealed class RequestBodyPump
+{
+    /// <summary>The pump of a request without a body: nothing failed.</summary>
+    public static readonly Task<ForwardingFailure?> None = Task.FromResult<ForwardingFailure?>(null);
+
+    private readonly long? _maxRequestBodySize;
+
+    public RequestBodyPump(IOptions<ProxyEntryOptions> options) => _maxRequestBodySize = options.Value.MaxRequestBodySize;
+
+    public static bool RequestHasBody(HttpContext context) =>
+        context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? context.Request.ContentLength > 0;
+
+    public async Task<ForwardingFailure?> SendAsync(HttpContext context, UplinkStream stream)
+    {
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
+        {
+            limit.MaxRequestBodySize = _maxRequestBodySize;
+        }
+
+        try
+        {
+            await stream.SendBodyAsync(context.Request.BodyReader, context.RequestAborted);
+        }
+        catch (BadHttpRequestException ex) when (ex.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            stream.Reset(ProtocolErrorCode.RequestBodyTooLarge);
+        }
+        catch (BadHttpRequestException ex)
+        {
+            // Kestrel refused the caller's body: below the minimum data rate (408) or badly framed (400).
+            stream.Reset(ProtocolErrorCode.Cancelled);
+            return ex.StatusCode == StatusCodes.Status408RequestTimeout ? ForwardingFailure.RequestBodyTooSlow : ForwardingFailure.InvalidRequestBody;
+        }
+        catch (IOException ex) when (ex.InnerException is OverflowException)
+        {
+            // Kestrel reports a chunk size too large for its arithmetic as a plain IOException ("Bad chunk size data"),
+            // not as a BadHttpRequestException: the caller's framing all the same, a 400 and not the backend's 502.
+            stream.Reset(ProtocolErrorCode.Cancelled);
+            return ForwardingFailure.InvalidRequestBody;
+        }
+        catch (Exception ex) when (ex is IOException or OperationCanceledException or InvalidOperationException)
+        {
+            // The caller stopped sending, or the stream failed first: either way nothing more goes up this stream.
+            stream.Reset(ProtocolErrorCode.Cancelled);
+        }
+
+        return null;
+    }
+
+    /// <summary>Once the exchange is over, an unfinished upload is cut short rather than waited for.</summary>
+    public static async Task<ForwardingFailure?> StopAsync(HttpContext context, Task<ForwardingFailure?> requestBody)
+    {
+        if (!requestBody.IsCompleted)
+        {
+            context.Request.BodyReader.CancelPendingRead();
+        }
+
+        return await requestBody;
+    }
+}

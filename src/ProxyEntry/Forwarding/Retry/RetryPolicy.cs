@@ -1,0 +1,85 @@
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Draining;
+using Tunnel2.ProxyEntry.Pipeline;
+using Tunnel2.ProxyEntry.Problems;
+
+namespace Tunnel2.ProxyEntry.Forwarding.Retry;
+
+/// <summary>
+/// The retry step around pick and forward: picks a client, makes one attempt on it, and when the attempt hands back a
+/// refusal that <see cref="RetryRule"/> allowed, picks again (another client after a backend failure). Without any
+/// client to pick, it tells the caller why.
+/// </summary>
+internal sealed class RetryPolicy
+{
+    private readonly UplinkPicker _picker;
+    private readonly ForwardAttempt _attempt;
+    private readonly FailureResponder _failures;
+    private readonly PublicDrain _drain;
+    private readonly ILogger _logger;
+
+    public RetryPolicy(UplinkPicker picker, ForwardAttempt attempt, FailureResponder failures, PublicDrain drain, ILogger<TunnelForwarder> logger)
+    {
+        _picker = picker;
+        _attempt = attempt;
+        _failures = failures;
+        _drain = drain;
+        _logger = logger;
+    }
+
+    public async Task ForwardAsync(ProxyExchange exchange)
+    {
+        _picker.ApplyPolicy(exchange);
+        for (; ; exchange.Attempt++)
+        {
+            StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out PickStatus pick);
+            if (stream is null)
+            {
+                ForwardingFailure? failure = NoStreamFailure(exchange, status, pick);
+                await (failure is null
+                    ? _failures.TunnelNotFoundAsync(exchange.Context, exchange.Route, exchange.BackendTarget)
+                    : _failures.FailAsync(exchange.Context, streamId: 0, exchange.Session, failure.Value));
+                exchange.SessionFound = failure is not null;
+                return;
+            }
+
+            exchange.Retry = RetryRule.For(exchange);
+            SessionMember member = exchange.Member!;
+            uint streamId = stream.Id; // the stream object serves another exchange once disposed
+            switch (await _attempt.ForwardAsync(exchange, stream))
+            {
+                case ExchangeOutcome.Done:
+                    exchange.SessionFound = true;
+                    if (exchange.Context.Response.StatusCode >= StatusCodes.Status500InternalServerError)
+                    {
+                        member.CountServerError();
+                    }
+
+                    return;
+                case ExchangeOutcome.BackendFailed:
+                    exchange.FailedMember = member;
+                    ProxyEntryLog.RetryingOnAnotherClient(_logger, exchange.Session, streamId);
+                    break;
+                default:
+                    ProxyEntryLog.RetryingRefusedStream(_logger, exchange.Session, streamId);
+                    break;
+            }
+        }
+    }
+
+    /// <summary>Why no stream opened; null when the session has no client at all (404, or 503 while warming up).</summary>
+    private ForwardingFailure? NoStreamFailure(ProxyExchange exchange, StreamOpenStatus status, PickStatus pick) => status switch
+    {
+        StreamOpenStatus.HeadTooLarge => ForwardingFailure.HeadersTooLarge,
+        StreamOpenStatus.AtStreamLimit => ForwardingFailure.StreamLimit,
+        _ when _drain.IsDraining => ForwardingFailure.ServerDraining,
+        _ when exchange.FailedMember is not null => ForwardingFailure.FromResetCode(ProtocolErrorCode.BackendConnectFailed),
+        _ when pick == PickStatus.NoneReady => ForwardingFailure.NoReadyClient,
+        _ => null,
+    };
+}

@@ -1,0 +1,100 @@
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.ObjectPool;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Forwarding.Retry;
+using Tunnel2.ProxyEntry.Routing;
+
+namespace Tunnel2.ProxyEntry.Pipeline;
+
+/// <summary>
+/// One public request on its way through the steps (route, access, pick, forward, retry), as YARP's
+/// <c>IReverseProxyFeature</c> carries one: what each step found, for the next to read. One object per request in
+/// flight, taken from <see cref="ProxyExchangePool"/> and handed back when the request ends, so the hot path does not
+/// allocate it.
+/// </summary>
+internal sealed class ProxyExchange
+{
+    public HttpContext Context { get; private set; } = null!;
+
+    public SessionRoute Route { get; private set; }
+
+    public string Session => Route.Session;
+
+    /// <summary>The target the backend sees (the session prefix stripped, the path canonical).</summary>
+    public string BackendTarget { get; private set; } = string.Empty;
+
+    /// <summary>The head that crosses the tunnel.</summary>
+    public RequestHead Head { get; private set; } = null!;
+
+    /// <summary>An upgrade request: no body (Kestrel refuses one), but its stream stays open for the bytes after a 101.</summary>
+    public bool IsUpgrade { get; private set; }
+
+    public bool HasBody { get; private set; }
+
+    public BalancingPolicy Policy { get; set; } = null!;
+
+    /// <summary>The request's affinity key under <see cref="Policy"/>; null when it has none.</summary>
+    public string? AffinityKey { get; set; }
+
+    /// <summary>The member the current attempt runs on.</summary>
+    public SessionMember? Member { get; set; }
+
+    /// <summary>The member an earlier attempt failed on because its backend failed: not picked again.</summary>
+    public SessionMember? FailedMember { get; set; }
+
+    /// <summary>Attempts made before the current one.</summary>
+    public int Attempt { get; set; }
+
+    /// <summary>What the current attempt may hand back to the retry policy instead of answering.</summary>
+    public RetryPermission Retry { get; set; }
+
+    /// <summary>The session had a client at all: its id earns a metrics label.</summary>
+    public bool SessionFound { get; set; }
+
+    public void Start(HttpContext context, in SessionRoute route, string backendTarget, RequestHead head, bool hasBody)
+    {
+        Context = context;
+        Route = route;
+        BackendTarget = backendTarget;
+        Head = head;
+        IsUpgrade = head.IsUpgrade;
+        HasBody = !IsUpgrade && hasBody;
+    }
+
+    /// <summary>Forgets the request, so that a pooled exchange keeps nothing of it alive.</summary>
+    public void Clear()
+    {
+        Context = null!;
+        Route = default;
+        BackendTarget = string.Empty;
+        Head = null!;
+        Policy = null!;
+        AffinityKey = null;
+        Member = FailedMember = null;
+        Attempt = 0;
+        Retry = default;
+        SessionFound = IsUpgrade = HasBody = false;
+    }
+}
+
+/// <summary>The exchanges of requests in flight, reused: a request takes one as it starts and returns it as it ends.</summary>
+internal sealed class ProxyExchangePool
+{
+    private readonly DefaultObjectPool<ProxyExchange> _pool = new(new Policy(), Environment.ProcessorCount * 64);
+
+    public ProxyExchange Rent() => _pool.Get();
+
+    public void Return(ProxyExchange exchange) => _pool.Return(exchange);
+
+    private sealed class Policy : PooledObjectPolicy<ProxyExchange>
+    {
+        public override ProxyExchange Create() => new();
+
+        public override bool Return(ProxyExchange exchange)
+        {
+            exchange.Clear();
+            return true;
+        }
+    }
+}
