@@ -7,13 +7,14 @@ using Tunnel2.TunnelServer.Uplinks;
 
 namespace Tunnel2.UnitTests.Uplinks;
 
-/// <summary>The tunnel port's <see cref="AcceptanceEvents"/> for a layer under test, with the refusals it counted, by reason.</summary>
+/// <summary>The tunnel port's <see cref="AcceptanceEvents"/> for a layer under test, with the refusals it counted, by reason, and the uplinks it counts connected.</summary>
 internal sealed class AcceptanceProbe : IDisposable
 {
     private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
     private readonly TunnelServerMetrics _metrics;
     private readonly MeterListener _listener = new();
     private readonly List<string> _refused = [];
+    private long _uplinks;
 
     public AcceptanceProbe()
     {
@@ -23,13 +24,19 @@ internal sealed class AcceptanceProbe : IDisposable
         _listener.InstrumentPublished = (instrument, listener) =>
         {
             // This probe's meter only: tests running at the same time each have their own, of the same name.
-            if (instrument.Meter.Scope == meters && instrument.Name == "tunnel2.server.handshakes_refused")
+            if (instrument.Meter.Scope == meters && instrument.Name is "tunnel2.server.handshakes_refused" or "tunnel2.server.uplinks")
             {
                 listener.EnableMeasurementEvents(instrument);
             }
         };
-        _listener.SetMeasurementEventCallback<long>((_, _, tags, _) =>
+        _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
+            if (instrument.Name == "tunnel2.server.uplinks")
+            {
+                Interlocked.Add(ref _uplinks, value);
+                return;
+            }
+
             foreach (KeyValuePair<string, object?> tag in tags)
             {
                 if (tag.Key == "reason")
@@ -45,6 +52,9 @@ internal sealed class AcceptanceProbe : IDisposable
     }
 
     public AcceptanceEvents Events { get; }
+
+    /// <summary>The uplinks connected, as the metric counts them.</summary>
+    public long Uplinks => Interlocked.Read(ref _uplinks);
 
     public string[] Refused
     {
