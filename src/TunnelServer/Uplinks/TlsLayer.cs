@@ -27,14 +27,12 @@ public sealed class TlsLayer
         _certificate = tunnelHttps ? certificate ?? throw new InvalidOperationException("An https:// tunnel port needs the server certificate.") : null;
     }
 
-    public async Task RunAsync(UplinkConnection connection, Func<UplinkConnection, Task> next)
-    {
-        if (_certificate is null)
-        {
-            await next(connection);
-            return;
-        }
+    /// <remarks>A plain port adds no state machine of its own to a connection that may stay idle for days.</remarks>
+    public Task RunAsync(UplinkConnection connection, Func<UplinkConnection, Task> next) =>
+        _certificate is null ? next(connection) : RunOverTlsAsync(connection, next);
 
+    private async Task RunOverTlsAsync(UplinkConnection connection, Func<UplinkConnection, Task> next)
+    {
         SslStream? tls = await AuthenticateAsync(connection.Stream, connection.Remote, connection.Stopping);
         if (tls is null)
         {

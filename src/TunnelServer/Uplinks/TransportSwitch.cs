@@ -10,14 +10,12 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// </summary>
 public sealed class TransportSwitch(AcceptanceEvents events)
 {
-    public async Task RunAsync(UplinkConnection connection, Func<UplinkConnection, Task> next)
-    {
-        if (!connection.Accepted.IsWebSocket)
-        {
-            await next(connection);
-            return;
-        }
+    /// <remarks>The plain upgrade adds no state machine of its own to a connection that may stay idle for days.</remarks>
+    public Task RunAsync(UplinkConnection connection, Func<UplinkConnection, Task> next) =>
+        connection.Accepted.IsWebSocket ? RunOverWebSocketAsync(connection, next) : next(connection);
 
+    private async Task RunOverWebSocketAsync(UplinkConnection connection, Func<UplinkConnection, Task> next)
+    {
         // The client waits for the 101 before its first message (RFC 6455 §4.1), so nothing may be buffered yet.
         DuplexPipe handshake = connection.Transport;
         if (handshake.Input.TryRead(out ReadResult early) && !early.Buffer.IsEmpty)

@@ -8,8 +8,27 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// the transport (<see cref="TransportSwitch"/>) and the uplink, registered for its session until it closes
 /// (<see cref="UplinkRegistration"/>). A layer that ends the connection does not call the next.
 /// </summary>
-public sealed class UplinkAcceptor(TlsLayer tls, HandshakeLayer handshake, TransportSwitch transport, UplinkRegistration registration)
+public sealed class UplinkAcceptor
 {
+    private readonly TlsLayer _tls;
+    private readonly HandshakeLayer _handshake;
+    private readonly TransportSwitch _transport;
+
+    // The chain, built once: a connection allocates no delegates to pass through it.
+    private readonly Func<UplinkConnection, Task> _afterTls;
+    private readonly Func<UplinkConnection, Task> _afterHandshake;
+    private readonly Func<UplinkConnection, Task> _afterTransport;
+
+    public UplinkAcceptor(TlsLayer tls, HandshakeLayer handshake, TransportSwitch transport, UplinkRegistration registration)
+    {
+        _tls = tls;
+        _handshake = handshake;
+        _transport = transport;
+        _afterTls = HandshakeAsync;
+        _afterHandshake = TransportAsync;
+        _afterTransport = registration.RunAsync;
+    }
+
     /// <param name="socket">An accepted connection; this method owns and closes it.</param>
     /// <param name="stopping">Cancelled when the server stops: handshakes still in progress end.</param>
     public async Task ServeAsync(Socket socket, CancellationToken stopping)
@@ -18,11 +37,11 @@ public sealed class UplinkAcceptor(TlsLayer tls, HandshakeLayer handshake, Trans
         var network = new NetworkStream(socket, ownsSocket: true);
         await using (network)
         {
-            await tls.RunAsync(new UplinkConnection(socket, network, stopping), HandshakeAsync);
+            await _tls.RunAsync(new UplinkConnection(socket, network, stopping), _afterTls);
         }
     }
 
-    private Task HandshakeAsync(UplinkConnection connection) => handshake.RunAsync(connection, TransportAsync);
+    private Task HandshakeAsync(UplinkConnection connection) => _handshake.RunAsync(connection, _afterHandshake);
 
-    private Task TransportAsync(UplinkConnection connection) => transport.RunAsync(connection, registration.RunAsync);
+    private Task TransportAsync(UplinkConnection connection) => _transport.RunAsync(connection, _afterTransport);
 }
