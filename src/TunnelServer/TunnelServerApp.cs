@@ -82,8 +82,7 @@ public static class TunnelServerApp
         builder.Services.AddSingleton(services => new ClientAuthenticator(options.Token, services.GetService<CredentialsFile>()));
         builder.Services.AddSingleton(services => new CredentialRevocation(
             services.GetRequiredService<ILogger<CredentialRevocation>>(), services.GetService<CredentialsFile>()));
-        builder.Services.AddSingleton<LoginGuard>();
-        builder.Services.AddSingleton<UplinkAcceptor>();
+        builder.Services.AddUplinkAcceptance();
         builder.Services.AddHostedService<UplinkListener>();
         builder.Services.AddHostedService<GracefulShutdown>();
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));

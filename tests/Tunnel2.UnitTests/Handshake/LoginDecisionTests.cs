@@ -2,16 +2,16 @@ using System.IO.Pipelines;
 using System.Text;
 using Tunnel2.Protocol.Http1;
 using Tunnel2.TunnelServer.Security;
-using Tunnel2.TunnelServer.Uplinks;
+using Tunnel2.TunnelServer.Uplinks.Handshake;
 
 namespace Tunnel2.UnitTests.Handshake;
 
 /// <summary>The server's checks of an upgrade request, in order, and what each refusal tells the client.</summary>
-public sealed class UplinkHandshakeTests
+public sealed class LoginDecisionTests
 {
     private const string Token = "the-token-123";
     private const string WebSocketKey = "dGhlIHNhbXBsZSBub25jZQ==";
-    private static readonly UplinkHandshake Handshake = new(new ClientAuthenticator(Token, file: null), retryAfterSeconds: 7);
+    private static readonly LoginDecision Handshake = new(new ClientAuthenticator(Token, file: null), retryAfterSeconds: 7);
 
     [Fact]
     public async Task A_complete_plain_upgrade_is_accepted_with_the_highest_common_version()
@@ -29,7 +29,7 @@ public sealed class UplinkHandshakeTests
         (HandshakeAcceptance? accepted, _) = Handshake.Decide(await HeadAsync(Request(upgrade: "websocket", extra: $"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {WebSocketKey}\r\n")), draining: false);
 
         Assert.True(accepted!.IsWebSocket);
-        Assert.Equal("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", UplinkHandshake.WebSocketAccept(accepted.WebSocketKey!)); // RFC 6455 §1.3
+        Assert.Equal("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", WebSocketKeys.Accept(accepted.WebSocketKey!)); // RFC 6455 §1.3
     }
 
     [Theory]
@@ -191,7 +191,7 @@ public sealed class UplinkHandshakeTests
                     Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Forwarding.ProxyEntryOptions()),
                     Microsoft.Extensions.Logging.Abstractions.NullLogger<Tunnel2.ProxyEntry.Access.VisitorAccess>.Instance),
                 Microsoft.Extensions.Logging.Abstractions.NullLogger<CredentialsFile>.Instance);
-            var handshake = new UplinkHandshake(new ClientAuthenticator(sharedToken: null, file), retryAfterSeconds: 1);
+            var handshake = new LoginDecision(new ClientAuthenticator(sharedToken: null, file), retryAfterSeconds: 1);
 
             (HandshakeAcceptance? accepted, _) = handshake.Decide(await HeadAsync(Request(authorization: "Bearer team-a-token-0123456789", session: "team-a-web")), draining: false);
             (_, HandshakeRefusal? refused) = handshake.Decide(await HeadAsync(Request(authorization: "Bearer team-a-token-0123456789", session: "team-b-web")), draining: false);
@@ -214,7 +214,7 @@ public sealed class UplinkHandshakeTests
     public async Task Visitor_rules_a_client_declares_are_taken_only_where_the_server_allows_them()
     {
         string rules = "Tunnel2-Visitor-Basic: carol:" + Access.CredentialsTests.AliceHtpasswd + "\r\nTunnel2-Visitor-Allow: 10.0.0.0/8, 2001:db8::/32\r\n";
-        var allowing = new UplinkHandshake(new ClientAuthenticator(Token, file: null), retryAfterSeconds: 1, clientVisitorPolicies: true);
+        var allowing = new LoginDecision(new ClientAuthenticator(Token, file: null), retryAfterSeconds: 1, clientVisitorPolicies: true);
 
         (HandshakeAcceptance? accepted, _) = allowing.Decide(await HeadAsync(Request(extra: rules)), draining: false);
         HandshakeRefusal off = await RefusalAsync(Request(extra: rules));

@@ -6,7 +6,7 @@ using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Problems;
 
-namespace Tunnel2.TunnelServer.Uplinks;
+namespace Tunnel2.TunnelServer.Uplinks.Handshake;
 
 /// <summary>The server's side of the upgrade, as bytes: <c>101 Switching Protocols</c> with the negotiated settings, or a refusal.</summary>
 public static class HandshakeAnswer
@@ -19,7 +19,7 @@ public static class HandshakeAnswer
         if (accepted.WebSocketKey is { } key)
         {
             head.Append("Upgrade: websocket\r\n")
-                .Append(CultureInfo.InvariantCulture, $"Sec-WebSocket-Accept: {UplinkHandshake.WebSocketAccept(key)}\r\n");
+                .Append(CultureInfo.InvariantCulture, $"Sec-WebSocket-Accept: {WebSocketKeys.Accept(key)}\r\n");
         }
         else
         {

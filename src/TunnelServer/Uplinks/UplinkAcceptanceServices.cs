@@ -1,0 +1,40 @@
+using Microsoft.Extensions.Options;
+using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.TunnelServer.Configuration;
+using Tunnel2.TunnelServer.Security;
+using Tunnel2.TunnelServer.Uplinks.Handshake;
+
+namespace Tunnel2.TunnelServer.Uplinks;
+
+/// <summary>The tunnel port's acceptance layers and the parts they are made of, each a singleton.</summary>
+public static class UplinkAcceptanceServices
+{
+    public static IServiceCollection AddUplinkAcceptance(this IServiceCollection services)
+    {
+        // The uplinks' settings come from both sections: the response-head timeout is ProxyEntry's.
+        services.AddSingleton(provider => provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.ToUplinkSettings() with
+        {
+            ResponseHeadTimeout = provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.ResponseHeadTimeout,
+        });
+        services.AddSingleton(provider =>
+        {
+            TunnelServerOptions options = provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value;
+            return new AddressGuard(new FailedAttempts(options.MaxFailedLoginsPerMinute), options.MaxUplinksPerAddress);
+        });
+        services.AddSingleton(provider => new LoginDecision(
+            provider.GetRequiredService<ClientAuthenticator>(),
+            provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RetryAfterSeconds,
+            provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.ClientVisitorPolicies));
+        services.AddSingleton(provider => new HandshakeReader(provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.HandshakeTimeout));
+        services.AddSingleton<LoginAdmission>();
+        services.AddSingleton<HandshakeResponder>();
+        services.AddSingleton<AcceptanceEvents>();
+        services.AddSingleton<TlsLayer>();
+        services.AddSingleton<HandshakeLayer>();
+        services.AddSingleton<TransportSwitch>();
+        services.AddSingleton<UplinkRegistration>();
+        services.AddSingleton<UplinkAcceptor>();
+        return services;
+    }
+}

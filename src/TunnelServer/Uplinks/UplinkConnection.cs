@@ -1,0 +1,43 @@
+using System.Net;
+using System.Net.Sockets;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelServer.Uplinks.Handshake;
+
+namespace Tunnel2.TunnelServer.Uplinks;
+
+/// <summary>
+/// One connection of the tunnel port as it passes the acceptance layers (<see cref="UplinkAcceptor"/>): each layer
+/// reads what the layers before it set and hands the connection on.
+/// </summary>
+public sealed class UplinkConnection(Socket socket, Stream stream, CancellationToken stopping)
+{
+    private DuplexPipe? _transport;
+    private HandshakeAcceptance? _accepted;
+
+    public Socket Socket { get; } = socket;
+
+    public IPEndPoint? Remote { get; } = socket.RemoteEndPoint as IPEndPoint;
+
+    /// <summary>Cancelled when the server stops: handshakes still in progress end.</summary>
+    public CancellationToken Stopping { get; } = stopping;
+
+    /// <summary>The socket's stream, or the TLS stream over it once <see cref="TlsLayer"/> has run.</summary>
+    public Stream Stream { get; set; } = stream;
+
+    /// <summary>
+    /// The pipe the connection is read and written through: over <see cref="Stream"/> from <see cref="HandshakeLayer"/>
+    /// on, over WebSocket messages once <see cref="TransportSwitch"/> has switched a WebSocket login.
+    /// </summary>
+    public DuplexPipe Transport
+    {
+        get => _transport ?? throw new InvalidOperationException("The connection has no transport before the handshake layer.");
+        set => _transport = value;
+    }
+
+    /// <summary>The login <see cref="HandshakeLayer"/> accepted (its 101 sent).</summary>
+    public HandshakeAcceptance Accepted
+    {
+        get => _accepted ?? throw new InvalidOperationException("The connection has no accepted login before the handshake layer.");
+        set => _accepted = value;
+    }
+}

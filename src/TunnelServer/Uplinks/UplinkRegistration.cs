@@ -1,0 +1,42 @@
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.TunnelServer.Security;
+using Tunnel2.TunnelServer.Uplinks.Handshake;
+
+namespace Tunnel2.TunnelServer.Uplinks;
+
+/// <summary>
+/// The last layer: runs the <see cref="Uplink"/> over the connection's transport, registered for its session (and
+/// known to <see cref="CredentialRevocation"/>) until it closes.
+/// </summary>
+public sealed class UplinkRegistration(
+    UplinkSettings settings, SessionRegistry registry, CredentialRevocation revocation, AcceptanceEvents events, ILoggerFactory loggerFactory)
+{
+    public async Task RunAsync(UplinkConnection connection)
+    {
+        HandshakeAcceptance accepted = connection.Accepted;
+        string transportName = accepted.IsWebSocket ? "websocket" : "upgrade";
+        using var uplink = new Uplink(connection.Transport, settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server,
+            loggerFactory.CreateLogger<Uplink>(), name: $"{accepted.Session}@{connection.Remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}")
+        {
+            PeerReady = accepted.Ready,
+        };
+
+        Uplink? replaced = registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight, connection.Remote?.ToString(), transportName);
+        revocation.LoggedIn(uplink, accepted.Session, accepted.Login);
+        events.Connected(accepted.Session, connection.Remote?.Address, accepted.Version, transportName, accepted.Instance, replaced);
+        try
+        {
+            // Shutdown does not cut the uplink: the drain (GracefulShutdown) closes it after its streams finish, and the
+            // reader sees the end of the connection itself, so a frame cut short by the peer is reported as the protocol
+            // error it is rather than as a local stop.
+            await uplink.RunAsync(CancellationToken.None);
+        }
+        finally
+        {
+            registry.Unregister(accepted.Session, uplink);
+            revocation.LoggedOut(uplink);
+            events.Disconnected(accepted.Session, connection.Remote?.Address, uplink.CloseReason ?? "closed");
+        }
+    }
+}
