@@ -55,7 +55,26 @@ check() { # name, then a command that must succeed
   if "$@"; then log "ok: $name"; passed=$((passed + 1)); else log "NOT OK: $name"; failed=$((failed + 1)); fi
 }
 give_up() { err "$*"; failed=$((failed + 1)); exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# free_ports N: N distinct free loopback ports below the kernel's ephemeral range (32768 up), so that no outgoing
+# connection of another process takes one as its local port between this choice and the bind.
+free_ports() {
+  python3 -c '
+import random, socket, sys
+chosen = []
+while len(chosen) < int(sys.argv[1]):
+    port = random.randint(20000, 32000)
+    if port in chosen:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        chosen.append(port)
+    except OSError:
+        pass
+    finally:
+        s.close()
+print(" ".join(map(str, chosen)))' "$1"
+}
 
 # --- packages -------------------------------------------------------------------------------------------------------
 missing=()
@@ -86,9 +105,8 @@ for project in TestBackend TunnelServer TunnelClient; do
 done
 
 # --- ports, names, the CA that pebble's own HTTPS listener uses ------------------------------------------------------
-backend_port=$(free_port); public_port=$(free_port); tunnel_port=$(free_port); admin_port=$(free_port)
-http_port=$(free_port); https_port=$(free_port); caddy_admin=$(free_port)
-acme_port=$(free_port); pebble_mgmt=$(free_port); dns_port=$(free_port); challtest_mgmt=$(free_port)
+read -r backend_port public_port tunnel_port admin_port http_port https_port caddy_admin \
+  acme_port pebble_mgmt dns_port challtest_mgmt < <(free_ports 11)
 log "ports: backend $backend_port, public $public_port, tunnel $tunnel_port, admin $admin_port, caddy http $http_port https $https_port, pebble $acme_port, dns $dns_port"
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=pebble test listener" \
