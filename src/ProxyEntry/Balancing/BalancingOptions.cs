@@ -1,5 +1,5 @@
 using System.ComponentModel.DataAnnotations;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
 using Tunnel2.Protocol.Configuration;
 
 namespace Tunnel2.ProxyEntry.Balancing;

@@ -1,5 +1,5 @@
 using System.ComponentModel.DataAnnotations;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
 using Tunnel2.Protocol.Configuration;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Relay.Shaping;
