@@ -18,8 +18,8 @@ WORKDIR /repo
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
 COPY src/Tunnel2.Protocol/Tunnel2.Protocol.csproj src/Tunnel2.Protocol/
 COPY src/Tunnel2.Balancing/Tunnel2.Balancing.csproj src/Tunnel2.Balancing/
-COPY src/ProxyEntry/ProxyEntry.csproj src/ProxyEntry/
 COPY src/Tunnel2.Hosting/Tunnel2.Hosting.csproj src/Tunnel2.Hosting/
+COPY src/ProxyEntry/ProxyEntry.csproj src/ProxyEntry/
 COPY src/TunnelServer/TunnelServer.csproj src/TunnelServer/
 RUN dotnet restore src/TunnelServer/TunnelServer.csproj
 # Sources, then publish (framework-dependent, portable: runs on the Alpine runtime below).

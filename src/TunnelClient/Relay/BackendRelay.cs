@@ -7,7 +7,7 @@ using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Tracing;
+using Tunnel2.Hosting.Tracing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
