@@ -10,10 +10,11 @@ using Tunnel2.TunnelClient.Relay.Shaping;
 namespace Tunnel2.TunnelClient.Backends;
 
 /// <summary>
-/// The backends behind this client (<c>--backend</c>, one or several) and how a request picks one: the strategies and
-/// affinity the server uses for its clients (<see cref="MemberPicker"/>), a backend whose probe fails passed over, and
-/// passive ejection after <see cref="EjectAfter"/> failures in a row (a refused connect, or a failure before the
-/// answer). With one backend there is nothing to pick: every request goes to it.
+/// The backends behind this client (<c>--backend</c>, one or several) and how a request picks one, with the balancing
+/// library the server uses for its clients: the strategies (<see cref="MemberPicker"/>), an affinity policy
+/// (<see cref="IAffinityPolicy"/>, reading the head as <see cref="HeadAffinityRequest"/>), a backend whose probe fails
+/// passed over, and passive ejection after <see cref="EjectAfter"/> failures in a row (a refused connect, or a failure
+/// before the answer). With one backend there is nothing to pick: every request goes to it.
 /// </summary>
 public sealed class BackendSet : IAsyncDisposable
 {
@@ -56,7 +57,6 @@ public sealed class BackendSet : IAsyncDisposable
         _strategy = settings.BackendBalancing;
         _affinity = AffinityPolicy.For(_all.Length > 1 ? settings.BackendAffinity : AffinityMode.None, settings.BackendAffinityHeader,
             settings.BackendAffinityCookie);
-        AffinityCookie = settings.BackendAffinityCookie;
         _weightedSchedule = _strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(_all) : [];
     }
 
@@ -67,9 +67,6 @@ public sealed class BackendSet : IAsyncDisposable
 
     /// <summary>Path mode sends the backend <c>/session/{id}/…</c> as the caller did (<see cref="PathPrefixMode.Keep"/>).</summary>
     public bool KeepsPathPrefix { get; }
-
-    /// <summary>The cookie that names a caller's backend under cookie affinity.</summary>
-    public string AffinityCookie { get; }
 
     /// <summary>Cookie affinity is on: a response from a backend other than the one the caller's cookie names sets it.</summary>
     public bool UsesAffinityCookie => _affinity.Mode == AffinityMode.Cookie;
