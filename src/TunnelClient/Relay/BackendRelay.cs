@@ -2,11 +2,12 @@ using System.Diagnostics;
 using System.Net.Sockets;
 using System.Security.Authentication;
 using Microsoft.Extensions.Options;
+using Tunnel2.Balancing.Retry;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Tracing;
+using Tunnel2.Hosting.Tracing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -220,7 +221,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                     catch (Exception ex) when (!stream.IsAborted && ex is IOException or InvalidDataException or SocketException)
                     {
                         Observe(requestBody);
-                        if (MayResend(request, requestHasBody, upgrade) && MoveToAnotherBackend(stream, affinityKey, backend, ex.Message, ref tried) is { } next)
+                        if (RetryRule.MayTryAnother(AttemptFailure.Unanswered, request.Method, requestHasBody, upgrade) && MoveToAnotherBackend(stream, affinityKey, backend, ex.Message, ref tried) is { } next)
                         {
                             (backend, attempt) = (next, -1);
                             continue;
@@ -253,7 +254,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
                             continue; // a keep-alive connection the backend closed while idle: one fresh try is safe
                         }
 
-                        if (MayResend(request, requestHasBody, upgrade)
+                        if (RetryRule.MayTryAnother(AttemptFailure.Unanswered, request.Method, requestHasBody, upgrade)
                             && MoveToAnotherBackend(stream, affinityKey, backend, "closed without answering", ref tried) is { } next)
                         {
                             (backend, attempt) = (next, -1);
@@ -378,13 +379,6 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         next.ExchangeStarted();
         return next;
     }
-
-    /// <summary>
-    /// A request that may have reached a backend which then failed before answering may go to another only when it has
-    /// no body and RFC 9110 calls its method idempotent (nginx's <c>proxy_next_upstream error</c>, without non_idempotent).
-    /// </summary>
-    private static bool MayResend(RequestHead request, bool requestHasBody, bool upgrade) =>
-        !requestHasBody && !upgrade && HttpSyntax.IsIdempotentMethod(request.Method);
 
     private void Fail(UplinkStream stream, RequestHead request, ProtocolErrorCode code, string reason, string detail, ExchangeCapture? capture)
     {

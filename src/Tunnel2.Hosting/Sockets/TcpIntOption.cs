@@ -1,6 +1,6 @@
 using System.Net.Sockets;
 
-namespace Tunnel2.Protocol.Sockets;
+namespace Tunnel2.Hosting.Sockets;
 
 /// <summary>An integer TCP-level socket option that .NET has no name for, set and read by its number.</summary>
 internal static class TcpIntOption

@@ -1,6 +1,6 @@
 using System.Net.Sockets;
 
-namespace Tunnel2.Protocol.Sockets;
+namespace Tunnel2.Hosting.Sockets;
 
 /// <summary>
 /// TCP_MAXSEG on an uplink socket, at both ends: the largest segment the peer may send on it (announced in the

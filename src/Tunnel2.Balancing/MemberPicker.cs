@@ -1,4 +1,6 @@
-namespace Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing.Affinity;
+
+namespace Tunnel2.Balancing;
 
 /// <summary>
 /// The strategies, each a walk over a snapshot of the members that returns one that can take a request now
@@ -13,7 +15,8 @@ public static class MemberPicker
     /// </summary>
     /// <param name="weightedSchedule">The members' <see cref="WeightedSchedule"/> (used by the weighted strategy only).</param>
     /// <param name="cursor">The members' shared round-robin position, stepped once per pick.</param>
-    public static T? Pick<T>(T[] members, int[] weightedSchedule, ref uint cursor, BalancingStrategy strategy, AffinityMode affinity,
+    /// <param name="affinityKey">The request's key under <paramref name="affinity"/> (<see cref="IAffinityPolicy.KeyOf"/>), or null.</param>
+    public static T? Pick<T>(T[] members, int[] weightedSchedule, ref uint cursor, BalancingStrategy strategy, IAffinityPolicy affinity,
         string? affinityKey, T? exclude, long now)
         where T : class, IBalancingMember
     {
@@ -23,13 +26,7 @@ public static class MemberPicker
             return members.Length == 1 && members[0] != exclude && members[0].CanTake(now) ? members[0] : null;
         }
 
-        T? picked = null;
-        if (affinityKey is not null && affinity != AffinityMode.None)
-        {
-            picked = affinity == AffinityMode.Cookie
-                ? ByAffinityKey(members, affinityKey, exclude, now)
-                : Rendezvous(members, AffinityKeys.Hash(affinityKey), exclude, now);
-        }
+        T? picked = affinityKey is null ? null : affinity.Find(members, affinityKey, exclude, now);
 
         // One cursor step per pick, then a walk from there: stepping the shared cursor for every candidate would let
         // concurrent picks skip the one member that still takes requests while the others drain or fail.

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using Tunnel2.Protocol.Heads;
 
-namespace Tunnel2.Protocol.Tracing;
+namespace Tunnel2.Hosting.Tracing;
 
 /// <summary>
 /// W3C Trace Context (<c>traceparent</c>, <c>tracestate</c>) in a forwarded request head: read the caller's, and hand the

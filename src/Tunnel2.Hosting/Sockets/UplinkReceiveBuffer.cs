@@ -1,6 +1,6 @@
 using System.Net.Sockets;
 
-namespace Tunnel2.Protocol.Sockets;
+namespace Tunnel2.Hosting.Sockets;
 
 /// <summary>
 /// SO_RCVBUF on an uplink socket, at both ends. Left to itself the kernel grows the one socket that carries a whole

@@ -1,7 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using System.Globalization;
 
-namespace Tunnel2.Protocol.Configuration;
+namespace Tunnel2.Hosting.Configuration;
 
 /// <summary>A whole-number option that is either 0 (off: the system's own value) or between two bounds (inclusive).</summary>
 [AttributeUsage(AttributeTargets.Property | AttributeTargets.Field | AttributeTargets.Parameter, AllowMultiple = false)]

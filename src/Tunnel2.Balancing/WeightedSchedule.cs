@@ -1,4 +1,4 @@
-namespace Tunnel2.Protocol.Balancing;
+namespace Tunnel2.Balancing;
 
 /// <summary>
 /// The order in which weighted round robin visits members, built once per change of membership: each member appears

@@ -1,8 +1,8 @@
-namespace Tunnel2.Protocol.Balancing;
+namespace Tunnel2.Balancing;
 
 /// <summary>
 /// What keeps a caller on the same member (a client of a session, a backend of a client); the strategy decides when the
-/// request has no such key or its member cannot take it.
+/// request has no such key or its member cannot take it. Each is a policy (<see cref="Affinity.AffinityPolicy.For"/>).
 /// </summary>
 public enum AffinityMode
 {

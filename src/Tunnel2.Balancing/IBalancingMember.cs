@@ -1,4 +1,4 @@
-namespace Tunnel2.Protocol.Balancing;
+namespace Tunnel2.Balancing;
 
 /// <summary>
 /// One of the places a request may go, as the strategies see it: the clients of a session on the server, the backends

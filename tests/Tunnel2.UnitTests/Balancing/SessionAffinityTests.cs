@@ -1,7 +1,8 @@
 using System.IO.Pipelines;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging.Abstractions;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
+using Tunnel2.Balancing.Affinity;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
@@ -10,8 +11,11 @@ using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.UnitTests.Balancing;
 
-/// <summary>The affinity key a request brings, and the cookie that keeps a caller on the client that answered.</summary>
-public sealed class AffinityCookieTests
+/// <summary>
+/// The server's side of affinity: the key a public request brings, and the cookie that keeps a caller on the client
+/// that answered.
+/// </summary>
+public sealed class SessionAffinityTests
 {
     private static readonly BalancingPolicy CookiePolicy = new(BalancingStrategy.RoundRobin, AffinityMode.Cookie, null, "t2");
 
@@ -20,7 +24,7 @@ public sealed class AffinityCookieTests
     {
         ProxyExchange exchange = Answered(new SessionRoute("abc", "/session/abc", ByHost: false), callerKey: null);
 
-        AffinityCookie.AppendIfChanged(exchange);
+        UplinkPicker.AffinitizeResponse(exchange);
 
         Assert.Equal($"t2={exchange.Member!.AffinityKey}; Path=/session/abc/; HttpOnly; SameSite=Lax", exchange.Context.Response.Headers.SetCookie.ToString());
     }
@@ -31,7 +35,7 @@ public sealed class AffinityCookieTests
         ProxyExchange exchange = Answered(new SessionRoute("abc", string.Empty, ByHost: true), callerKey: "another-client");
         exchange.Context.Request.IsHttps = true;
 
-        AffinityCookie.AppendIfChanged(exchange);
+        UplinkPicker.AffinitizeResponse(exchange);
 
         Assert.Equal($"t2={exchange.Member!.AffinityKey}; Path=/; HttpOnly; SameSite=Lax; Secure", exchange.Context.Response.Headers.SetCookie.ToString());
     }
@@ -42,7 +46,7 @@ public sealed class AffinityCookieTests
         SessionMember member = MemberOf.Any();
         ProxyExchange exchange = Answered(new SessionRoute("abc", "/session/abc", ByHost: false), member.AffinityKey, member);
 
-        AffinityCookie.AppendIfChanged(exchange);
+        UplinkPicker.AffinitizeResponse(exchange);
 
         Assert.Equal(0, exchange.Context.Response.Headers.SetCookie.Count);
     }
@@ -55,10 +59,32 @@ public sealed class AffinityCookieTests
         context.Request.Headers["X-User"] = "u7";
         context.Connection.RemoteIpAddress = System.Net.IPAddress.Parse("192.0.2.9");
 
-        Assert.Equal("k1", AffinityKey.Of(context, CookiePolicy));
-        Assert.Equal("u7", AffinityKey.Of(context, CookiePolicy with { Affinity = AffinityMode.Header, AffinityHeader = "X-User" }));
-        Assert.Equal("192.0.2.9", AffinityKey.Of(context, CookiePolicy with { Affinity = AffinityMode.ClientIp }));
-        Assert.Null(AffinityKey.Of(context, CookiePolicy with { Affinity = AffinityMode.None }));
+        var request = new HttpAffinityRequest(context, "/session/abc");
+
+        Assert.Equal("k1", new CookieAffinity("t2").KeyOf(request));
+        Assert.Equal("u7", new HeaderAffinity("X-User").KeyOf(request));
+        Assert.Equal("192.0.2.9", ClientAddressAffinity.Instance.KeyOf(request));
+        Assert.Null(NoAffinity.Instance.KeyOf(request));
+    }
+
+    [Fact]
+    public void Several_values_of_the_affinity_header_are_one_key_joined_with_commas()
+    {
+        var context = new DefaultHttpContext();
+        context.Request.Headers["X-User"] = new Microsoft.Extensions.Primitives.StringValues(["a", "b"]);
+
+        Assert.Equal("a,b", new HeaderAffinity("X-User").KeyOf(new HttpAffinityRequest(context, string.Empty)));
+    }
+
+    [Fact]
+    public void A_session_policy_made_from_the_same_settings_is_equal_and_names_its_mode_and_header()
+    {
+        var policy = new BalancingPolicy(BalancingStrategy.RoundRobin, AffinityMode.Header, "X-User", "t2");
+
+        Assert.Equal(new BalancingPolicy(BalancingStrategy.RoundRobin, AffinityMode.Header, "X-User", "t2"), policy);
+        Assert.Equal(AffinityMode.Header, policy.Affinity);
+        Assert.Equal("X-User", policy.AffinityHeader);
+        Assert.Null(CookiePolicy.AffinityHeader);
     }
 
     private static ProxyExchange Answered(SessionRoute route, string? callerKey, SessionMember? member = null)

@@ -1,4 +1,4 @@
-namespace Tunnel2.Protocol.Balancing;
+namespace Tunnel2.Balancing.Health;
 
 /// <summary>
 /// Passive health of one member: answers in a row that said it could not be reached, and the ejection they led to. After

@@ -1,7 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using System.Globalization;
 
-namespace Tunnel2.Protocol.Configuration;
+namespace Tunnel2.Hosting.Configuration;
 
 /// <summary>
 /// A <see cref="TimeSpan"/> option between two bounds (inclusive), written as "hh:mm:ss[.fff]".

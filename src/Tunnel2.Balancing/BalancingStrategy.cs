@@ -1,4 +1,4 @@
-namespace Tunnel2.Protocol.Balancing;
+namespace Tunnel2.Balancing;
 
 /// <summary>How a request picks one member: one of the clients serving its session, or one of a client's backends.</summary>
 public enum BalancingStrategy

@@ -1,6 +1,6 @@
 using System.Net.Sockets;
 
-namespace Tunnel2.Protocol.Sockets;
+namespace Tunnel2.Hosting.Sockets;
 
 /// <summary>
 /// TCP_NOTSENT_LOWAT: the most bytes a socket keeps queued and not yet sent before a write waits. Without it the kernel
