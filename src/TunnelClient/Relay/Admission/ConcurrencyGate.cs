@@ -1,4 +1,4 @@
-namespace Tunnel2.TunnelClient.Relay;
+namespace Tunnel2.TunnelClient.Relay.Admission;
 
 /// <summary>
 /// At most N backend requests at once (a <see cref="SemaphoreSlim"/>), with a bounded queue in front: a request
