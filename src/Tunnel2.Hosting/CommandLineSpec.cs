@@ -22,6 +22,7 @@ public sealed class CommandLineSpec
     private readonly IReadOnlyDictionary<string, string> _switches;
     private readonly Dictionary<string, HashSet<string>> _sections = new(StringComparer.OrdinalIgnoreCase);
     private readonly HashSet<string> _keys = new(HostKeys, StringComparer.OrdinalIgnoreCase);
+    private Configuration.RenamedKeys? _renamed;
 
     /// <param name="switches">The executable's switch mappings (e.g. <c>--token</c> → <c>TunnelServer:Token</c>).</param>
     public CommandLineSpec(IReadOnlyDictionary<string, string> switches) =>
@@ -44,6 +45,13 @@ public sealed class CommandLineSpec
     public CommandLineSpec WithSection(string section, params string[] keys)
     {
         _sections[section] = new HashSet<string>(keys, StringComparer.OrdinalIgnoreCase);
+        return this;
+    }
+
+    /// <summary>Keys that moved, still taken for one release (<see cref="Configuration.RenamedKeys"/>).</summary>
+    public CommandLineSpec WithRenamedKeys(Configuration.RenamedKeys renamed)
+    {
+        _renamed = renamed;
         return this;
     }
 
@@ -102,6 +110,11 @@ public sealed class CommandLineSpec
 
     private bool IsKnownKey(string key)
     {
+        if (_renamed?.NewKeyOf(key) is not null)
+        {
+            return true;
+        }
+
         string[] parts = key.Split(':');
         if (parts.Length == 1)
         {

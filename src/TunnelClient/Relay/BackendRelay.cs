@@ -43,9 +43,9 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         _inspector = inspector;
         TunnelClientOptions settings = options.Value;
         _backends = backends;
-        _requestBuffering = settings.RequestBuffering;
-        _gate = new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue);
-        _upgrades = new UpgradedStreams(settings.MaxUpgradedStreams, settings.UpgradedIdleTimeout, metrics, logger);
+        _requestBuffering = settings.Backends.RequestBuffering;
+        _gate = new ConcurrencyGate(settings.Limits.MaxConcurrency, settings.Limits.MaxQueue);
+        _upgrades = new UpgradedStreams(settings.Limits.MaxUpgradedStreams, settings.Limits.UpgradedIdleTimeout, metrics, logger);
         _status = status;
         _metrics = metrics;
         _logger = logger;

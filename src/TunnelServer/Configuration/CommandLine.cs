@@ -8,25 +8,25 @@ public static class CommandLine
 {
     public static readonly Dictionary<string, string> SwitchMappings = new(StringComparer.Ordinal)
     {
-        ["--public-url"] = "TunnelServer:PublicUrl",
-        ["--tunnel-url"] = "TunnelServer:TunnelUrl",
+        ["--public-url"] = "TunnelServer:Listeners:PublicUrl",
+        ["--tunnel-url"] = "TunnelServer:Listeners:TunnelUrl",
         ["--token"] = "TunnelServer:Token",
         ["--credentials"] = "TunnelServer:CredentialsFile",
         ["--trusted-proxy"] = "ProxyEntry:TrustedProxies:0",
         ["--client-policies"] = "TunnelServer:ClientVisitorPolicies",
-        ["--public-h2c-url"] = "TunnelServer:PublicH2cUrl",
-        ["--admin-url"] = "TunnelServer:AdminUrl",
-        ["--admin-token"] = "TunnelServer:AdminToken",
-        ["--certificate-ask"] = "TunnelServer:CertificateAsk",
-        ["--node-name"] = "TunnelServer:NodeName",
-        ["--node-header"] = "TunnelServer:NodeHeader",
-        ["--certificate"] = "TunnelServer:Certificate",
-        ["--certificate-key"] = "TunnelServer:CertificateKey",
-        ["--response-timeout"] = "ProxyEntry:ResponseHeadTimeout",
+        ["--public-h2c-url"] = "TunnelServer:Listeners:PublicH2cUrl",
+        ["--admin-url"] = "TunnelServer:Admin:Url",
+        ["--admin-token"] = "TunnelServer:Admin:Token",
+        ["--certificate-ask"] = "TunnelServer:Admin:CertificateAsk",
+        ["--node-name"] = "TunnelServer:Cluster:NodeName",
+        ["--node-header"] = "TunnelServer:Cluster:NodeHeader",
+        ["--certificate"] = "TunnelServer:Tls:Certificate",
+        ["--certificate-key"] = "TunnelServer:Tls:CertificateKey",
+        ["--response-timeout"] = "TunnelServer:Uplink:ResponseHeadTimeout",
         ["--drain-timeout"] = "TunnelServer:DrainTimeout",
         ["--warm-up"] = "ProxyEntry:WarmUp",
-        ["--max-request-headers"] = "ProxyEntry:MaxRequestHeadersBytes",
-        ["--host-suffix"] = "ProxyEntry:HostSuffix",
+        ["--max-request-headers"] = "ProxyEntry:Limits:MaxRequestHeadersBytes",
+        ["--host-suffix"] = "ProxyEntry:Routing:HostSuffix",
         ["--balancing"] = "ProxyEntry:Balancing:Strategy",
         ["--affinity"] = "ProxyEntry:Balancing:Affinity",
         ["--affinity-header"] = "ProxyEntry:Balancing:AffinityHeader",
@@ -35,7 +35,8 @@ public static class CommandLine
     /// <summary>What the server's command line may hold: its switches and the keys of its sections.</summary>
     public static readonly CommandLineSpec Spec = new CommandLineSpec(SwitchMappings)
         .WithSection<TunnelServerOptions>(TunnelServerOptions.SectionName)
-        .WithSection<ProxyEntryOptions>(ProxyEntryOptions.SectionName);
+        .WithSection<ProxyEntryOptions>(ProxyEntryOptions.SectionName)
+        .WithRenamedKeys(LegacyKeys.Renamed);
 
     public const string HelpText = """
         TunnelServer: accepts Tunnel2 clients' uplinks and forwards public HTTP requests to them.
