@@ -293,7 +293,7 @@ public static class TunnelServerApp
         return captured!;
     }
 
-    /// <summary>With <c>TunnelServer:NodeHeader</c>, <c>Tunnel2-Node</c> on every public response, set before the response starts.</summary>
+    /// <summary>With <c>TunnelServer:Cluster:NodeHeader</c>, <c>Tunnel2-Node</c> on every public response, set before the response starts.</summary>
     private static IApplicationBuilder UseNodeHeader(this IApplicationBuilder app, TunnelServerOptions options)
     {
         if (!options.Cluster.NodeHeader)

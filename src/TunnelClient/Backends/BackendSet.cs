@@ -51,7 +51,7 @@ public sealed class BackendSet : IAsyncDisposable
         }
 
         HostHeader = HostHeaderPolicy.Parse(settings.Backends.HostHeader, out string? hostHeaderError)
-                     ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:HostHeader: {hostHeaderError}"]);
+                     ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:Backends:HostHeader: {hostHeaderError}"]);
         KeepsPathPrefix = settings.Backends.PathPrefix == PathPrefixMode.Keep;
 
         _strategy = settings.Backends.Balancing;

@@ -88,7 +88,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
             {
                 TunnelClientLog.UpgradeRefused(_logger, stream.Id, _upgrades.Count);
                 _metrics.RequestFailed("upgrade-limit");
-                capture?.Fail("upgrade-limit: too many upgraded streams (TunnelClient:MaxUpgradedStreams)");
+                capture?.Fail("upgrade-limit: too many upgraded streams (TunnelClient:Limits:MaxUpgradedStreams)");
                 stream.Reset(ProtocolErrorCode.Overloaded);
                 return;
             }
@@ -104,7 +104,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
             {
                 TunnelClientLog.QueueFull(_logger, stream.Id, _gate.Queued);
                 _metrics.RequestFailed("queue-full");
-                capture?.Fail("queue-full: too many requests waiting for a backend slot (TunnelClient:MaxQueue)");
+                capture?.Fail("queue-full: too many requests waiting for a backend slot (TunnelClient:Limits:MaxQueue)");
                 stream.Reset(ProtocolErrorCode.Overloaded);
                 return;
             }
