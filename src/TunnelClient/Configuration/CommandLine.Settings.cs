@@ -28,7 +28,8 @@ public static partial class CommandLine
               uplink closes.
 
         TunnelClient:Backends: The backends requests are relayed to, how they are spread over several, and what each
-          request looks like on its way there.
+          request looks like on its way there (section TunnelClient:Backends; docs/running.md, "Several backends
+          behind one client").
           TunnelClient:Backends:Urls, --backend  [default http://127.0.0.1:12007]
               Base URL of the backend requests are relayed to, or several separated by commas (a repeated --backend is
               joined so), each optionally followed by weight=N: http://127.0.0.1:8081, http://127.0.0.1:8082 weight=3.
@@ -63,7 +64,8 @@ public static partial class CommandLine
           TunnelClient:Backends:PooledConnectionIdleTimeout, --pooled-connection-idle-timeout  [default 00:01:00]
               How long a keep-alive connection to the backend may sit unused in the pool before it is closed.
 
-        TunnelClient:Uplink: The uplinks to the server.
+        TunnelClient:Uplink: The uplinks to the server (section TunnelClient:Uplink): how many, how they are carried
+          and kept alive, how they reconnect, and their sockets (docs/protocol.md §4).
           TunnelClient:Uplink:Count, --uplinks  [default 1]
               Uplink connections this client keeps to the server, each logged in on its own and all serving the
               session; the server spreads the session's streams over them. More than one keeps a crowd of streams from
@@ -77,7 +79,7 @@ public static partial class CommandLine
               often and the client keeps Count uplinks to every address the name has, so nodes can be added and
               removed in DNS; the uplinks of an address that is gone drain and close. Zero (the default): the name is
               dialled as one server.
-          TunnelClient:Uplink:ReconnectMinDelay  [default 00:00:00.2500000]
+          TunnelClient:Uplink:ReconnectMinDelay  [default 00:00:00.250]
               The first wait before an uplink that dropped dials again; doubled after each failure, up to the longest.
           TunnelClient:Uplink:ReconnectMaxDelay  [default 00:00:30]
               The longest wait between two attempts to dial the server again.
@@ -101,7 +103,8 @@ public static partial class CommandLine
               fast as the callers' windows allow, further reads wait their turn and the bytes stay in the backend
               sockets instead of this process.
 
-        TunnelClient:Tls: How an https:// server's certificate is checked.
+        TunnelClient:Tls: How an https:// server's certificate is checked (section TunnelClient:Tls; docs/running.md,
+          "TLS to the server"); by default the system's trust store.
           TunnelClient:Tls:CaCertificate, --ca-certificate  [default none]
               PEM file of the CA certificate(s) an https:// server's certificate must chain to, instead of the
               system's trust store (a private CA, a self-signed development certificate).
@@ -110,7 +113,8 @@ public static partial class CommandLine
               is then trusted whoever signed it, and any other refused. A renewed certificate needs the new
               fingerprint.
 
-        TunnelClient:Limits: What the client lets through to its backends at once.
+        TunnelClient:Limits: What the client lets through to its backends at once (section TunnelClient:Limits;
+          docs/http-semantics.md).
           TunnelClient:Limits:MaxConcurrency, --max-concurrency  [default 1000]
               Backend requests waiting for their response head at once, across all uplinks; more wait in the queue. A
               request gives its slot back once its response head is out, so a long download, an SSE stream or a
@@ -124,7 +128,8 @@ public static partial class CommandLine
               An upgraded stream that moved no byte either way for this long is closed (both sides see the connection
               cut).
 
-        TunnelClient:Health: Active health probes of the backends.
+        TunnelClient:Health: Active health probes of the backends (section TunnelClient:Health; docs/running.md,
+          "Balancing and health").
           TunnelClient:Health:Path, --health-path  [default none]
               A path on the backend to probe, e.g. /healthz: while its answer is not 2xx or 3xx, the server sends this
               client no requests (with several backends: a backend that fails gets none, and the server none while all
@@ -134,7 +139,8 @@ public static partial class CommandLine
           TunnelClient:Health:Timeout, --health-timeout  [default 00:00:02]
               A probe not answered within this counts as failed.
 
-        TunnelClient:Visitors: Visitor rules the client declares for its own session at login.
+        TunnelClient:Visitors: Visitor rules the client declares for its own session at login (section
+          TunnelClient:Visitors); the server must allow them (TunnelServer:ClientVisitorPolicies). docs/security.md.
           TunnelClient:Visitors:BasicAuth, --basic-auth  [default none]
               user:password: visitors of this session must send it by basic auth. The client sends the server a bcrypt
               hash, never the password; the server must allow declared rules (TunnelServer:ClientVisitorPolicies).
@@ -143,7 +149,8 @@ public static partial class CommandLine
           TunnelClient:Visitors:CidrDeny, --cidr-deny  [default none]
               Visitors from these networks (comma-separated CIDR) get 403.
 
-        TunnelClient:Admin: The client's admin listener.
+        TunnelClient:Admin: The client's admin listener (section TunnelClient:Admin; docs/observability.md,
+          "Metrics").
           TunnelClient:Admin:Url, --admin-url  [default none]
               An admin listener, http://127.0.0.1:12003 for instance, serving /metrics (Prometheus) and /healthz.
               Null: none, and no metrics are collected. Anywhere but loopback it needs Token.
@@ -151,7 +158,8 @@ public static partial class CommandLine
               A bearer token every request to the admin listener or the inspector must carry (at least 16 characters);
               required off loopback.
 
-        TunnelClient:Inspector: The request inspector, like ngrok's.
+        TunnelClient:Inspector: The request inspector, like ngrok's (section TunnelClient:Inspector;
+          docs/observability.md, "Request inspector").
           TunnelClient:Inspector:Url, --inspect-url  [default none]
               The request inspector's listener, http://127.0.0.1:4040 for instance: its page at /, the last requests
               at /api/requests, replay and HAR export. Null: off, and nothing is captured.

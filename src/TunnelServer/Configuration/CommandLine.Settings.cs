@@ -28,7 +28,8 @@ public static partial class CommandLine
               GoAway, and the public requests in flight may take this long to finish before the uplinks close; then
               exit 0.
 
-        TunnelServer:Listeners: Where the server listens, and the socket options of its listeners.
+        TunnelServer:Listeners: Where the server listens (section TunnelServer:Listeners), and the socket options of
+          its listeners.
           TunnelServer:Listeners:PublicUrl, --public-url  [default http://127.0.0.1:12000]
               Where ProxyEntry takes public HTTP requests; an https:// URL turns TLS on (HTTP/2 and HTTP/1.1 by ALPN).
           TunnelServer:Listeners:TunnelUrl, --tunnel-url  [default http://127.0.0.1:12001]
@@ -48,7 +49,7 @@ public static partial class CommandLine
               this many bytes per round trip, so set it only where many slow uploads meet a kernel short of TCP memory
               (docs/benchmarks/2026-11-27-slow-uploads.md).
 
-        TunnelServer:Tls: The certificate of the listeners whose URL is https:// (docs/running.md, "TLS").
+        TunnelServer:Tls: The certificate of the listeners whose URL is https:// (section TunnelServer:Tls).
           TunnelServer:Tls:Certificate, --certificate  [default none]
               PEM file of the server's certificate (leaf first, then any intermediates), for the listeners whose URL
               is https://. Reloaded when the file changes; connections already open keep the certificate they began
@@ -56,8 +57,9 @@ public static partial class CommandLine
           TunnelServer:Tls:CertificateKey, --certificate-key  [default none]
               PEM file of the certificate's private key (PKCS#8, or the key type's own PEM form); unencrypted.
 
-        TunnelServer:Uplink: The uplink protocol's settings, sent to each client at login, and the uplink sockets
-          (docs/protocol.md §4).
+        TunnelServer:Uplink: Everything that shapes one uplink on the server (section TunnelServer:Uplink): the
+          protocol settings sent to the client at login, the wait for a response head, and the uplink sockets.
+          docs/protocol.md §4 says what the windows bound.
           TunnelServer:Uplink:MaxFramePayload  [default 262144]
               The largest DATA frame payload either end sends, in bytes.
           TunnelServer:Uplink:InitialStreamWindow  [default 16384]
@@ -84,8 +86,9 @@ public static partial class CommandLine
               loopback, where 64 KiB segments do not fit a socket's fair share of TCP memory once the host runs short
               of it.
 
-        TunnelServer:Limits: What one caller or one source address may cost the server before it is refused
-          (docs/security.md).
+        TunnelServer:Limits: What one connection or one source address may cost the server's listeners before it is
+          cut or refused (section TunnelServer:Limits). Public requests' own limits (header and body sizes, rate
+          limits) are ProxyEntry's.
           TunnelServer:Limits:RequestHeadersTimeout  [default 00:00:30]
               How long a public caller may take to send a request's head (Kestrel's RequestHeadersTimeout): a
               slowloris connection that drips its head is closed after it.
@@ -100,7 +103,7 @@ public static partial class CommandLine
           TunnelServer:Limits:MaxUplinksPerAddress  [default 1000]
               Uplinks one source address may hold at once (a client holds 1 to 16); more get 429 with Retry-After.
 
-        TunnelServer:Admin: The admin listener: metrics, health, the admin API (docs/observability.md, "Metrics").
+        TunnelServer:Admin: The server's admin listener (section TunnelServer:Admin).
           TunnelServer:Admin:Url, --admin-url  [default none]
               The admin listener, http://127.0.0.1:12002 for instance, serving /metrics (Prometheus), /healthz and the
               admin API (/api/…, described at /openapi/v1.json). Null: none, and no metrics are collected. Anywhere
@@ -112,8 +115,7 @@ public static partial class CommandLine
               admin listener (Caddy's on-demand TLS ask): 200 for a custom domain or a session host some client may
               serve, else 404. Needs the admin listener and host routing (docs/edge.md).
 
-        TunnelServer:Cluster: This server as one node of several behind a balancer (docs/running.md, "Several nodes
-          behind HAProxy").
+        TunnelServer:Cluster: This server as one node of several behind a balancer (section TunnelServer:Cluster).
           TunnelServer:Cluster:NodeName, --node-name  [default none]
               This node's name among several servers behind one balancer: in its logs (the Node property), its metrics
               (service.instance.id) and, with the node header, a response header. Null: the machine's name.
@@ -139,7 +141,7 @@ public static partial class CommandLine
               believed: a request from one of them counts as from the address it names (visitor rules, rate limits,
               logs, the backend's X-Forwarded-For). From anyone else the header is ignored.
 
-        ProxyEntry:Limits: Limits on one public request's head and body.
+        ProxyEntry:Limits: Limits on one public request (section ProxyEntry:Limits).
           ProxyEntry:Limits:MaxRequestHeadersBytes, --max-request-headers  [default 32768]
               Largest request header block forwarded, in bytes (name: value plus CRLF per field); 431 beyond it. The
               server sets Kestrel's own limit on its listeners to twice this, so only heads far over it are cut by
@@ -147,8 +149,8 @@ public static partial class CommandLine
           ProxyEntry:Limits:MaxRequestBodySize  [default none]
               Largest request body forwarded, in bytes (413 beyond it); null means no limit, as for a tunnel of files.
 
-        ProxyEntry:Routing: Which session a public request's host name reaches, besides /session/{id}/… paths
-          (docs/running.md, "Host names").
+        ProxyEntry:Routing: Host routing (section ProxyEntry:Routing): which session a request's host name reaches,
+          its path unchanged.
           ProxyEntry:Routing:HostSuffix, --host-suffix  [default none]
               With tunnel.example.com here, a request for Host: {session}.tunnel.example.com goes to that session with
               its path unchanged (no /session/{id} prefix); localhost serves *.localhost in a browser. Path routing
@@ -157,7 +159,9 @@ public static partial class CommandLine
               Custom domains: host name → session id, e.g. ProxyEntry:Routing:Hosts:app.example.org=demo; routed as by
               the suffix.
 
-        ProxyEntry:Balancing: How requests spread over the clients of a session (section ProxyEntry:Balancing).
+        ProxyEntry:Balancing: How requests spread over the clients of a session, and when a client is passed over
+          (section ProxyEntry:Balancing): a default strategy and affinity, per-session overrides, and passive ejection
+          of a client whose backend keeps failing.
           ProxyEntry:Balancing:Strategy, --balancing  [default RoundRobin]
               How a session's requests spread over its clients: RoundRobin, LeastRequests (the less busy of two at
               random) or Weighted (the clients' --weight).
@@ -178,7 +182,12 @@ public static partial class CommandLine
           ProxyEntry:Balancing:Sessions:<id>:…  [default none]
               One session's own Strategy, Affinity and AffinityHeader, by session id: Sessions:<id>:Strategy.
 
-        ProxyEntry:RateLimits: Public rate limits per session and per visitor address (section ProxyEntry:RateLimits).
+        ProxyEntry:RateLimits: Public rate limits (section ProxyEntry:RateLimits), token buckets from
+          System.Threading.RateLimiting applied by ASP.NET Core's rate-limiting middleware before a request reaches a
+          session: one per session, one per visitor address (an IPv6 visitor by its /64, what one host usually holds).
+          Beyond them: 429 problem+json with Retry-After. The defaults suit a shared server; the Development
+          environment turns them off (load tests send tens of thousands of requests a second from one address to one
+          session).
           ProxyEntry:RateLimits:PerSession:PerSecond  [default 1000]
               Requests a second on average; beyond them 429 problem+json with Retry-After. 0: no limit.
           ProxyEntry:RateLimits:PerSession:Burst  [default 2000]

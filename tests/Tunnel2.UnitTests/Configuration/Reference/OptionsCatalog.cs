@@ -31,7 +31,7 @@ public static class OptionsCatalog
                 string group = $"{section}:{property.Name}";
                 var entries = new List<OptionEntry>();
                 AddLeaves(property.PropertyType, property.GetValue(defaults)!, group, group, entries, switchOf, docs);
-                groups.Add(new OptionGroup(group, docs.Summary(property), entries));
+                groups.Add(new OptionGroup(group, docs.Summary(property.PropertyType) ?? docs.Summary(property), entries));
             }
             else
             {
@@ -88,7 +88,7 @@ public static class OptionsCatalog
         string { Length: 0 } => "none",
         string text => text,
         bool flag => flag ? "true" : "false",
-        TimeSpan time => time.ToString("c", CultureInfo.InvariantCulture),
+        TimeSpan time => time.ToString(time.Ticks % TimeSpan.TicksPerSecond == 0 ? "c" : @"hh\:mm\:ss\.fff", CultureInfo.InvariantCulture),
         ICollection { Count: 0 } => "none",
         IFormattable number => number.ToString(null, CultureInfo.InvariantCulture),
         _ => value.ToString() ?? "none",
