@@ -45,7 +45,7 @@ public static partial class CommandLine
     };
 
     /// <summary>What the client's command line may hold: its switches and the keys of its section.</summary>
-    public static readonly CommandLineSpec Spec = new CommandLineSpec(SwitchMappings).WithSection<TunnelClientOptions>(TunnelClientOptions.SectionName)
+    public static readonly CommandLineSpec Spec = new CommandLineSpec(SwitchMappings).WithKeys(Keys)
         .WithRenamedKeys(LegacyKeys.Renamed);
 
     private static readonly string[] ListSwitches = ["--backend", "--server"];

@@ -1,5 +1,4 @@
 using Tunnel2.Hosting;
-using Tunnel2.ProxyEntry.Forwarding;
 
 namespace Tunnel2.TunnelServer.Configuration;
 
@@ -34,8 +33,7 @@ public static partial class CommandLine
 
     /// <summary>What the server's command line may hold: its switches and the keys of its sections.</summary>
     public static readonly CommandLineSpec Spec = new CommandLineSpec(SwitchMappings)
-        .WithSection<TunnelServerOptions>(TunnelServerOptions.SectionName)
-        .WithSection<ProxyEntryOptions>(ProxyEntryOptions.SectionName)
+        .WithKeys(Keys)
         .WithRenamedKeys(LegacyKeys.Renamed);
 
     private const string Usage = """

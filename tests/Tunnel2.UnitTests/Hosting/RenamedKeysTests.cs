@@ -75,4 +75,16 @@ public sealed class RenamedKeysTests
         Assert.Empty(ClientCommandLine.Spec.Problems(["--TunnelClient:MaxQueue", "3", "--TunnelClient:Limits:MaxQueue=3"]));
         Assert.Single(ClientCommandLine.Spec.Problems(["--TunnelClient:MaxQeue=3"]));
     }
+
+    [Theory]
+    [InlineData("--TunnelServer:Uplink:MaxStreams=5", true)]
+    [InlineData("--TunnelServer:Uplink:MaxStreamz=5", false)] // a mistyped key inside a group is refused too
+    [InlineData("--ProxyEntry:Routing:Hosts:app.example.org=demo", true)]
+    [InlineData("--ProxyEntry:Balancing:Sessions:demo:Strategy=Weighted", true)]
+    [InlineData("--ProxyEntry:RateLimits:PerVisitor:Burst=10", true)]
+    [InlineData("--ProxyEntry:RateLimits:PerVisitor:Bursts=10", false)]
+    public void The_server_command_line_knows_every_grouped_key_in_full(string argument, bool known)
+    {
+        Assert.Equal(known, ServerCommandLine.Spec.Problems([argument]).Count == 0);
+    }
 }
