@@ -53,7 +53,7 @@ await using ServiceProvider services = new ServiceCollection()
     .AddSingleton<BackendHealth>() // no health path: always ready
     .AddSingleton<BackendRelay>()
     // The relay is never used (no request reaches an idle session); it only has to exist, as every client uplink has one.
-    .AddSingleton(Options.Create(new TunnelClientOptions { Backend = "http://127.0.0.1:9", Token = options.Token }))
+    .AddSingleton(Options.Create(new TunnelClientOptions { Backends = { Urls = "http://127.0.0.1:9" }, Token = options.Token }))
     .BuildServiceProvider();
 ILoggerFactory loggerFactory = services.GetRequiredService<ILoggerFactory>();
 BackendRelay relay = services.GetRequiredService<BackendRelay>();
@@ -84,7 +84,7 @@ try
                     Server = options.Server.ToString(),
                     Session = session,
                     Token = options.Token,
-                    Backend = "http://127.0.0.1:9",
+                    Backends = { Urls = "http://127.0.0.1:9" },
                 }),
                 relay,
                 loggerFactory,

@@ -7,7 +7,8 @@ namespace Tunnel2.Hosting;
 /// What an executable's command line may hold, so that what it does not know is refused before the host starts: the
 /// configuration's command-line source takes any <c>--key value</c> into configuration, where a mistyped
 /// <c>--tokne</c> or <c>--TunnelServer:Tokn=…</c> was silently ignored. Known are the executable's switches, the
-/// keys of its options sections (<c>--TunnelClient:MaxQueue=…</c>: the section and its first key are checked), the
+/// keys of its options sections (<c>--TunnelClient:Limits:MaxQueue=…</c>: every key in full, or the section and its
+/// first key), keys of an earlier release (<see cref="Configuration.RenamedKeys"/>), the
 /// sections that validate themselves (<c>Serilog</c>, <c>Logging</c>, <c>Kestrel</c>), and the host's own keys
 /// (<c>--environment</c>, …). Every option needs a value, after <c>=</c> or as the next argument.
 /// </summary>
@@ -22,6 +23,8 @@ public sealed class CommandLineSpec
     private readonly IReadOnlyDictionary<string, string> _switches;
     private readonly Dictionary<string, HashSet<string>> _sections = new(StringComparer.OrdinalIgnoreCase);
     private readonly HashSet<string> _keys = new(HostKeys, StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, (HashSet<string> Exact, List<string> Prefixes)> _fullKeys = new(StringComparer.OrdinalIgnoreCase);
+    private Configuration.RenamedKeys? _renamed;
 
     /// <param name="switches">The executable's switch mappings (e.g. <c>--token</c> → <c>TunnelServer:Token</c>).</param>
     public CommandLineSpec(IReadOnlyDictionary<string, string> switches) =>
@@ -40,10 +43,46 @@ public sealed class CommandLineSpec
         return this;
     }
 
+    /// <summary>
+    /// Every key of the sections they name, in full (<c>TunnelServer:Uplink:MaxStreams</c>), so a mistyped key in a
+    /// group is refused too; a placeholder ends a key whose own keys are free (<c>ProxyEntry:Routing:Hosts:&lt;host&gt;</c>).
+    /// </summary>
+    public CommandLineSpec WithKeys(IEnumerable<string> keys)
+    {
+        foreach (string key in keys)
+        {
+            string section = key[..key.IndexOf(':', StringComparison.Ordinal)];
+            if (!_fullKeys.TryGetValue(section, out (HashSet<string> Exact, List<string> Prefixes) known))
+            {
+                known = (new HashSet<string>(StringComparer.OrdinalIgnoreCase), []);
+                _fullKeys[section] = known;
+            }
+
+            int placeholder = key.IndexOf(":<", StringComparison.Ordinal);
+            if (placeholder < 0)
+            {
+                known.Exact.Add(key);
+            }
+            else
+            {
+                known.Prefixes.Add(key[..(placeholder + 1)]);
+            }
+        }
+
+        return this;
+    }
+
     /// <summary>An options section with the keys given.</summary>
     public CommandLineSpec WithSection(string section, params string[] keys)
     {
         _sections[section] = new HashSet<string>(keys, StringComparer.OrdinalIgnoreCase);
+        return this;
+    }
+
+    /// <summary>Keys that moved, still taken for one release (<see cref="Configuration.RenamedKeys"/>).</summary>
+    public CommandLineSpec WithRenamedKeys(Configuration.RenamedKeys renamed)
+    {
+        _renamed = renamed;
         return this;
     }
 
@@ -102,10 +141,20 @@ public sealed class CommandLineSpec
 
     private bool IsKnownKey(string key)
     {
+        if (_renamed?.NewKeyOf(key) is not null)
+        {
+            return true;
+        }
+
         string[] parts = key.Split(':');
         if (parts.Length == 1)
         {
             return _keys.Contains(key);
+        }
+
+        if (_fullKeys.TryGetValue(parts[0], out (HashSet<string> Exact, List<string> Prefixes) full))
+        {
+            return full.Exact.Contains(key) || full.Prefixes.Exists(prefix => key.StartsWith(prefix, StringComparison.OrdinalIgnoreCase));
         }
 
         if (_sections.TryGetValue(parts[0], out HashSet<string>? keys))

@@ -4,6 +4,7 @@ using Tunnel2.Hosting;
 using Tunnel2.Hosting.Admin;
 using Tunnel2.TunnelClient.Admin;
 using Tunnel2.TunnelClient.Backends;
+using Tunnel2.Hosting.Configuration;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Health;
@@ -29,6 +30,7 @@ public static class TunnelClientApp
             ContentRootPath = AppContext.BaseDirectory,
         });
         builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
+        IReadOnlyList<KeyValuePair<string, string>> renamed = LegacyKeys.Renamed.Apply(builder.Configuration);
 
         configureServices?.Invoke(builder.Services);
         builder.Services.AddHostSerilog(builder.Configuration);
@@ -50,14 +52,14 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<UplinkDialer>();
         builder.Services.AddHostedService<TunnelClientService>();
         builder.Services.AddTracingExport(builder.Configuration, "TunnelClient", TunnelClientTracing.SourceName);
-        if (!string.IsNullOrEmpty(builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.AdminUrl)}"]))
+        if (!string.IsNullOrEmpty(builder.Configuration[$"{TunnelClientOptions.SectionName}:Admin:Url"]))
         {
             builder.Services.AddAdminMetrics(TunnelClientMetrics.MeterName);
             builder.Services.AddSingleton<ClientAdminListener>();
             builder.Services.AddHostedService(services => services.GetRequiredService<ClientAdminListener>());
         }
 
-        if (!string.IsNullOrEmpty(builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.InspectUrl)}"]))
+        if (!string.IsNullOrEmpty(builder.Configuration[$"{TunnelClientOptions.SectionName}:Inspector:Url"]))
         {
             builder.Services.TryAddSingleton(TimeProvider.System);
             builder.Services.AddSingleton<RequestInspector>();
@@ -68,7 +70,9 @@ public static class TunnelClientApp
 
         builder.Services.AddOptions<HostOptions>().Configure<IOptions<TunnelClientOptions>>((host, client) =>
             host.ShutdownTimeout = ShutdownTimeout(client.Value.DrainTimeout));
-        return builder.Build();
+        IHost built = builder.Build();
+        RenamedKeys.LogWarnings(built.Services, renamed);
+        return built;
     }
 
     /// <summary>The host's stop budget: never shorter than the drain, plus time to close the uplink.</summary>

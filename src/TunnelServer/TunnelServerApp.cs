@@ -9,6 +9,7 @@ using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 using Tunnel2.Hosting;
 using Tunnel2.Hosting.Admin;
+using Tunnel2.Hosting.Configuration;
 using Tunnel2.ProxyEntry;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
@@ -38,10 +39,11 @@ public static class TunnelServerApp
             ContentRootPath = AppContext.BaseDirectory, // appsettings.json beside the binary, whatever the working directory
         });
         builder.Configuration.AddCommandLine(args, CommandLine.SwitchMappings);
+        IReadOnlyList<KeyValuePair<string, string>> renamed = LegacyKeys.Renamed.Apply(builder.Configuration);
 
         TunnelServerOptions options = BindAndValidate(builder.Configuration);
         // Every log event carries the node's name (structured sinks show it; the console template may add {Node}).
-        builder.Configuration.AddInMemoryCollection([new("Serilog:Properties:Node", options.ResolvedNodeName)]);
+        builder.Configuration.AddInMemoryCollection([new("Serilog:Properties:Node", options.Cluster.ResolvedNodeName)]);
 
         builder.Services.AddHostSerilog(builder.Configuration);
         builder.Services.AddOptions<TunnelServerOptions>()
@@ -52,20 +54,20 @@ public static class TunnelServerApp
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
         builder.Services.AddTracingExport(builder.Configuration, "TunnelServer", ProxyEntryTracing.SourceName, "Microsoft.AspNetCore");
-        if (!string.IsNullOrEmpty(options.AdminUrl))
+        if (!string.IsNullOrEmpty(options.Admin.Url))
         {
             builder.Services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
             builder.Services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.ConfigureResource(resource =>
-                resource.AddService("TunnelServer", serviceInstanceId: options.ResolvedNodeName)));
+                resource.AddService("TunnelServer", serviceInstanceId: options.Cluster.ResolvedNodeName)));
             builder.Services.AddOpenApi();
             builder.Services.AddSingleton<LiveTraffic>();
             builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, AdminJsonContext.Default));
         }
 
-        if (!string.IsNullOrEmpty(options.Certificate))
+        if (!string.IsNullOrEmpty(options.Tls.Certificate))
         {
             builder.Services.AddSingleton(services => new ServerCertificate(
-                options.Certificate, options.CertificateKey!, services.GetRequiredService<ILogger<ServerCertificate>>()));
+                options.Tls.Certificate, options.Tls.CertificateKey!, services.GetRequiredService<ILogger<ServerCertificate>>()));
         }
 
         if (!string.IsNullOrEmpty(options.CredentialsFile))
@@ -74,7 +76,7 @@ public static class TunnelServerApp
                 services.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), services.GetRequiredService<ILogger<CredentialsFile>>()));
         }
 
-        if (options.CertificateAsk)
+        if (options.Admin.CertificateAsk)
         {
             builder.Services.AddCertificateAsk(options.Token);
         }
@@ -96,10 +98,10 @@ public static class TunnelServerApp
         builder.WebHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint =>
         {
             Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
-            UnsentBytesLimit.TryApply(listener, options.UnsentBytesLimit);
-            if (options.PublicReceiveBuffer > 0)
+            UnsentBytesLimit.TryApply(listener, options.Listeners.UnsentBytesLimit);
+            if (options.Listeners.PublicReceiveBuffer > 0)
             {
-                listener.ReceiveBufferSize = options.PublicReceiveBuffer;
+                listener.ReceiveBufferSize = options.Listeners.PublicReceiveBuffer;
             }
 
             return listener;
@@ -111,9 +113,9 @@ public static class TunnelServerApp
         {
             kestrel.AddServerHeader = false; // the backend's Server header passes through instead
             kestrel.Limits.MaxRequestBodySize = null; // ProxyEntry applies its own limit per request
-            kestrel.Limits.RequestHeadersTimeout = options.RequestHeadersTimeout;
+            kestrel.Limits.RequestHeadersTimeout = options.Limits.RequestHeadersTimeout;
             endpoints.PublicListener = ListenPublic(kestrel, options, endpoints);
-            if (!string.IsNullOrEmpty(options.PublicH2cUrl) && ListenAddress.TryParse(options.PublicH2cUrl, out ListenAddress? h2c, out _))
+            if (!string.IsNullOrEmpty(options.Listeners.PublicH2cUrl) && ListenAddress.TryParse(options.Listeners.PublicH2cUrl, out ListenAddress? h2c, out _))
             {
                 ListenOptions? h2cListener = null;
                 kestrel.Listen(h2c.EndPoint, listen =>
@@ -124,7 +126,7 @@ public static class TunnelServerApp
                 endpoints.PublicH2cListener = h2cListener;
             }
 
-            if (!string.IsNullOrEmpty(options.AdminUrl) && ListenAddress.TryParse(options.AdminUrl, out ListenAddress? admin, out _))
+            if (!string.IsNullOrEmpty(options.Admin.Url) && ListenAddress.TryParse(options.Admin.Url, out ListenAddress? admin, out _))
             {
                 ListenOptions? adminListener = null;
                 kestrel.Listen(admin.EndPoint, listen => adminListener = listen);
@@ -133,16 +135,17 @@ public static class TunnelServerApp
         });
 
         WebApplication app = builder.Build();
+        RenamedKeys.LogWarnings(app.Services, renamed);
         // Read now, not at the first login: the file's visitor rules must guard the public port from its first request.
         _ = app.Services.GetService<CredentialsFile>();
         if (endpoints.AdminListener is not null)
         {
             // Requests that arrived on the admin listener never reach ProxyEntry: they pass the admin token and /metrics,
             // then the routes below (the admin API answers only there). A public request pays one port compare.
-            app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.AdminToken));
+            app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.Admin.Token));
             app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseNodeHeader(options).UseProxyEntry());
             AdminApi.Map(app, endpoints);
-            if (options.CertificateAsk)
+            if (options.Admin.CertificateAsk)
             {
                 CertificateAskEndpoint.Map(app, endpoints);
             }
@@ -163,10 +166,10 @@ public static class TunnelServerApp
         NodeWarmUp warmUp = app.Services.GetRequiredService<NodeWarmUp>();
         app.MapGet("/healthz", context => drain.IsDraining
             ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, "urn:tunnel2:problem:server-draining", "Draining",
-                $"Node {options.ResolvedNodeName} is shutting down: send new requests to another node.")
+                $"Node {options.Cluster.ResolvedNodeName} is shutting down: send new requests to another node.")
             : warmUp.IsWarmingUp
                 ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, ProblemTypes.WarmingUp, "Warming up",
-                    $"Node {options.ResolvedNodeName} has just started and waits for its clients to reconnect.")
+                    $"Node {options.Cluster.ResolvedNodeName} has just started and waits for its clients to reconnect.")
                 : context.Response.WriteAsync("ok"));
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
             "Not found", context.Connection.LocalPort == endpoints.AdminPort
@@ -178,7 +181,7 @@ public static class TunnelServerApp
             warmUp.Begin();
             ILogger<ServerEndpoints> logger = app.Services.GetRequiredService<ILogger<ServerEndpoints>>();
             TunnelServerLog.Listening(logger, endpoints.PublicUrl, endpoints.TunnelUrl);
-            TunnelServerLog.Node(logger, options.ResolvedNodeName, options.NodeHeader);
+            TunnelServerLog.Node(logger, options.Cluster.ResolvedNodeName, options.Cluster.NodeHeader);
             if (endpoints.AdminUrl is { } adminUrl)
             {
                 TunnelServerLog.AdminListening(logger, adminUrl);
@@ -200,7 +203,7 @@ public static class TunnelServerApp
         }
         catch (InvalidOperationException ex)
         {
-            // e.g. "Failed to convert configuration value 'bogus' at 'TunnelServer:KeepAliveTimeout' to type 'System.TimeSpan'."
+            // e.g. "Failed to convert configuration value 'bogus' at 'TunnelServer:Uplink:KeepAliveTimeout' to type 'System.TimeSpan'."
             failures.Add(ex.Message);
             throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
         }
@@ -220,9 +223,9 @@ public static class TunnelServerApp
         {
             try
             {
-                if (!string.IsNullOrEmpty(options.Certificate))
+                if (!string.IsNullOrEmpty(options.Tls.Certificate))
                 {
-                    ServerCertificate.Read(options.Certificate, options.CertificateKey!).Dispose();
+                    ServerCertificate.Read(options.Tls.Certificate, options.Tls.CertificateKey!).Dispose();
                 }
             }
             catch (InvalidConfigurationException ex)
@@ -230,7 +233,7 @@ public static class TunnelServerApp
                 failures.Add(ex.Message);
             }
 
-            if (options.CertificateAsk && CertificateAskEndpoint.Problem(configuration) is { } askProblem)
+            if (options.Admin.CertificateAsk && CertificateAskEndpoint.Problem(configuration) is { } askProblem)
             {
                 failures.Add(askProblem);
             }
@@ -258,7 +261,7 @@ public static class TunnelServerApp
     /// </summary>
     private static ListenOptions ListenPublic(KestrelServerOptions kestrel, TunnelServerOptions options, ServerEndpoints endpoints)
     {
-        if (!ListenAddress.TryParse(options.PublicUrl, out ListenAddress? address, out string? error))
+        if (!ListenAddress.TryParse(options.Listeners.PublicUrl, out ListenAddress? address, out string? error))
         {
             throw new InvalidOperationException(error); // unreachable: validated in BindAndValidate
         }
@@ -290,15 +293,15 @@ public static class TunnelServerApp
         return captured!;
     }
 
-    /// <summary>With <c>TunnelServer:NodeHeader</c>, <c>Tunnel2-Node</c> on every public response, set before the response starts.</summary>
+    /// <summary>With <c>TunnelServer:Cluster:NodeHeader</c>, <c>Tunnel2-Node</c> on every public response, set before the response starts.</summary>
     private static IApplicationBuilder UseNodeHeader(this IApplicationBuilder app, TunnelServerOptions options)
     {
-        if (!options.NodeHeader)
+        if (!options.Cluster.NodeHeader)
         {
             return app;
         }
 
-        string node = options.ResolvedNodeName;
+        string node = options.Cluster.ResolvedNodeName;
         return app.Use((context, next) =>
         {
             context.Response.Headers[NodeHeaderName] = node;

@@ -172,8 +172,8 @@ done
 
 for c in $(seq 1 "$CLIENTS"); do
   start_recorded "client-$c" "$(dirname "$(dll TunnelClient)")" dotnet "$(dll TunnelClient)" --environment Development \
-    "${servers[@]}" --backend "http://127.0.0.1:$BACKEND_PORT" "--TunnelClient:ReconnectMaxDelay=$CLIENT_RECONNECT_MAX_DELAY" \
-    "--TunnelClient:KeepAliveInterval=$CLIENT_KEEP_ALIVE_INTERVAL" "--TunnelClient:KeepAliveTimeout=$CLIENT_KEEP_ALIVE_TIMEOUT"
+    "${servers[@]}" --backend "http://127.0.0.1:$BACKEND_PORT" "--TunnelClient:Uplink:ReconnectMaxDelay=$CLIENT_RECONNECT_MAX_DELAY" \
+    "--TunnelClient:Uplink:KeepAliveInterval=$CLIENT_KEEP_ALIVE_INTERVAL" "--TunnelClient:Uplink:KeepAliveTimeout=$CLIENT_KEEP_ALIVE_TIMEOUT"
 done
 
 PATH_PING="/session/$SESSION/loadtest/ping"

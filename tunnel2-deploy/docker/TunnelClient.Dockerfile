@@ -6,7 +6,7 @@
 #   docker build -f tunnel2-deploy/docker/TunnelClient.Dockerfile -t tunnel2/tunnel-client:dev .
 #   docker run --rm --network <net> -e TunnelClient__Server=http://tunnel_server:12001 \
 #     -e TunnelClient__Session=22222222-2222-2222-2222-222222222222 -e TunnelClient__Token=... \
-#     -e TunnelClient__Backend=http://test_backend:12007 \
+#     -e TunnelClient__Backends__Urls=http://test_backend:12007 \
 #     -e TUNNEL2_PUBLIC_URL=http://tunnel_server:12000 tunnel2/tunnel-client:dev
 
 ARG DOTNET_VERSION=10.0

@@ -36,8 +36,8 @@ WORKDIR /app
 COPY --from=build /app ./
 # Listen on every interface inside the container. The server binds exactly these two endpoints;
 # clearing ASPNETCORE_HTTP_PORTS (8080 in the base image) avoids a misleading override warning.
-ENV TunnelServer__PublicUrl=http://0.0.0.0:12000 \
-    TunnelServer__TunnelUrl=http://0.0.0.0:12001 \
+ENV TunnelServer__Listeners__PublicUrl=http://0.0.0.0:12000 \
+    TunnelServer__Listeners__TunnelUrl=http://0.0.0.0:12001 \
     ASPNETCORE_HTTP_PORTS=
 EXPOSE 12000 12001
 # Non-root: the 'app' user (uid $APP_UID = 1654) that the .NET images define.

@@ -134,7 +134,7 @@ start TestBackend "$WORK/backend.log" "$(dirname "$(dll TestBackend)")" dotnet "
 start TunnelServer "$WORK/server.log" "$(dirname "$(dll TunnelServer)")" dotnet "$(dll TunnelServer)" --token "$TOKEN" \
   --public-url "http://127.0.0.1:$public_port" --tunnel-url "http://127.0.0.1:$tunnel_port" --admin-url "http://127.0.0.1:$admin_port" \
   --admin-token "$ADMIN_TOKEN" \
-  --certificate-ask true --host-suffix "$SUFFIX" "--ProxyEntry:Hosts:$CUSTOM=demo" --trusted-proxy 127.0.0.1/32
+  --certificate-ask true --host-suffix "$SUFFIX" "--ProxyEntry:Routing:Hosts:$CUSTOM=demo" --trusted-proxy 127.0.0.1/32
 admin_get() { curl -sS --max-time 5 -H "Authorization: Bearer $ADMIN_TOKEN" "http://127.0.0.1:$admin_port$1" "${@:2}"; }
 ask_status() { admin_get "/edge/ask?domain=$1" -o /dev/null -w '%{http_code}'; }
 wait_until "TunnelServer's admin listener" admin_get /healthz -f

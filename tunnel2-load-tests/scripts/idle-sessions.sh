@@ -209,7 +209,7 @@ run_one() {
   log "[$mode, N=$n] starting TunnelServer on :$PUBLIC_PORT/:$TUNNEL_PORT"
   (cd "$(dirname "${SERVER_CMD[-1]}")" && exec env "${env_args[@]}" "${SERVER_CMD[@]}" --token "$TOKEN" \
     --public-url "http://127.0.0.1:$PUBLIC_PORT" --tunnel-url "http://127.0.0.1:$TUNNEL_PORT" \
-    --drain-timeout 00:00:00 "--TunnelServer:MaxUplinksPerAddress=$((n + 100))") </dev/null >"$SERVER_LOG" 2>&1 &
+    --drain-timeout 00:00:00 "--TunnelServer:Limits:MaxUplinksPerAddress=$((n + 100))") </dev/null >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
   wait_for "TunnelServer /healthz on :$PUBLIC_PORT" "$START_TIMEOUT" server_answers
 

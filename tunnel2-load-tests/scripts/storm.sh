@@ -233,7 +233,7 @@ if [[ "$DIRECTION" == download ]] || has_target tunnel; then
   CLIENT_PID="$(stack_pid TunnelClient)"
   if [[ -z "$STACK_PID" && "$DIRECTION" == download && -n "$CLIENT_PID" ]]; then
     # A stack we did not start keeps its own client limit; say what it is when it can be read.
-    seen="$(tr '\0' '\n' <"/proc/$CLIENT_PID/environ" 2>/dev/null | sed -n 's/^TunnelClient__MaxConcurrency=//p')"
+    seen="$(tr '\0' '\n' <"/proc/$CLIENT_PID/environ" 2>/dev/null | sed -n 's/^TunnelClient__Limits__MaxConcurrency=//p')"
     cmdline="$(tr '\0' ' ' <"/proc/$CLIENT_PID/cmdline" 2>/dev/null)"
     [[ "$cmdline" =~ --max-concurrency[=\ ]([0-9]+) ]] && seen="${BASH_REMATCH[1]}"
     seen="${seen:-1000}"   # the client's default when neither variable nor switch sets it

@@ -24,7 +24,7 @@ internal sealed class ExchangeAdmission
         _access = access;
         _drain = drain;
         _failures = failures;
-        _maxHeadersBytes = options.Value.MaxRequestHeadersBytes;
+        _maxHeadersBytes = options.Value.Limits.MaxRequestHeadersBytes;
     }
 
     /// <returns>False, with the refusal being written, when the request goes no further.</returns>

@@ -13,8 +13,10 @@ public sealed class BalancingOptions
 {
     public const string DefaultAffinityCookie = "Tunnel2-Affinity";
 
+    /// <summary>How a session's requests spread over its clients: <c>RoundRobin</c>, <c>LeastRequests</c> (the less busy of two at random) or <c>Weighted</c> (the clients' <c>--weight</c>).</summary>
     public BalancingStrategy Strategy { get; set; } = BalancingStrategy.RoundRobin;
 
+    /// <summary>What keeps a caller on one client: <c>None</c>, <c>Cookie</c>, <c>Header</c> (a hash of the affinity header) or <c>ClientIp</c>.</summary>
     public AffinityMode Affinity { get; set; } = AffinityMode.None;
 
     /// <summary>The header whose value is hashed when <see cref="Affinity"/> is <see cref="AffinityMode.Header"/>.</summary>
@@ -32,13 +34,15 @@ public sealed class BalancingOptions
     [Range(0, 1000)]
     public int EjectAfter { get; set; } = 3;
 
+    /// <summary>How long an ejected client is first passed over.</summary>
     [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan EjectionBackoff { get; set; } = TimeSpan.FromSeconds(1);
 
+    /// <summary>The longest an ejected client is passed over, however often it is ejected in a row.</summary>
     [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan MaxEjectionBackoff { get; set; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>Per-session overrides, by session id.</summary>
+    /// <summary>One session's own <c>Strategy</c>, <c>Affinity</c> and <c>AffinityHeader</c>, by session id: <c>Sessions:&lt;id&gt;:Strategy</c>.</summary>
     public Dictionary<string, SessionBalancingOptions> Sessions { get; set; } = new(StringComparer.Ordinal);
 
     /// <summary>The policy of one session: its overrides on top of the defaults.</summary>

@@ -10,21 +10,21 @@ public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOpti
     public ValidateOptionsResult Validate(string? name, ProxyEntryOptions options)
     {
         var failures = new List<string>();
-        if (options.HostSuffix is { } suffix && !HostRouter.IsHostName(suffix))
+        if (options.Routing.HostSuffix is { } suffix && !HostRouter.IsHostName(suffix))
         {
-            failures.Add($"ProxyEntry:HostSuffix '{suffix}' is not a host name (e.g. tunnel.example.com).");
+            failures.Add($"ProxyEntry:Routing:HostSuffix '{suffix}' is not a host name (e.g. tunnel.example.com).");
         }
 
-        foreach (KeyValuePair<string, string> host in options.Hosts)
+        foreach (KeyValuePair<string, string> host in options.Routing.Hosts)
         {
             if (!HostRouter.IsHostName(host.Key))
             {
-                failures.Add($"ProxyEntry:Hosts: '{host.Key}' is not a host name.");
+                failures.Add($"ProxyEntry:Routing:Hosts: '{host.Key}' is not a host name.");
             }
 
             if (!HandshakeProtocol.IsValidSessionId(host.Value))
             {
-                failures.Add($"ProxyEntry:Hosts:{host.Key}: '{host.Value}' is not a session id.");
+                failures.Add($"ProxyEntry:Routing:Hosts:{host.Key}: '{host.Value}' is not a session id.");
             }
         }
 

@@ -17,7 +17,7 @@ internal sealed class RequestBodyPump
 
     private readonly long? _maxRequestBodySize;
 
-    public RequestBodyPump(IOptions<ProxyEntryOptions> options) => _maxRequestBodySize = options.Value.MaxRequestBodySize;
+    public RequestBodyPump(IOptions<ProxyEntryOptions> options) => _maxRequestBodySize = options.Value.Limits.MaxRequestBodySize;
 
     public static bool RequestHasBody(HttpContext context) =>
         context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? context.Request.ContentLength > 0;

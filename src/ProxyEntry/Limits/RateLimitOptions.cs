@@ -12,9 +12,11 @@ namespace Tunnel2.ProxyEntry.Limits;
 /// </summary>
 public sealed class RateLimitOptions
 {
+    /// <summary>One token bucket per session.</summary>
     [ValidateObjectMembers]
     public TokenBucketLimit PerSession { get; set; } = new() { PerSecond = 1000, Burst = 2000 };
 
+    /// <summary>One token bucket per visitor address (an IPv6 visitor by its /64).</summary>
     [ValidateObjectMembers]
     public TokenBucketLimit PerVisitor { get; set; } = new() { PerSecond = 100, Burst = 200 };
 

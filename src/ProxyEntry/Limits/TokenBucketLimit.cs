@@ -6,6 +6,7 @@ namespace Tunnel2.ProxyEntry.Limits;
 /// <summary>A token bucket: <see cref="PerSecond"/> requests a second on average, up to <see cref="Burst"/> at once. 0 per second: no limit.</summary>
 public sealed class TokenBucketLimit
 {
+    /// <summary>Requests a second on average; beyond them 429 problem+json with Retry-After. 0: no limit.</summary>
     [Range(0, 10_000_000)]
     public int PerSecond { get; set; }
 

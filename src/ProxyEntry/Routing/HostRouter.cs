@@ -17,7 +17,7 @@ public sealed class HostRouter
     private readonly Dictionary<string, string> _hosts;
 
     public HostRouter(IOptions<ProxyEntryOptions> options)
-        : this(options.Value.HostSuffix, options.Value.Hosts)
+        : this(options.Value.Routing.HostSuffix, options.Value.Routing.Hosts)
     {
     }
 

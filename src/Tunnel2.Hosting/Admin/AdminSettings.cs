@@ -7,7 +7,7 @@ public static class AdminSettings
 
     /// <summary>What is wrong with an admin URL and token, named under <paramref name="section"/> (e.g. TunnelServer).</summary>
     public static IEnumerable<string> Problems(string section, string? adminUrl, string? adminToken) =>
-        Problems(section, adminToken, ("AdminUrl", "--admin-url", adminUrl));
+        Problems(section, adminToken, ("Admin:Url", "--admin-url", adminUrl));
 
     /// <summary>
     /// What is wrong with the listeners the admin token guards (the client's admin listener and its request inspector):
@@ -38,7 +38,7 @@ public static class AdminSettings
 
             if (string.IsNullOrEmpty(adminToken) && !IsLoopback(address))
             {
-                yield return $"{section}:{key} {url} is reachable from other machines: set {section}:AdminToken (--admin-token), or listen on 127.0.0.1.";
+                yield return $"{section}:{key} {url} is reachable from other machines: set {section}:Admin:Token (--admin-token), or listen on 127.0.0.1.";
             }
         }
 
@@ -50,11 +50,11 @@ public static class AdminSettings
         if (!anyListener)
         {
             string names = string.Join(" or ", Array.ConvertAll(listeners, listener => $"{section}:{listener.Key} ({listener.Switch})"));
-            yield return $"{section}:AdminToken is set but no admin listener is: set {names} too.";
+            yield return $"{section}:Admin:Token is set but no admin listener is: set {names} too.";
         }
         else if (adminToken.Length < MinimumTokenLength)
         {
-            yield return $"{section}:AdminToken must be at least {MinimumTokenLength} characters.";
+            yield return $"{section}:Admin:Token must be at least {MinimumTokenLength} characters.";
         }
     }
 

@@ -29,13 +29,13 @@ public sealed class ClientAdminListener(
     public async Task StartAsync(CancellationToken cancellationToken)
     {
         TunnelClientOptions settings = options.Value;
-        if (!ListenAddress.TryParse(settings.AdminUrl, out ListenAddress? address, out _))
+        if (!ListenAddress.TryParse(settings.Admin.Url, out ListenAddress? address, out _))
         {
             return; // no admin listener (a bad URL never gets here: validation stops the client first)
         }
 
         RegisterGauges();
-        (_app, Url) = await AdminHost.StartAsync(address, app => app.UseAdminEndpoints(settings.AdminToken, meterProvider), cancellationToken);
+        (_app, Url) = await AdminHost.StartAsync(address, app => app.UseAdminEndpoints(settings.Admin.Token, meterProvider), cancellationToken);
         TunnelClientLog.AdminListening(logger, Url);
     }
 
@@ -47,7 +47,7 @@ public sealed class ClientAdminListener(
     {
         Meter meter = meterFactory.Create(TunnelClientMetrics.MeterName);
         meter.CreateObservableUpDownCounter("tunnel2.client.queued_requests", () => (long)relay.QueuedRequests, "{request}",
-            "Requests waiting for a backend slot (TunnelClient:MaxConcurrency)");
+            "Requests waiting for a backend slot (TunnelClient:Limits:MaxConcurrency)");
         meter.CreateObservableUpDownCounter("tunnel2.client.backend.active_requests", () => PerBackend(backend => backend.Outstanding), "{request}",
             "Exchanges in flight on each backend, response bodies included");
         meter.CreateObservableGauge("tunnel2.client.backend.ready", () => PerBackend(backend => backend.IsProbedReady ? 1 : 0), "1",

@@ -12,7 +12,7 @@ public sealed record BackendAddress(Uri Url, int Weight)
     public const int MaxBackends = 64;
 
     /// <summary>
-    /// Reads <c>TunnelClient:Backend</c>: one entry, or several separated by commas (a repeated <c>--backend</c> is joined so),
+    /// Reads <c>TunnelClient:Backends:Urls</c>: one entry, or several separated by commas (a repeated <c>--backend</c> is joined so),
     /// each a base URL optionally followed by <c>weight=N</c> after a space, as nginx's upstream <c>server</c> lines:
     /// <c>http://127.0.0.1:8081, http://127.0.0.1:8082 weight=3</c>.
     /// </summary>

@@ -37,26 +37,26 @@ public sealed class BackendSet : IAsyncDisposable
     public BackendSet(IOptions<TunnelClientOptions> options, TunnelClientMetrics metrics, ILogger<BackendSet> logger, TimeProvider? clock = null)
     {
         TunnelClientOptions settings = options.Value;
-        List<BackendAddress> addresses = BackendAddress.ParseList(settings.Backend, out string? error)
-                                         ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:Backend: {error}"]);
+        List<BackendAddress> addresses = BackendAddress.ParseList(settings.Backends.Urls, out string? error)
+                                         ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:Backends:Urls: {error}"]);
         _metrics = metrics;
         _logger = logger;
         _clock = clock ?? TimeProvider.System;
         _all = new Backend[addresses.Count];
         for (int i = 0; i < _all.Length; i++)
         {
-            var pool = new BackendConnectionPool(addresses[i].Url, settings.ConnectTimeout, settings.PooledConnectionIdleTimeout,
-                maxIdle: settings.MaxConcurrency, settings.UnsentBytesLimit, OnConnectionClosed);
-            _all[i] = new Backend(i, addresses[i], pool, settings.RewritePaths && settings.PathPrefix == PathPrefixMode.Strip);
+            var pool = new BackendConnectionPool(addresses[i].Url, settings.ConnectTimeout, settings.Backends.PooledConnectionIdleTimeout,
+                maxIdle: settings.Limits.MaxConcurrency, settings.Uplink.UnsentBytesLimit, OnConnectionClosed);
+            _all[i] = new Backend(i, addresses[i], pool, settings.Backends.RewritePaths && settings.Backends.PathPrefix == PathPrefixMode.Strip);
         }
 
-        HostHeader = HostHeaderPolicy.Parse(settings.HostHeader, out string? hostHeaderError)
-                     ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:HostHeader: {hostHeaderError}"]);
-        KeepsPathPrefix = settings.PathPrefix == PathPrefixMode.Keep;
+        HostHeader = HostHeaderPolicy.Parse(settings.Backends.HostHeader, out string? hostHeaderError)
+                     ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:Backends:HostHeader: {hostHeaderError}"]);
+        KeepsPathPrefix = settings.Backends.PathPrefix == PathPrefixMode.Keep;
 
-        _strategy = settings.BackendBalancing;
-        _affinity = AffinityPolicy.For(_all.Length > 1 ? settings.BackendAffinity : AffinityMode.None, settings.BackendAffinityHeader,
-            settings.BackendAffinityCookie);
+        _strategy = settings.Backends.Balancing;
+        _affinity = AffinityPolicy.For(_all.Length > 1 ? settings.Backends.Affinity : AffinityMode.None, settings.Backends.AffinityHeader,
+            settings.Backends.AffinityCookie);
         _weightedSchedule = _strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(_all) : [];
     }
 

@@ -20,9 +20,9 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
             failures.Add($"TunnelClient:Server must be an http:// or https:// URL such as http://127.0.0.1:12001, or several separated by commas: {serverError}.");
         }
 
-        if (options.HealthPath is { } healthPath && (!healthPath.StartsWith('/') || !Uri.TryCreate(healthPath, UriKind.Relative, out _)))
+        if (options.Health.Path is { } healthPath && (!healthPath.StartsWith('/') || !Uri.TryCreate(healthPath, UriKind.Relative, out _)))
         {
-            failures.Add($"TunnelClient:HealthPath must be a path on the backend starting with '/', such as /healthz, not '{healthPath}'.");
+            failures.Add($"TunnelClient:Health:Path must be a path on the backend starting with '/', such as /healthz, not '{healthPath}'.");
         }
 
         bool https = false;
@@ -31,59 +31,59 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
             https |= server.Scheme == Uri.UriSchemeHttps;
         }
 
-        if (!string.IsNullOrEmpty(options.CaCertificate))
+        if (!string.IsNullOrEmpty(options.Tls.CaCertificate))
         {
             try
             {
-                _ = ServerCertificatePolicy.ReadAuthorities(options.CaCertificate);
+                _ = ServerCertificatePolicy.ReadAuthorities(options.Tls.CaCertificate);
             }
             catch (InvalidDataException ex)
             {
-                failures.Add($"TunnelClient:CaCertificate: {ex.Message}");
+                failures.Add($"TunnelClient:Tls:CaCertificate: {ex.Message}");
             }
         }
 
-        if (!string.IsNullOrEmpty(options.ServerCertificateSha256))
+        if (!string.IsNullOrEmpty(options.Tls.ServerCertificateSha256))
         {
             try
             {
-                _ = ServerCertificatePolicy.ParsePin(options.ServerCertificateSha256);
+                _ = ServerCertificatePolicy.ParsePin(options.Tls.ServerCertificateSha256);
             }
             catch (FormatException ex)
             {
-                failures.Add($"TunnelClient:ServerCertificateSha256: {ex.Message}");
+                failures.Add($"TunnelClient:Tls:ServerCertificateSha256: {ex.Message}");
             }
         }
 
-        if (!https && (!string.IsNullOrEmpty(options.CaCertificate) || !string.IsNullOrEmpty(options.ServerCertificateSha256)))
+        if (!https && (!string.IsNullOrEmpty(options.Tls.CaCertificate) || !string.IsNullOrEmpty(options.Tls.ServerCertificateSha256)))
         {
             failures.Add("--ca-certificate and --server-certificate-sha256 check an https:// server; TunnelClient:Server names none.");
         }
 
-        if (BackendAddress.ParseList(options.Backend, out string? backendError) is null)
+        if (BackendAddress.ParseList(options.Backends.Urls, out string? backendError) is null)
         {
-            failures.Add($"TunnelClient:Backend must be an http:// or https:// URL, or several separated by commas, each optionally followed by weight=N: {backendError}");
+            failures.Add($"TunnelClient:Backends:Urls must be an http:// or https:// URL, or several separated by commas, each optionally followed by weight=N: {backendError}");
         }
 
-        if (HostHeaderPolicy.Parse(options.HostHeader, out string? hostHeaderError) is null)
+        if (HostHeaderPolicy.Parse(options.Backends.HostHeader, out string? hostHeaderError) is null)
         {
-            failures.Add($"TunnelClient:HostHeader (--host-header): {hostHeaderError}.");
+            failures.Add($"TunnelClient:Backends:HostHeader (--host-header): {hostHeaderError}.");
         }
 
-        if (options.BackendAffinity == AffinityMode.Header && string.IsNullOrWhiteSpace(options.BackendAffinityHeader))
+        if (options.Backends.Affinity == AffinityMode.Header && string.IsNullOrWhiteSpace(options.Backends.AffinityHeader))
         {
-            failures.Add("TunnelClient:BackendAffinity is Header but TunnelClient:BackendAffinityHeader names no header (--backend-affinity-header).");
+            failures.Add("TunnelClient:Backends:Affinity is Header but TunnelClient:Backends:AffinityHeader names no header (--backend-affinity-header).");
         }
 
-        failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.AdminToken,
-            (nameof(options.AdminUrl), "--admin-url", options.AdminUrl), (nameof(options.InspectUrl), "--inspect-url", options.InspectUrl)));
+        failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.Admin.Token,
+            ("Admin:Url", "--admin-url", options.Admin.Url), ("Inspector:Url", "--inspect-url", options.Inspector.Url)));
 
-        if (options.BasicAuth is { } basic && basic.Split(':', 2) is not [{ Length: > 0 }, { Length: >= 8 }])
+        if (options.Visitors.BasicAuth is { } basic && basic.Split(':', 2) is not [{ Length: > 0 }, { Length: >= 8 }])
         {
-            failures.Add("TunnelClient:BasicAuth must be user:password with a password of at least 8 characters (--basic-auth).");
+            failures.Add("TunnelClient:Visitors:BasicAuth must be user:password with a password of at least 8 characters (--basic-auth).");
         }
 
-        foreach ((string setting, string? networks) in (ReadOnlySpan<(string, string?)>)[("CidrAllow", options.CidrAllow), ("CidrDeny", options.CidrDeny)])
+        foreach ((string setting, string? networks) in (ReadOnlySpan<(string, string?)>)[("Visitors:CidrAllow", options.Visitors.CidrAllow), ("Visitors:CidrDeny", options.Visitors.CidrDeny)])
         {
             if (networks is not null && !NetworkList.TryParse(networks, out _))
             {
@@ -96,14 +96,14 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
             failures.Add($"TunnelClient:Session '{options.Session}' must be 1 to 128 characters of A-Z a-z 0-9 - _ . ~, and not '.' or '..'.");
         }
 
-        if (options.ReconnectMaxDelay < options.ReconnectMinDelay)
+        if (options.Uplink.ReconnectMaxDelay < options.Uplink.ReconnectMinDelay)
         {
-            failures.Add("TunnelClient:ReconnectMaxDelay must not be shorter than ReconnectMinDelay.");
+            failures.Add("TunnelClient:Uplink:ReconnectMaxDelay must not be shorter than ReconnectMinDelay.");
         }
 
-        if (options.KeepAliveTimeout <= options.KeepAliveInterval)
+        if (options.Uplink.KeepAliveTimeout <= options.Uplink.KeepAliveInterval)
         {
-            failures.Add("TunnelClient:KeepAliveTimeout must be longer than KeepAliveInterval.");
+            failures.Add("TunnelClient:Uplink:KeepAliveTimeout must be longer than KeepAliveInterval.");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

@@ -42,13 +42,13 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 13, Level = LogLevel.Debug, Message = "Stream {StreamId}: backend connection closed, not reused ({Cause})")]
     public static partial void BackendConnectionClosed(ILogger logger, uint streamId, string cause);
 
-    [LoggerMessage(EventId = 14, Level = LogLevel.Warning, Message = "Stream {StreamId}: upgrade refused with 503: {Upgraded} upgraded streams are open, the most allowed (TunnelClient:MaxUpgradedStreams)")]
+    [LoggerMessage(EventId = 14, Level = LogLevel.Warning, Message = "Stream {StreamId}: upgrade refused with 503: {Upgraded} upgraded streams are open, the most allowed (TunnelClient:Limits:MaxUpgradedStreams)")]
     public static partial void UpgradeRefused(ILogger logger, uint streamId, int upgraded);
 
     [LoggerMessage(EventId = 15, Level = LogLevel.Debug, Message = "Stream {StreamId}: upgraded stream ended ({Reason})")]
     public static partial void UpgradedStreamEnded(ILogger logger, uint streamId, string reason);
 
-    [LoggerMessage(EventId = 16, Level = LogLevel.Information, Message = "Stream {StreamId}: upgraded stream moved no byte for {IdleTimeoutMs} ms; closing it (TunnelClient:UpgradedIdleTimeout)")]
+    [LoggerMessage(EventId = 16, Level = LogLevel.Information, Message = "Stream {StreamId}: upgraded stream moved no byte for {IdleTimeoutMs} ms; closing it (TunnelClient:Limits:UpgradedIdleTimeout)")]
     public static partial void UpgradedStreamIdle(ILogger logger, uint streamId, long idleTimeoutMs);
 
     [LoggerMessage(EventId = 17, Level = LogLevel.Critical, Message = "The certificate of {Server} was refused: {Reason}. Not retrying (exit code 4)")]

@@ -18,7 +18,7 @@ public sealed class BackendHealth
     public BackendHealth(IOptions<TunnelClientOptions> options, BackendSet backends)
     {
         _backends = backends;
-        IsProbed = !string.IsNullOrEmpty(options.Value.HealthPath);
+        IsProbed = !string.IsNullOrEmpty(options.Value.Health.Path);
         if (!IsProbed)
         {
             _firstProbe.SetResult();

@@ -31,7 +31,7 @@ public sealed class BackendHealthProbe : BackgroundService
             _targets = new (Backend, Uri)[backends.All.Count];
             for (int i = 0; i < _targets.Length; i++)
             {
-                _targets[i] = (backends.All[i], new Uri(backends.All[i].Url, _options.HealthPath));
+                _targets[i] = (backends.All[i], new Uri(backends.All[i].Url, _options.Health.Path));
             }
         }
     }
@@ -47,13 +47,13 @@ public sealed class BackendHealthProbe : BackgroundService
         {
             AllowAutoRedirect = false,
             UseProxy = false,
-            ConnectTimeout = _options.HealthTimeout,
-            PooledConnectionIdleTimeout = _options.HealthInterval * 2,
+            ConnectTimeout = _options.Health.Timeout,
+            PooledConnectionIdleTimeout = _options.Health.Interval * 2,
         })
         {
-            Timeout = _options.HealthTimeout,
+            Timeout = _options.Health.Timeout,
         };
-        using var timer = new PeriodicTimer(_options.HealthInterval);
+        using var timer = new PeriodicTimer(_options.Health.Interval);
         var round = new Task[_targets.Length];
         bool first = true;
         do
@@ -102,7 +102,7 @@ public sealed class BackendHealthProbe : BackgroundService
         }
         catch (OperationCanceledException) when (!stoppingToken.IsCancellationRequested)
         {
-            return (false, $"no answer within {(long)_options.HealthTimeout.TotalMilliseconds} ms");
+            return (false, $"no answer within {(long)_options.Health.Timeout.TotalMilliseconds} ms");
         }
         catch (HttpRequestException ex)
         {

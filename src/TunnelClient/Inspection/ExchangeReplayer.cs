@@ -150,7 +150,7 @@ public sealed class ExchangeReplayer : IDisposable
         if (original.RequestBody is { Truncated: true } cut)
         {
             throw new ReplayRefusedException(
-                $"Only the first {cut.Bytes.Length} of the body's {cut.Size} bytes were kept (TunnelClient:InspectBodyLimit): edit the body, or raise the limit.");
+                $"Only the first {cut.Bytes.Length} of the body's {cut.Size} bytes were kept (TunnelClient:Inspector:BodyLimit): edit the body, or raise the limit.");
         }
 
         return original.RequestBody?.Bytes ?? [];

@@ -34,7 +34,7 @@ public sealed class InspectorListener(
     public async Task StartAsync(CancellationToken cancellationToken)
     {
         TunnelClientOptions settings = options.Value;
-        if (!ListenAddress.TryParse(settings.InspectUrl, out ListenAddress? address, out _))
+        if (!ListenAddress.TryParse(settings.Inspector.Url, out ListenAddress? address, out _))
         {
             return;
         }
@@ -45,7 +45,7 @@ public sealed class InspectorListener(
 
     private void Map(WebApplication app)
     {
-        app.UseAdminToken(options.Value.AdminToken);
+        app.UseAdminToken(options.Value.Admin.Token);
         app.MapGet("/", context => Results.Bytes(Page.Value, "text/html; charset=utf-8").ExecuteAsync(context));
         app.MapGet("/api/requests", ListAsync);
         app.MapGet("/api/requests.har", HarAsync);

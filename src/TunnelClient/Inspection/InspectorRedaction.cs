@@ -2,7 +2,7 @@ namespace Tunnel2.TunnelClient.Inspection;
 
 /// <summary>
 /// The header fields whose values the inspector shows as <see cref="Placeholder"/> unless
-/// <c>TunnelClient:InspectRevealSecrets</c> is on. The values are kept, so a replay as is still carries them, and an
+/// <c>TunnelClient:Inspector:RevealSecrets</c> is on. The values are kept, so a replay as is still carries them, and an
 /// edited replay that leaves a placeholder in place sends the original value.
 /// </summary>
 public static class InspectorRedaction

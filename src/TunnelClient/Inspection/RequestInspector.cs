@@ -24,9 +24,9 @@ public sealed class RequestInspector
     public RequestInspector(IOptions<TunnelClientOptions> options, TimeProvider time)
     {
         TunnelClientOptions settings = options.Value;
-        Capacity = settings.InspectCapacity;
-        BodyLimit = settings.InspectBodyLimit;
-        RevealSecrets = settings.InspectRevealSecrets;
+        Capacity = settings.Inspector.Capacity;
+        BodyLimit = settings.Inspector.BodyLimit;
+        RevealSecrets = settings.Inspector.RevealSecrets;
         Time = time;
         _ring = new InspectedExchange?[Capacity];
     }

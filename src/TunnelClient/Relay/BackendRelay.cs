@@ -46,8 +46,8 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         _logger = logger;
         _inspector = inspector;
         var failures = new FailureReporter(metrics, logger);
-        _upgrades = new UpgradeRelay(new UpgradedStreams(settings.MaxUpgradedStreams, settings.UpgradedIdleTimeout, metrics, logger));
-        _admission = new RelayAdmission(new ConcurrencyGate(settings.MaxConcurrency, settings.MaxQueue), _upgrades, failures, settings.RequestBuffering, logger);
+        _upgrades = new UpgradeRelay(new UpgradedStreams(settings.Limits.MaxUpgradedStreams, settings.Limits.UpgradedIdleTimeout, metrics, logger));
+        _admission = new RelayAdmission(new ConcurrencyGate(settings.Limits.MaxConcurrency, settings.Limits.MaxQueue), _upgrades, failures, settings.Backends.RequestBuffering, logger);
         var attempt = new RelayAttempt(new Http1Exchange(backends), new ResponseHeadForwarder(backends, _admission, status, metrics), _upgrades);
         _retry = new RetryPolicy(new BackendPicker(backends, logger), attempt, _admission, failures);
     }

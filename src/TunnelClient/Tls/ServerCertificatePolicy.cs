@@ -20,8 +20,8 @@ public sealed class ServerCertificatePolicy
 
     public ServerCertificatePolicy(TunnelClientOptions options)
     {
-        _authorities = string.IsNullOrEmpty(options.CaCertificate) ? null : ReadAuthorities(options.CaCertificate);
-        _pin = string.IsNullOrEmpty(options.ServerCertificateSha256) ? null : ParsePin(options.ServerCertificateSha256);
+        _authorities = string.IsNullOrEmpty(options.Tls.CaCertificate) ? null : ReadAuthorities(options.Tls.CaCertificate);
+        _pin = string.IsNullOrEmpty(options.Tls.ServerCertificateSha256) ? null : ParsePin(options.Tls.ServerCertificateSha256);
     }
 
     /// <summary>The CA certificates in a PEM file.</summary>

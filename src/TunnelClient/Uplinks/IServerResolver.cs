@@ -2,7 +2,7 @@ using System.Net;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
-/// <summary>Finds the addresses of a server's host name (<see cref="Configuration.TunnelClientOptions.ResolveInterval"/>).</summary>
+/// <summary>Finds the addresses of a server's host name (<see cref="Configuration.ClientUplinkOptions.ResolveInterval"/>).</summary>
 public interface IServerResolver
 {
     Task<IPAddress[]> ResolveAsync(string host, CancellationToken cancellationToken);

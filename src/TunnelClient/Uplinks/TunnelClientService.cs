@@ -11,7 +11,7 @@ using Tunnel2.TunnelClient.Tls;
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>
-/// Keeps the client's uplinks open (<see cref="TunnelClientOptions.Uplinks"/> to each server of
+/// Keeps the client's uplinks open (<see cref="ClientUplinkOptions.Count"/> to each server of
 /// <see cref="TunnelClientOptions.Server"/>), each on its own: dial, run until it drops, wait a jittered backoff, dial
 /// again. A refused token or an untrusted certificate ends them all. All of them share one backend relay, so the
 /// client's concurrency limit stays one limit however many servers it serves.
@@ -56,22 +56,22 @@ public sealed class TunnelClientService : BackgroundService
         _metrics = metrics;
         _lifetime = lifetime;
         _logger = logger;
-        _backoff = new ReconnectBackoff(_options.ReconnectMinDelay, _options.ReconnectMaxDelay);
+        _backoff = new ReconnectBackoff(_options.Uplink.ReconnectMinDelay, _options.Uplink.ReconnectMaxDelay);
     }
 
     protected override Task ExecuteAsync(CancellationToken stoppingToken)
     {
         IReadOnlyList<Uri> servers = ServerList.Parse(_options.Server, out _) ?? []; // validated at start
-        var jobs = new List<Task>(servers.Count * _options.Uplinks);
+        var jobs = new List<Task>(servers.Count * _options.Uplink.Count);
         foreach (Uri server in servers)
         {
-            if (_options.ResolveInterval > TimeSpan.Zero && server.HostNameType == UriHostNameType.Dns)
+            if (_options.Uplink.ResolveInterval > TimeSpan.Zero && server.HostNameType == UriHostNameType.Dns)
             {
                 jobs.Add(KeepResolvedServerAsync(server, stoppingToken));
                 continue;
             }
 
-            for (int i = 0; i < _options.Uplinks; i++)
+            for (int i = 0; i < _options.Uplink.Count; i++)
             {
                 jobs.Add(KeepUplinkAsync(new UplinkTarget(server), Interlocked.Increment(ref _nextSlot) - 1, stoppingToken));
             }
@@ -81,8 +81,8 @@ public sealed class TunnelClientService : BackgroundService
     }
 
     /// <summary>
-    /// A name for a cluster's nodes (<see cref="TunnelClientOptions.ResolveInterval"/>): resolves it every interval and
-    /// keeps <see cref="TunnelClientOptions.Uplinks"/> uplinks to each address it has. An address that appears gets
+    /// A name for a cluster's nodes (<see cref="ClientUplinkOptions.ResolveInterval"/>): resolves it every interval and
+    /// keeps <see cref="ClientUplinkOptions.Count"/> uplinks to each address it has. An address that appears gets
     /// uplinks of its own; one that is gone has its uplinks drained, as a stop would. A failed lookup keeps what there is.
     /// </summary>
     private async Task KeepResolvedServerAsync(Uri server, CancellationToken stoppingToken)
@@ -115,12 +115,12 @@ public sealed class TunnelClientService : BackgroundService
 
                     foreach (IPAddress added in change.Added)
                     {
-                        TunnelClientLog.NodeFound(_logger, server.Host, added.ToString(), _options.Uplinks);
+                        TunnelClientLog.NodeFound(_logger, server.Host, added.ToString(), _options.Uplink.Count);
                         nodes[added] = StartNode(new UplinkTarget(server, added), stoppingToken);
                     }
                 }
 
-                await DelayAsync(_options.ResolveInterval, stoppingToken);
+                await DelayAsync(_options.Uplink.ResolveInterval, stoppingToken);
             }
         }
         finally
@@ -137,7 +137,7 @@ public sealed class TunnelClientService : BackgroundService
     private ResolvedNode StartNode(UplinkTarget target, CancellationToken stoppingToken)
     {
         var leave = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken);
-        var uplinks = new Task[_options.Uplinks];
+        var uplinks = new Task[_options.Uplink.Count];
         for (int i = 0; i < uplinks.Length; i++)
         {
             uplinks[i] = KeepUplinkAsync(target, Interlocked.Increment(ref _nextSlot) - 1, leave.Token);
@@ -176,10 +176,10 @@ public sealed class TunnelClientService : BackgroundService
                     _metrics.UplinkUp(target.Label);
                     try
                     {
-                        TunnelClientLog.Connected(_logger, target.Label, _options.Transport, _options.Session, _options.Backend, _instance.ForUplink(slot));
+                        TunnelClientLog.Connected(_logger, target.Label, _options.Uplink.Transport, _options.Session, _options.Backends.Urls, _instance.ForUplink(slot));
                         if (dialed.PublicUrl is { } publicUrl && _status.OnPublicUrl(publicUrl))
                         {
-                            TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backend);
+                            TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backends.Urls);
                         }
 
                         await RunUntilStoppedAsync(target, dialed.Uplink, stoppingToken);

@@ -55,15 +55,15 @@ public sealed class UplinkDialer
         await _health.FirstProbe.WaitAsync(cancellationToken);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(_options.ConnectTimeout);
-        if (_options.Transport == TunnelClientOptions.WebSocketTransport)
+        if (_options.Uplink.Transport == ClientUplinkOptions.WebSocketTransport)
         {
             return await ConnectWebSocketAsync(target, instanceId, slot, timeout.Token);
         }
 
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        UnsentBytesLimit.TryApply(socket, _options.UnsentBytesLimit);
-        UplinkReceiveBuffer.TryApply(socket, _options.UplinkReceiveBuffer); // before connect, so the window scale fits it
-        UplinkSegmentSize.TryApply(socket, _options.UplinkSegmentSize);
+        UnsentBytesLimit.TryApply(socket, _options.Uplink.UnsentBytesLimit);
+        UplinkReceiveBuffer.TryApply(socket, _options.Uplink.ReceiveBuffer); // before connect, so the window scale fits it
+        UplinkSegmentSize.TryApply(socket, _options.Uplink.SegmentSize);
         Stream? network = null;
         try
         {
@@ -264,9 +264,9 @@ public sealed class UplinkDialer
         var settings = new UplinkSettings
         {
             ProtocolVersion = version,
-            KeepAliveInterval = _options.KeepAliveInterval,
-            KeepAliveTimeout = _options.KeepAliveTimeout,
-            QueuedDataLimit = _options.QueuedDataLimit,
+            KeepAliveInterval = _options.Uplink.KeepAliveInterval,
+            KeepAliveTimeout = _options.Uplink.KeepAliveTimeout,
+            QueuedDataLimit = _options.Uplink.QueuedDataLimit,
         };
         if (int.TryParse(header(HandshakeProtocol.MaxFramePayloadHeader), CultureInfo.InvariantCulture, out int maxFrame) && maxFrame > 0)
         {

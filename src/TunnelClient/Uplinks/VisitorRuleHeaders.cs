@@ -15,20 +15,20 @@ public static class VisitorRuleHeaders
     public static KeyValuePair<string, string>[] From(TunnelClientOptions options)
     {
         var headers = new List<KeyValuePair<string, string>>(3);
-        if (options.BasicAuth is { } basic)
+        if (options.Visitors.BasicAuth is { } basic)
         {
             int colon = basic.IndexOf(':', StringComparison.Ordinal);
             headers.Add(new(HandshakeProtocol.VisitorBasicHeader, basic[..colon] + ":" + BCrypt.Net.BCrypt.HashPassword(basic[(colon + 1)..], WorkFactor)));
         }
 
-        if (!string.IsNullOrWhiteSpace(options.CidrAllow))
+        if (!string.IsNullOrWhiteSpace(options.Visitors.CidrAllow))
         {
-            headers.Add(new(HandshakeProtocol.VisitorAllowHeader, options.CidrAllow));
+            headers.Add(new(HandshakeProtocol.VisitorAllowHeader, options.Visitors.CidrAllow));
         }
 
-        if (!string.IsNullOrWhiteSpace(options.CidrDeny))
+        if (!string.IsNullOrWhiteSpace(options.Visitors.CidrDeny))
         {
-            headers.Add(new(HandshakeProtocol.VisitorDenyHeader, options.CidrDeny));
+            headers.Add(new(HandshakeProtocol.VisitorDenyHeader, options.Visitors.CidrDeny));
         }
 
         return [.. headers];

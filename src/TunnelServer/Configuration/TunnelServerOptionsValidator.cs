@@ -11,47 +11,47 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
     {
         var failures = new List<string>();
         bool anyHttps = false;
-        if (!ListenAddress.TryParse(options.PublicUrl, out ListenAddress? publicAddress, out string? publicError))
+        if (!ListenAddress.TryParse(options.Listeners.PublicUrl, out ListenAddress? publicAddress, out string? publicError))
         {
-            failures.Add($"TunnelServer:PublicUrl {publicError}");
+            failures.Add($"TunnelServer:Listeners:PublicUrl {publicError}");
         }
         else
         {
             anyHttps |= publicAddress.IsHttps;
         }
 
-        if (!ListenAddress.TryParse(options.TunnelUrl, out ListenAddress? tunnelAddress, out string? tunnelError))
+        if (!ListenAddress.TryParse(options.Listeners.TunnelUrl, out ListenAddress? tunnelAddress, out string? tunnelError))
         {
-            failures.Add($"TunnelServer:TunnelUrl {tunnelError}");
+            failures.Add($"TunnelServer:Listeners:TunnelUrl {tunnelError}");
         }
         else
         {
             anyHttps |= tunnelAddress.IsHttps;
         }
 
-        bool hasCertificate = !string.IsNullOrEmpty(options.Certificate);
-        if (hasCertificate != !string.IsNullOrEmpty(options.CertificateKey))
+        bool hasCertificate = !string.IsNullOrEmpty(options.Tls.Certificate);
+        if (hasCertificate != !string.IsNullOrEmpty(options.Tls.CertificateKey))
         {
-            failures.Add("TunnelServer:Certificate and TunnelServer:CertificateKey go together (--certificate and --certificate-key).");
+            failures.Add("TunnelServer:Tls:Certificate and TunnelServer:Tls:CertificateKey go together (--certificate and --certificate-key).");
         }
         else if (anyHttps && !hasCertificate)
         {
-            failures.Add("An https:// PublicUrl or TunnelUrl needs a certificate: set --certificate and --certificate-key (PEM files).");
+            failures.Add("An https:// public or tunnel URL needs a certificate: set --certificate and --certificate-key (PEM files).");
         }
         else if (hasCertificate && !anyHttps)
         {
-            failures.Add("A certificate is set but no listener uses it: make PublicUrl and/or TunnelUrl https:// URLs.");
+            failures.Add("A certificate is set but no listener uses it: make TunnelServer:Listeners:PublicUrl and/or TunnelUrl https:// URLs.");
         }
 
-        if (!string.IsNullOrEmpty(options.PublicH2cUrl))
+        if (!string.IsNullOrEmpty(options.Listeners.PublicH2cUrl))
         {
-            if (!ListenAddress.TryParse(options.PublicH2cUrl, out ListenAddress? h2cAddress, out string? h2cError))
+            if (!ListenAddress.TryParse(options.Listeners.PublicH2cUrl, out ListenAddress? h2cAddress, out string? h2cError))
             {
-                failures.Add($"TunnelServer:PublicH2cUrl {h2cError}");
+                failures.Add($"TunnelServer:Listeners:PublicH2cUrl {h2cError}");
             }
             else if (h2cAddress.IsHttps)
             {
-                failures.Add("TunnelServer:PublicH2cUrl is for cleartext HTTP/2 (http://); an https:// PublicUrl offers HTTP/2 by ALPN.");
+                failures.Add("TunnelServer:Listeners:PublicH2cUrl is for cleartext HTTP/2 (http://); an https:// public URL offers HTTP/2 by ALPN.");
             }
         }
 
@@ -61,16 +61,16 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
                          + "or a file of per-client credentials (--credentials); see docs/security.md.");
         }
 
-        failures.AddRange(AdminSettings.Problems(TunnelServerOptions.SectionName, options.AdminUrl, options.AdminToken));
+        failures.AddRange(AdminSettings.Problems(TunnelServerOptions.SectionName, options.Admin.Url, options.Admin.Token));
 
-        if (options.CertificateAsk && string.IsNullOrEmpty(options.AdminUrl))
+        if (options.Admin.CertificateAsk && string.IsNullOrEmpty(options.Admin.Url))
         {
-            failures.Add("TunnelServer:CertificateAsk answers on the admin listener: set --admin-url too (e.g. http://127.0.0.1:12002).");
+            failures.Add("TunnelServer:Admin:CertificateAsk answers on the admin listener: set --admin-url too (e.g. http://127.0.0.1:12002).");
         }
 
-        if (options.KeepAliveTimeout <= options.KeepAliveInterval)
+        if (options.Uplink.KeepAliveTimeout <= options.Uplink.KeepAliveInterval)
         {
-            failures.Add("TunnelServer:KeepAliveTimeout must be longer than TunnelServer:KeepAliveInterval.");
+            failures.Add("TunnelServer:Uplink:KeepAliveTimeout must be longer than TunnelServer:Uplink:KeepAliveInterval.");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

@@ -5,7 +5,7 @@ namespace Tunnel2.TunnelServer.Edge;
 
 /// <summary>
 /// Whether an edge that issues certificates on demand (Caddy's <c>on_demand_tls</c>) may get one for a host name: yes
-/// for a custom domain of <c>ProxyEntry:Hosts</c>, and for <c>{session}.{HostSuffix}</c> when some client may serve
+/// for a custom domain of <c>ProxyEntry:Routing:Hosts</c>, and for <c>{session}.{HostSuffix}</c> when some client may serve
 /// that session (the single <c>--token</c> may serve any; a credentials file's clients only their <c>Sessions</c>
 /// patterns). Everything else is no, so nobody can make the edge order certificates for names this server never
 /// routes. The name is parsed by the same <see cref="HostRouter"/> that routes requests, so ask and routing agree.

@@ -3,7 +3,7 @@ namespace Tunnel2.TunnelServer.Edge;
 /// <summary>What <see cref="CertificateAsk.Decide"/> said about a host name, and why.</summary>
 public enum CertificateAskAnswer
 {
-    /// <summary>Yes: a custom domain of <c>ProxyEntry:Hosts</c>.</summary>
+    /// <summary>Yes: a custom domain of <c>ProxyEntry:Routing:Hosts</c>.</summary>
     CustomDomain,
 
     /// <summary>Yes: <c>{session}.{HostSuffix}</c>, and some client may serve that session.</summary>

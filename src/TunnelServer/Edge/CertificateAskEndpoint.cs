@@ -22,15 +22,15 @@ public static class CertificateAskEndpoint
         {
             ProxyEntryOptions proxy = provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value;
             CredentialsFile? file = provider.GetService<CredentialsFile>();
-            return new CertificateAsk(proxy.HostSuffix, proxy.Hosts, !string.IsNullOrEmpty(sharedToken),
+            return new CertificateAsk(proxy.Routing.HostSuffix, proxy.Routing.Hosts, !string.IsNullOrEmpty(sharedToken),
                 () => file?.Current.Clients ?? []);
         });
 
     /// <summary>What start-up refuses: an ask with no host routing would say no to every name.</summary>
     public static string? Problem(IConfiguration configuration) =>
-        string.IsNullOrEmpty(configuration[$"{ProxyEntryOptions.SectionName}:{nameof(ProxyEntryOptions.HostSuffix)}"])
-        && !configuration.GetSection($"{ProxyEntryOptions.SectionName}:{nameof(ProxyEntryOptions.Hosts)}").GetChildren().Any()
-            ? "TunnelServer:CertificateAsk needs host routing to say yes to anything: set --host-suffix and/or ProxyEntry:Hosts:<domain>=<session>."
+        string.IsNullOrEmpty(configuration[$"{ProxyEntryOptions.SectionName}:Routing:HostSuffix"])
+        && !configuration.GetSection($"{ProxyEntryOptions.SectionName}:Routing:Hosts").GetChildren().Any()
+            ? "TunnelServer:Admin:CertificateAsk needs host routing to say yes to anything: set --host-suffix and/or ProxyEntry:Routing:Hosts:<domain>=<session>."
             : null;
 
     /// <summary>Maps the endpoint, answering only on the admin listener (404 elsewhere, as any path it does not serve).</summary>
@@ -68,7 +68,7 @@ public static class CertificateAskEndpoint
         CertificateAskAnswer.NotAHostName => "not a DNS host name.",
         CertificateAskAnswer.NotASessionName => "under the host suffix, but not a session id.",
         CertificateAskAnswer.NoClientMayServe => "no client of the credentials file may serve this session.",
-        _ => "neither a custom domain (ProxyEntry:Hosts) nor {session}.<ProxyEntry:HostSuffix>.",
+        _ => "neither a custom domain (ProxyEntry:Routing:Hosts) nor {session}.<ProxyEntry:Routing:HostSuffix>.",
     };
 
     private static readonly ProblemHttpResult NotOnThisPort = TypedResults.Problem(statusCode: StatusCodes.Status404NotFound,

@@ -22,7 +22,7 @@ public static class PublicReadAhead
     /// </summary>
     public static void Apply(ProxyEntryOptions proxy, KestrelServerLimits limits)
     {
-        limits.MaxRequestHeadersTotalSize = Math.Max(limits.MaxRequestHeadersTotalSize, 2 * proxy.MaxRequestHeadersBytes);
+        limits.MaxRequestHeadersTotalSize = Math.Max(limits.MaxRequestHeadersTotalSize, 2 * proxy.Limits.MaxRequestHeadersBytes);
         limits.MaxRequestBufferSize = Bytes(limits);
     }
 

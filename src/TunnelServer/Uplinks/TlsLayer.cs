@@ -22,8 +22,8 @@ public sealed class TlsLayer
     public TlsLayer(IOptions<TunnelServerOptions> options, AcceptanceEvents events, ServerCertificate? certificate = null)
     {
         _events = events;
-        _timeout = options.Value.HandshakeTimeout;
-        bool tunnelHttps = ListenAddress.TryParse(options.Value.TunnelUrl, out ListenAddress? address, out _) && address.IsHttps;
+        _timeout = options.Value.Limits.HandshakeTimeout;
+        bool tunnelHttps = ListenAddress.TryParse(options.Value.Listeners.TunnelUrl, out ListenAddress? address, out _) && address.IsHttps;
         _certificate = tunnelHttps ? certificate ?? throw new InvalidOperationException("An https:// tunnel port needs the server certificate.") : null;
     }
 

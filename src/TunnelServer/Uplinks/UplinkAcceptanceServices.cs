@@ -12,21 +12,17 @@ public static class UplinkAcceptanceServices
 {
     public static IServiceCollection AddUplinkAcceptance(this IServiceCollection services)
     {
-        // The uplinks' settings come from both sections: the response-head timeout is ProxyEntry's.
-        services.AddSingleton(provider => provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.ToUplinkSettings() with
-        {
-            ResponseHeadTimeout = provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.ResponseHeadTimeout,
-        });
+        services.AddSingleton(provider => provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.ToUplinkSettings());
         services.AddSingleton(provider =>
         {
             TunnelServerOptions options = provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value;
-            return new AddressGuard(new FailedAttempts(options.MaxFailedLoginsPerMinute), options.MaxUplinksPerAddress);
+            return new AddressGuard(new FailedAttempts(options.Limits.MaxFailedLoginsPerMinute), options.Limits.MaxUplinksPerAddress);
         });
         services.AddSingleton(provider => new LoginDecision(
             provider.GetRequiredService<ClientAuthenticator>(),
             provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RetryAfterSeconds,
             provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.ClientVisitorPolicies));
-        services.AddSingleton(provider => new HandshakeReader(provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.HandshakeTimeout));
+        services.AddSingleton(provider => new HandshakeReader(provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.Limits.HandshakeTimeout));
         services.AddSingleton(provider =>
         {
             List<System.Net.IPNetwork> trusted = [];

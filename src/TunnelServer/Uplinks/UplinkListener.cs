@@ -32,7 +32,7 @@ public sealed class UplinkListener(
     public Task StartAsync(CancellationToken cancellationToken)
     {
         TunnelServerOptions settings = options.Value;
-        if (!ListenAddress.TryParse(settings.TunnelUrl, out ListenAddress? address, out string? error))
+        if (!ListenAddress.TryParse(settings.Listeners.TunnelUrl, out ListenAddress? address, out string? error))
         {
             throw new InvalidOperationException(error); // unreachable: validated at start
         }
@@ -42,9 +42,9 @@ public sealed class UplinkListener(
         {
             // Accepted sockets inherit all three: the unsent-bytes bound, a receive buffer set before the handshake (so
             // the TCP window scale fits it), and the segment size announced in it.
-            UnsentBytesLimit.TryApply(listener, settings.UnsentBytesLimit);
-            UplinkReceiveBuffer.TryApply(listener, settings.UplinkReceiveBuffer);
-            UplinkSegmentSize.TryApply(listener, settings.UplinkSegmentSize);
+            UnsentBytesLimit.TryApply(listener, settings.Listeners.UnsentBytesLimit);
+            UplinkReceiveBuffer.TryApply(listener, settings.Uplink.ReceiveBuffer);
+            UplinkSegmentSize.TryApply(listener, settings.Uplink.SegmentSize);
             listener.Listen(Backlog);
         }
         catch

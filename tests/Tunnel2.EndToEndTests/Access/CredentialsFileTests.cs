@@ -16,7 +16,7 @@ public sealed class CredentialsFileTests : IAsyncLifetime
     public async ValueTask InitializeAsync()
     {
         await File.WriteAllTextAsync(_path, CredentialsJson(Client("team-a", TeamA, "team-a-*")));
-        _stack = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={_path}", "--TunnelServer:MaxFailedLoginsPerMinute=1000");
+        _stack = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={_path}", "--TunnelServer:Limits:MaxFailedLoginsPerMinute=1000");
     }
 
     public async ValueTask DisposeAsync()
@@ -112,7 +112,7 @@ public sealed class CredentialsFileTests : IAsyncLifetime
     {
         string path = Path.Combine(Path.GetTempPath(), $"tunnel2-credentials-{Guid.NewGuid():N}.json");
         await File.WriteAllTextAsync(path, CredentialsJson(Client("team-a", TeamA, "team-a-*")));
-        await using TunnelStack stack = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={path}", "--TunnelServer:MaxFailedLoginsPerMinute=2");
+        await using TunnelStack stack = await TunnelStack.StartAsync($"--TunnelServer:CredentialsFile={path}", "--TunnelServer:Limits:MaxFailedLoginsPerMinute=2");
         try
         {
             for (int i = 0; i < 2; i++)

@@ -203,7 +203,7 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
                 ServerArgs =
                 [
                     $"--TunnelServer:CredentialsFile={_credentials}",
-                    $"--TunnelServer:MaxFailedLoginsPerMinute={Limit}",
+                    $"--TunnelServer:Limits:MaxFailedLoginsPerMinute={Limit}",
                     $"--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute={Limit}",
                     "--trusted-proxy", Edge.ToString(),
                 ],

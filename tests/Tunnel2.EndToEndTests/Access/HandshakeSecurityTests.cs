@@ -40,7 +40,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     [Fact]
     public async Task An_address_out_of_failed_logins_gets_429_with_Retry_After_even_with_the_right_token()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:MaxFailedLoginsPerMinute=3");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Limits:MaxFailedLoginsPerMinute=3");
         for (int i = 0; i < 3; i++)
         {
             using var wrong = await RawTunnelConnection.OpenAsync(stack.TunnelUrl);
@@ -59,7 +59,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     [Fact]
     public async Task An_address_at_its_uplink_cap_gets_429_and_the_count_goes_down_when_uplinks_close()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:MaxUplinksPerAddress=2");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Limits:MaxUplinksPerAddress=2");
         string session = "capped-" + Guid.NewGuid().ToString("N")[..8];
         TunnelClientHandle first = await stack.StartClientAsync(session, extraArgs: ["--uplinks", "2"]);
         await Eventually.WaitUntilAsync(() => stack.Registry.GetUplinks(session).Count == 2, "both uplinks of the first client are in");

@@ -21,7 +21,7 @@ public sealed class ResolvedClusterTests
     {
         await using TunnelStack first = await TunnelStack.StartAsync();
         int tunnelPort = first.TunnelUrl.Port;
-        await using TunnelStack second = await TunnelStack.StartAsync("--TunnelServer:TunnelUrl=http://127.0.0.2:" + tunnelPort);
+        await using TunnelStack second = await TunnelStack.StartAsync("--TunnelServer:Listeners:TunnelUrl=http://127.0.0.2:" + tunnelPort);
         var names = new ScriptedResolver([NodeA]);
         string session = Guid.NewGuid().ToString("N");
         await using var client = new TunnelClientHandle(Tunnel2.TunnelClient.TunnelClientApp.Create(

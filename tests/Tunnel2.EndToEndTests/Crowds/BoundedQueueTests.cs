@@ -13,7 +13,7 @@ public sealed class BoundedQueueTests
     public async Task With_2_slots_and_a_queue_of_3_five_requests_succeed_two_at_a_time_and_more_get_503_at_once()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();
-        TunnelClientHandle client = await stack.StartClientAsync(Session, maxConcurrency: 2, extraArgs: ["--TunnelClient:MaxQueue=3"]);
+        TunnelClientHandle client = await stack.StartClientAsync(Session, maxConcurrency: 2, extraArgs: ["--TunnelClient:Limits:MaxQueue=3"]);
         using HttpClient http = CallerHttp.Create();
         // 2 s per admitted request: "at once" below has to hold on a busy shared machine too (1 s was tight there).
         Uri delay = stack.SessionUrl(Session, "/loadtest/delay/2000");

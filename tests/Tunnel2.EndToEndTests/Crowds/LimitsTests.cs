@@ -29,7 +29,7 @@ public sealed class LimitsTests(TunnelStackFixture fixture)
     [Fact]
     public async Task The_limit_is_configurable()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--ProxyEntry:MaxRequestHeadersBytes=2048");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--ProxyEntry:Limits:MaxRequestHeadersBytes=2048");
         string session = Guid.NewGuid().ToString("N");
         await using TunnelClientHandle client = await stack.StartClientAsync(session);
 
@@ -45,7 +45,7 @@ public sealed class LimitsTests(TunnelStackFixture fixture)
     [Fact]
     public async Task More_requests_than_MaxStreamsPerUplink_get_503_and_the_uplink_stays_up()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:MaxStreamsPerUplink=2");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Uplink:MaxStreams=2");
         string session = Guid.NewGuid().ToString("N");
         await using TunnelClientHandle client = await stack.StartClientAsync(session);
         Uplink uplink = Assert.Single(stack.Registry.GetUplinks(session));

@@ -16,7 +16,7 @@ public sealed class RequestBodyLimitTests
     [Fact]
     public async Task A_body_over_MaxRequestBodySize_gets_413_problem_and_the_uplink_stays_usable()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync($"--ProxyEntry:MaxRequestBodySize={Limit}");
+        await using TunnelStack stack = await TunnelStack.StartAsync($"--ProxyEntry:Limits:MaxRequestBodySize={Limit}");
         await stack.StartClientAsync(Session);
         Uplink uplink = stack.Registry.GetUplinks(Session).Single();
         using HttpClient http = CallerHttp.Create();

@@ -20,7 +20,7 @@ public sealed class StormTests
     private static readonly TimeSpan StormLength = TimeSpan.FromSeconds(4);
 
     /// <param name="queuedDataLimit">
-    /// The client's read-ahead bound (TunnelClient:QueuedDataLimit); 0 keeps the default (16 MiB, which this crowd barely
+    /// The client's read-ahead bound (TunnelClient:Uplink:QueuedDataLimit); 0 keeps the default (16 MiB, which this crowd barely
     /// reaches), 64 KiB makes every download wait its turn for four frames' room: probes and fairness must hold as well.
     /// </param>
     [Theory]
@@ -29,7 +29,7 @@ public sealed class StormTests
     public async Task Probes_stay_fast_and_memory_bounded_while_200_slow_downloads_and_200_slow_uploads_share_the_session(int queuedDataLimit)
     {
         await using TunnelStack stack = await TunnelStack.StartAsync();
-        string[] clientArgs = queuedDataLimit > 0 ? [$"--TunnelClient:QueuedDataLimit={queuedDataLimit}"] : [];
+        string[] clientArgs = queuedDataLimit > 0 ? [$"--TunnelClient:Uplink:QueuedDataLimit={queuedDataLimit}"] : [];
         await stack.StartClientAsync(Session, maxConcurrency: 1000, extraArgs: clientArgs);
         using HttpClient probeHttp = CallerHttp.Create();
         await ProbeAsync(probeHttp, stack); // warm-up

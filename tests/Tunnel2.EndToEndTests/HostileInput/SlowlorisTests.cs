@@ -18,7 +18,7 @@ public sealed class SlowlorisTests
     [Fact]
     public async Task Slow_heads_on_the_public_port_are_closed_by_RequestHeadersTimeout_while_probes_are_served()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:RequestHeadersTimeout=00:00:02");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Limits:RequestHeadersTimeout=00:00:02");
         string session = "slowloris-" + Guid.NewGuid().ToString("N");
         await using TunnelClientHandle client = await stack.StartClientAsync(session);
         string head = $"GET /session/{session}/loadtest/ping HTTP/1.1\r\nHost: x\r\nX-Slow: " + new string('s', 400);
@@ -46,7 +46,7 @@ public sealed class SlowlorisTests
     [Fact]
     public async Task Slow_upgrade_requests_on_the_tunnel_port_are_closed_by_HandshakeTimeout_while_a_client_logs_in()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:HandshakeTimeout=00:00:01");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Limits:HandshakeTimeout=00:00:01");
         string session = "slow-login-" + Guid.NewGuid().ToString("N");
         string head = "GET /tunnel2/connect HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: tunnel2\r\n"
             + $"Authorization: Bearer {TunnelStack.Token}\r\nTunnel2-Session: {session}\r\nTunnel2-Version: 4\r\n\r\n";

@@ -23,7 +23,7 @@ public sealed class CertificateAskTests
     public async Task With_the_single_token_a_custom_domain_and_any_session_host_are_yes_and_every_other_name_no()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync("--admin-url", "http://127.0.0.1:0", "--certificate-ask", "true",
-            "--host-suffix", Suffix, $"--ProxyEntry:Hosts:{CustomDomain}=demo");
+            "--host-suffix", Suffix, $"--ProxyEntry:Routing:Hosts:{CustomDomain}=demo");
         Uri admin = stack.Server.Services.GetRequiredService<ServerEndpoints>().AdminUrl!;
         using HttpClient http = CallerHttp.Create();
 

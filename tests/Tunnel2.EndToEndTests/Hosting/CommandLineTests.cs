@@ -56,7 +56,7 @@ public sealed class CommandLineTests
     public async Task A_server_setting_that_does_not_parse_exits_2_and_names_it()
     {
         await using TunnelProcess process = Start("server", "--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0",
-            "--TunnelServer:KeepAliveTimeout=soon");
+            "--TunnelServer:Uplink:KeepAliveTimeout=soon");
 
         Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
         Assert.Contains("TunnelServer: invalid configuration:", process.Output, StringComparison.Ordinal);
@@ -101,9 +101,9 @@ public sealed class CommandLineTests
         using var certificates = new TestCertificates();
         TestCertificates.PemPair certificate = certificates.IssueSelfSigned();
         await using TunnelStack stack = await TunnelStack.StartAsync(
-            "--TunnelServer:TunnelUrl=https://127.0.0.1:0",
-            $"--TunnelServer:Certificate={certificate.CertificatePath}",
-            $"--TunnelServer:CertificateKey={certificate.KeyPath}");
+            "--TunnelServer:Listeners:TunnelUrl=https://127.0.0.1:0",
+            $"--TunnelServer:Tls:Certificate={certificate.CertificatePath}",
+            $"--TunnelServer:Tls:CertificateKey={certificate.KeyPath}");
 
         await using TunnelProcess client = Start("client", "--server", stack.TunnelUrl.ToString().TrimEnd('/'), "--session", "untrusting",
             "--token", TunnelStack.Token, "--backend", stack.BackendUrl.ToString().TrimEnd('/'));

@@ -22,7 +22,7 @@ public sealed class HostRoutingTests : IAsyncLifetime
 
     public async ValueTask InitializeAsync()
     {
-        _stack = await TunnelStack.StartAsync("--host-suffix", Suffix, $"--ProxyEntry:Hosts:{CustomDomain}={_session}");
+        _stack = await TunnelStack.StartAsync("--host-suffix", Suffix, $"--ProxyEntry:Routing:Hosts:{CustomDomain}={_session}");
         await _stack.StartClientAsync(_session);
     }
 

@@ -12,7 +12,7 @@ public sealed class TimeoutAndCancellationTests
     [Fact]
     public async Task No_response_head_within_the_timeout_gives_504_problem_and_cancels_the_backend_request()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--ProxyEntry:ResponseHeadTimeout=00:00:01");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Uplink:ResponseHeadTimeout=00:00:01");
         await stack.StartClientAsync(Session);
         using HttpClient http = CallerHttp.Create();
 

@@ -13,8 +13,8 @@ public static class ProcessClients
         "--backend", stack.BackendUrl.ToString().TrimEnd('/'),
         "--max-concurrency", "100",
         "--drain-timeout", "00:00:10",
-        "--TunnelClient:ReconnectMinDelay=00:00:00.050",
-        "--TunnelClient:ReconnectMaxDelay=00:00:00.500",
+        "--TunnelClient:Uplink:ReconnectMinDelay=00:00:00.050",
+        "--TunnelClient:Uplink:ReconnectMaxDelay=00:00:00.500",
         .. extraArgs,
     ]);
 

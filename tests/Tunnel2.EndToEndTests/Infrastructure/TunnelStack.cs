@@ -114,8 +114,8 @@ public sealed class TunnelStack : IAsyncDisposable
             "--token", token ?? Token,
             "--backend", (backend ?? BackendUrl).ToString().TrimEnd('/'),
             "--max-concurrency", maxConcurrency.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--TunnelClient:ReconnectMinDelay=00:00:00.050",
-            "--TunnelClient:ReconnectMaxDelay=00:00:00.500",
+            "--TunnelClient:Uplink:ReconnectMinDelay=00:00:00.050",
+            "--TunnelClient:Uplink:ReconnectMaxDelay=00:00:00.500",
             .. QuietLogs,
             .. extraArgs,
         ]));
@@ -141,8 +141,8 @@ public sealed class TunnelStack : IAsyncDisposable
     }
 
     private static WebApplication CreateServer(int publicPort, int tunnelPort, string[] serverArgs) => TunnelServerApp.Create([
-        $"--TunnelServer:PublicUrl=http://127.0.0.1:{publicPort}",
-        $"--TunnelServer:TunnelUrl=http://127.0.0.1:{tunnelPort}",
+        $"--TunnelServer:Listeners:PublicUrl=http://127.0.0.1:{publicPort}",
+        $"--TunnelServer:Listeners:TunnelUrl=http://127.0.0.1:{tunnelPort}",
         $"--TunnelServer:Token={Token}",
         .. QuietLogs,
         .. CapturedLogs.ServerArgs,

@@ -18,9 +18,9 @@ public sealed class LivenessTests
     public async Task A_blackholed_uplink_fails_its_request_with_502_within_the_keep_alive_timeout_and_the_client_reconnects()
     {
         await using TunnelStack stack = await TunnelStack.StartAsync(
-            "--TunnelServer:KeepAliveInterval=00:00:00.200", $"--TunnelServer:KeepAliveTimeout={KeepAliveTimeout}");
+            "--TunnelServer:Uplink:KeepAliveInterval=00:00:00.200", $"--TunnelServer:Uplink:KeepAliveTimeout={KeepAliveTimeout}");
         using var relay = new TcpRelay(new IPEndPoint(IPAddress.Loopback, stack.TunnelUrl.Port));
-        string[] clientKeepAlive = ["--TunnelClient:KeepAliveInterval=00:00:00.200", $"--TunnelClient:KeepAliveTimeout={KeepAliveTimeout}"];
+        string[] clientKeepAlive = ["--TunnelClient:Uplink:KeepAliveInterval=00:00:00.200", $"--TunnelClient:Uplink:KeepAliveTimeout={KeepAliveTimeout}"];
         TunnelClientHandle viaRelay = await stack.StartClientAsync(Session, extraArgs: [.. clientKeepAlive, $"--TunnelClient:Server={relay.Url.GetLeftPart(UriPartial.Authority)}"]);
         Uplink relayedUplink = stack.Registry.GetUplinks(Session).Single();
         using HttpClient http = CallerHttp.Create();
@@ -57,8 +57,8 @@ public sealed class LivenessTests
     {
         const string session = "liveness-sigstop";
         await using TunnelStack stack = await TunnelStack.StartAsync(
-            "--TunnelServer:KeepAliveInterval=00:00:00.200", $"--TunnelServer:KeepAliveTimeout={KeepAliveTimeout}");
-        string[] clientKeepAlive = ["--TunnelClient:KeepAliveInterval=00:00:00.200", $"--TunnelClient:KeepAliveTimeout={KeepAliveTimeout}"];
+            "--TunnelServer:Uplink:KeepAliveInterval=00:00:00.200", $"--TunnelServer:Uplink:KeepAliveTimeout={KeepAliveTimeout}");
+        string[] clientKeepAlive = ["--TunnelClient:Uplink:KeepAliveInterval=00:00:00.200", $"--TunnelClient:Uplink:KeepAliveTimeout={KeepAliveTimeout}"];
         await using TunnelProcess frozen = ProcessClients.Start(stack, session, "client A", clientKeepAlive);
         Uplink frozenUplink = await ProcessClients.WaitForNewUplinkAsync(stack, session, [], frozen);
         using HttpClient http = CallerHttp.Create();

@@ -8,7 +8,7 @@ namespace Tunnel2.EndToEndTests.Uplinks;
 [Collection(TunnelCollection.Name)]
 public sealed class ReconnectTests(TunnelStackFixture fixture)
 {
-    /// <summary>The backoff cap TunnelStack gives its clients (TunnelClient:ReconnectMaxDelay).</summary>
+    /// <summary>The backoff cap TunnelStack gives its clients (TunnelClient:Uplink:ReconnectMaxDelay).</summary>
     private static readonly TimeSpan BackoffCap = TimeSpan.FromMilliseconds(500);
 
     [Fact]

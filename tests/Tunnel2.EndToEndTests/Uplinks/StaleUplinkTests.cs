@@ -19,8 +19,8 @@ public sealed class StaleUplinkTests(TunnelStackFixture fixture)
         using var relay = new TcpRelay(new IPEndPoint(IPAddress.Loopback, Stack.TunnelUrl.Port));
         await using TunnelClientHandle client = await Stack.StartClientAsync(session, extraArgs: [
             $"--TunnelClient:Server={relay.Url.GetLeftPart(UriPartial.Authority)}", // replaces the stack's server (a repeated --server would add one)
-            "--TunnelClient:KeepAliveInterval=00:00:00.200",
-            "--TunnelClient:KeepAliveTimeout=00:00:01",
+            "--TunnelClient:Uplink:KeepAliveInterval=00:00:00.200",
+            "--TunnelClient:Uplink:KeepAliveTimeout=00:00:01",
         ]);
         Uplink stale = Assert.Single(Stack.Registry.GetUplinks(session));
 

@@ -62,7 +62,7 @@ public sealed class TlsTests
     [Fact]
     public async Task Cleartext_HTTP2_with_prior_knowledge_is_served_on_its_own_port_beside_HTTP11()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:PublicH2cUrl=http://127.0.0.1:0");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Listeners:PublicH2cUrl=http://127.0.0.1:0");
         await stack.StartClientAsync(Session);
         Uri h2c = stack.Server.Services.GetRequiredService<ServerEndpoints>().PublicH2cUrl!;
         using HttpClient http = CallerHttp.Create();
@@ -258,10 +258,10 @@ public sealed class TlsTests
         using var certificates = new TestCertificates();
         TestCertificates.PemPair certificate = certificates.IssueServer();
         await using TunnelStack stack = await TunnelStack.StartAsync(
-            "--TunnelServer:TunnelUrl=https://127.0.0.1:0",
-            "--TunnelServer:HandshakeTimeout=00:00:03",
-            $"--TunnelServer:Certificate={certificate.CertificatePath}",
-            $"--TunnelServer:CertificateKey={certificate.KeyPath}");
+            "--TunnelServer:Listeners:TunnelUrl=https://127.0.0.1:0",
+            "--TunnelServer:Limits:HandshakeTimeout=00:00:03",
+            $"--TunnelServer:Tls:Certificate={certificate.CertificatePath}",
+            $"--TunnelServer:Tls:CertificateKey={certificate.KeyPath}");
         var silent = new List<TcpClient>();
         try
         {
@@ -298,10 +298,10 @@ public sealed class TlsTests
     }
 
     private static Task<TunnelStack> StartHttpsStackAsync(TestCertificates.PemPair certificate) => TunnelStack.StartAsync(
-        "--TunnelServer:PublicUrl=https://127.0.0.1:0",
-        "--TunnelServer:TunnelUrl=https://127.0.0.1:0",
-        $"--TunnelServer:Certificate={certificate.CertificatePath}",
-        $"--TunnelServer:CertificateKey={certificate.KeyPath}");
+        "--TunnelServer:Listeners:PublicUrl=https://127.0.0.1:0",
+        "--TunnelServer:Listeners:TunnelUrl=https://127.0.0.1:0",
+        $"--TunnelServer:Tls:Certificate={certificate.CertificatePath}",
+        $"--TunnelServer:Tls:CertificateKey={certificate.KeyPath}");
 
     /// <summary>The SHA-256 of the certificate a fresh TLS connection to <paramref name="url"/> is shown.</summary>
     private static async Task<string> PresentedCertificateAsync(Uri url, TestCertificates certificates)

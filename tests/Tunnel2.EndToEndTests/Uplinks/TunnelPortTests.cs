@@ -14,7 +14,7 @@ public sealed class TunnelPortTests
     [Fact]
     public async Task An_upgrade_request_not_finished_within_the_handshake_timeout_gets_408_and_the_connection_closes()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:HandshakeTimeout=00:00:00.500");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Limits:HandshakeTimeout=00:00:00.500");
         await using TunnelClientHandle client = await stack.StartClientAsync("served-beside");
         using var socket = await ConnectAsync(stack.TunnelUrl);
         await socket.SendAsync(Encoding.ASCII.GetBytes("GET /tunnel2/connect HTTP/1.1\r\nHost: t\r\nUpgr"), SocketFlags.None);
@@ -30,7 +30,7 @@ public sealed class TunnelPortTests
     [Fact]
     public async Task A_crowd_of_300_stalled_handshakes_does_not_keep_a_client_from_logging_in_and_each_gets_408()
     {
-        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:HandshakeTimeout=00:00:03");
+        await using TunnelStack stack = await TunnelStack.StartAsync("--TunnelServer:Limits:HandshakeTimeout=00:00:03");
         var stalled = new List<Socket>();
         try
         {

@@ -4,11 +4,11 @@ using Tunnel2.EndToEndTests.Infrastructure;
 
 namespace Tunnel2.EndToEndTests.Uplinks;
 
-/// <summary>The same frames carried in WebSocket binary messages (TunnelClient:Transport=websocket) serve requests alike.</summary>
+/// <summary>The same frames carried in WebSocket binary messages (TunnelClient:Uplink:Transport=websocket) serve requests alike.</summary>
 [Collection(TunnelCollection.Name)]
 public sealed class WebSocketTransportTests(TunnelStackFixture fixture)
 {
-    private static readonly string[] WebSocket = ["--TunnelClient:Transport=websocket"];
+    private static readonly string[] WebSocket = ["--TunnelClient:Uplink:Transport=websocket"];
 
     private TunnelStack Stack => fixture.Stack;
 

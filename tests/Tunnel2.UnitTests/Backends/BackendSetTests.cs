@@ -99,7 +99,7 @@ public sealed class BackendSetTests : IDisposable
     }
 
     private BackendSet Set(string backends, AffinityMode affinity) =>
-        new(Options.Create(new TunnelClientOptions { Backend = backends, BackendAffinity = affinity }), _metrics, NullLogger<BackendSet>.Instance, _clock);
+        new(Options.Create(new TunnelClientOptions { Backends = new() { Urls = backends, Affinity = affinity } }), _metrics, NullLogger<BackendSet>.Instance, _clock);
 
     private static RequestHead Get(params HeaderField[] headers) => new("GET", "/", [.. headers]);
 }

@@ -25,7 +25,7 @@ public sealed class DrainOptionsTests
     {
         Assert.Equal(TimeSpan.FromSeconds(30), new TunnelClientOptions().DrainTimeout);
         Assert.Equal(TimeSpan.FromSeconds(30), new TunnelServerOptions().DrainTimeout);
-        Assert.Equal(32 * 1024, new ProxyEntryOptions().MaxRequestHeadersBytes);
+        Assert.Equal(32 * 1024, new ProxyEntryOptions().Limits.MaxRequestHeadersBytes);
     }
 
     [Theory]
@@ -56,7 +56,7 @@ public sealed class DrainOptionsTests
     [InlineData(1024 * 1024 + 1, false)]
     public void The_request_header_limit_is_range_checked(int bytes, bool valid)
     {
-        Assert.Equal(valid, Validate(new ProxyEntryOptions { MaxRequestHeadersBytes = bytes }).Count == 0);
+        Assert.Equal(valid, Validate(new Tunnel2.ProxyEntry.Limits.RequestLimitsOptions { MaxRequestHeadersBytes = bytes }).Count == 0);
     }
 
     [Fact]
@@ -64,7 +64,7 @@ public sealed class DrainOptionsTests
     {
         Assert.Equal("TunnelClient:DrainTimeout", TunnelClient.Configuration.CommandLine.SwitchMappings["--drain-timeout"]);
         Assert.Equal("TunnelServer:DrainTimeout", TunnelServer.Configuration.CommandLine.SwitchMappings["--drain-timeout"]);
-        Assert.Equal("ProxyEntry:MaxRequestHeadersBytes", TunnelServer.Configuration.CommandLine.SwitchMappings["--max-request-headers"]);
+        Assert.Equal("ProxyEntry:Limits:MaxRequestHeadersBytes", TunnelServer.Configuration.CommandLine.SwitchMappings["--max-request-headers"]);
         Assert.Contains("--drain-timeout", TunnelClient.Configuration.CommandLine.HelpText, StringComparison.Ordinal);
         Assert.Contains("--drain-timeout", TunnelServer.Configuration.CommandLine.HelpText, StringComparison.Ordinal);
         Assert.Contains("--max-request-headers", TunnelServer.Configuration.CommandLine.HelpText, StringComparison.Ordinal);

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelServer.Configuration;
 
@@ -24,12 +25,12 @@ public sealed class GeneratedOptionsValidatorTests
 
         Assert.True(validator.Validate(null, new TunnelClientOptions { Session = "s", Token = "t" }).Succeeded);
         AssertFailsOn(validator.Validate(null, new TunnelClientOptions { Token = "t" }), nameof(TunnelClientOptions.Session));
-        AssertFailsOn(validator.Validate(null, new TunnelClientOptions { Session = "s", Token = "t", MaxConcurrency = 0 }),
-            nameof(TunnelClientOptions.MaxConcurrency));
+        AssertFailsOn(validator.Validate(null, new TunnelClientOptions { Session = "s", Token = "t", Limits = { MaxConcurrency = 0 } }),
+            nameof(ClientLimitsOptions.MaxConcurrency));
         AssertFailsOn(validator.Validate(null, new TunnelClientOptions { Session = "s", Token = "t", ConnectTimeout = TimeSpan.FromMinutes(11) }),
             nameof(TunnelClientOptions.ConnectTimeout));
-        AssertFailsOn(validator.Validate(null, new TunnelClientOptions { Session = "s", Token = "t", Transport = "tcp" }),
-            nameof(TunnelClientOptions.Transport));
+        AssertFailsOn(validator.Validate(null, new TunnelClientOptions { Session = "s", Token = "t", Uplink = { Transport = "tcp" } }),
+            nameof(ClientUplinkOptions.Transport));
     }
 
     [Fact]
@@ -40,10 +41,10 @@ public sealed class GeneratedOptionsValidatorTests
         Assert.True(validator.Validate(null, new TunnelServerOptions { Token = "12345678" }).Succeeded);
         ValidateOptionsResult shortToken = validator.Validate(null, new TunnelServerOptions { Token = "1234567" });
         Assert.Contains(shortToken.Failures!, failure => failure.Contains("at least 8", StringComparison.Ordinal));
-        AssertFailsOn(validator.Validate(null, new TunnelServerOptions { Token = "12345678", KeepAliveTimeout = TimeSpan.FromHours(2) }),
-            nameof(TunnelServerOptions.KeepAliveTimeout));
-        AssertFailsOn(validator.Validate(null, new TunnelServerOptions { Token = "12345678", MaxFramePayload = 1024 }),
-            nameof(TunnelServerOptions.MaxFramePayload));
+        AssertFailsOn(validator.Validate(null, new TunnelServerOptions { Token = "12345678", Uplink = { KeepAliveTimeout = TimeSpan.FromHours(2) } }),
+            nameof(ServerUplinkOptions.KeepAliveTimeout));
+        AssertFailsOn(validator.Validate(null, new TunnelServerOptions { Token = "12345678", Uplink = { MaxFramePayload = 1024 } }),
+            nameof(ServerUplinkOptions.MaxFramePayload));
     }
 
     [Fact]
@@ -52,8 +53,8 @@ public sealed class GeneratedOptionsValidatorTests
         var validator = new ProxyEntryOptionsAnnotations();
 
         Assert.True(validator.Validate(null, new ProxyEntryOptions()).Succeeded);
-        AssertFailsOn(validator.Validate(null, new ProxyEntryOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(1) }),
-            nameof(ProxyEntryOptions.ResponseHeadTimeout));
+        AssertFailsOn(validator.Validate(null, new ProxyEntryOptions { Limits = { MaxRequestHeadersBytes = 10 } }),
+            nameof(RequestLimitsOptions.MaxRequestHeadersBytes));
         AssertFailsOn(validator.Validate(null, new ProxyEntryOptions { RetryAfterSeconds = 0 }), nameof(ProxyEntryOptions.RetryAfterSeconds));
 
         // The nested balancing section is validated too ([ValidateObjectMembers]).

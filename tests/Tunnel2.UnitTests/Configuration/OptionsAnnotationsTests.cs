@@ -2,6 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelServer.Configuration;
 
@@ -53,17 +54,17 @@ public sealed class OptionsAnnotationsTests
     [Fact]
     public void Server_limits_are_range_checked()
     {
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxFramePayload = 1024 }, nameof(TunnelServerOptions.MaxFramePayload));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxFramePayload = 32 * 1024 * 1024 }, nameof(TunnelServerOptions.MaxFramePayload));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", InitialStreamWindow = 1024 }, nameof(TunnelServerOptions.InitialStreamWindow));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", MaxStreamsPerUplink = 0 }, nameof(TunnelServerOptions.MaxStreamsPerUplink));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", ConnectionWindow = 1024 }, nameof(TunnelServerOptions.ConnectionWindow));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", UnsentBytesLimit = -1 }, nameof(TunnelServerOptions.UnsentBytesLimit));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", UplinkReceiveBuffer = 128 * 1024 * 1024 }, nameof(TunnelServerOptions.UplinkReceiveBuffer));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", UplinkSegmentSize = 80 }, nameof(TunnelServerOptions.UplinkSegmentSize));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", UplinkSegmentSize = 70_000 }, nameof(TunnelServerOptions.UplinkSegmentSize));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveInterval = TimeSpan.FromMilliseconds(50) }, nameof(TunnelServerOptions.KeepAliveInterval));
-        AssertInvalid(new TunnelServerOptions { Token = "12345678", KeepAliveTimeout = TimeSpan.FromHours(2) }, nameof(TunnelServerOptions.KeepAliveTimeout));
+        AssertInvalid(new ServerUplinkOptions { MaxFramePayload = 1024 }, nameof(ServerUplinkOptions.MaxFramePayload));
+        AssertInvalid(new ServerUplinkOptions { MaxFramePayload = 32 * 1024 * 1024 }, nameof(ServerUplinkOptions.MaxFramePayload));
+        AssertInvalid(new ServerUplinkOptions { InitialStreamWindow = 1024 }, nameof(ServerUplinkOptions.InitialStreamWindow));
+        AssertInvalid(new ServerUplinkOptions { MaxStreams = 0 }, nameof(ServerUplinkOptions.MaxStreams));
+        AssertInvalid(new ServerUplinkOptions { ConnectionWindow = 1024 }, nameof(ServerUplinkOptions.ConnectionWindow));
+        AssertInvalid(new ServerListenersOptions { UnsentBytesLimit = -1 }, nameof(ServerListenersOptions.UnsentBytesLimit));
+        AssertInvalid(new ServerUplinkOptions { ReceiveBuffer = 128 * 1024 * 1024 }, nameof(ServerUplinkOptions.ReceiveBuffer));
+        AssertInvalid(new ServerUplinkOptions { SegmentSize = 80 }, nameof(ServerUplinkOptions.SegmentSize));
+        AssertInvalid(new ServerUplinkOptions { SegmentSize = 70_000 }, nameof(ServerUplinkOptions.SegmentSize));
+        AssertInvalid(new ServerUplinkOptions { KeepAliveInterval = TimeSpan.FromMilliseconds(50) }, nameof(ServerUplinkOptions.KeepAliveInterval));
+        AssertInvalid(new ServerUplinkOptions { KeepAliveTimeout = TimeSpan.FromHours(2) }, nameof(ServerUplinkOptions.KeepAliveTimeout));
     }
 
     [Fact]
@@ -75,12 +76,12 @@ public sealed class OptionsAnnotationsTests
     [Fact]
     public void Client_socket_settings_are_range_checked()
     {
-        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UnsentBytesLimit = -1 }, nameof(TunnelClientOptions.UnsentBytesLimit));
-        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UplinkReceiveBuffer = -1 }, nameof(TunnelClientOptions.UplinkReceiveBuffer));
-        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", UplinkSegmentSize = 100 }, nameof(TunnelClientOptions.UplinkSegmentSize));
-        AssertInvalid(new TunnelClientOptions { Session = "demo", Token = "t", QueuedDataLimit = -1 }, nameof(TunnelClientOptions.QueuedDataLimit));
-        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", UnsentBytesLimit = 0, UplinkReceiveBuffer = 0, UplinkSegmentSize = 0, QueuedDataLimit = 0 }));
-        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", UplinkSegmentSize = 536 }));
+        AssertInvalid(new ClientUplinkOptions { UnsentBytesLimit = -1 }, nameof(ClientUplinkOptions.UnsentBytesLimit));
+        AssertInvalid(new ClientUplinkOptions { ReceiveBuffer = -1 }, nameof(ClientUplinkOptions.ReceiveBuffer));
+        AssertInvalid(new ClientUplinkOptions { SegmentSize = 100 }, nameof(ClientUplinkOptions.SegmentSize));
+        AssertInvalid(new ClientUplinkOptions { QueuedDataLimit = -1 }, nameof(ClientUplinkOptions.QueuedDataLimit));
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", Uplink = { UnsentBytesLimit = 0, ReceiveBuffer = 0, SegmentSize = 0, QueuedDataLimit = 0 } }));
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "demo", Token = "t", Uplink = { SegmentSize = 536 } }));
     }
 
     [Fact]
@@ -100,30 +101,30 @@ public sealed class OptionsAnnotationsTests
     [InlineData("", false)]
     public void The_client_transport_is_upgrade_or_websocket(string transport, bool valid)
     {
-        var options = new TunnelClientOptions { Session = "s", Token = "t", Transport = transport };
+        var options = new ClientUplinkOptions { Transport = transport };
 
-        Assert.Equal(valid, !Validate(options).Exists(r => r.MemberNames.Contains(nameof(TunnelClientOptions.Transport))));
+        Assert.Equal(valid, !Validate(options).Exists(r => r.MemberNames.Contains(nameof(ClientUplinkOptions.Transport))));
     }
 
     [Fact]
     public void Client_limits_are_range_checked()
     {
-        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", MaxConcurrency = 0 }, nameof(TunnelClientOptions.MaxConcurrency));
-        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", MaxQueue = -1 }, nameof(TunnelClientOptions.MaxQueue));
-        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", Uplinks = 0 }, nameof(TunnelClientOptions.Uplinks));
-        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", Uplinks = 17 }, nameof(TunnelClientOptions.Uplinks));
-        AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", ReconnectMinDelay = TimeSpan.Zero }, nameof(TunnelClientOptions.ReconnectMinDelay));
+        AssertInvalid(new ClientLimitsOptions { MaxConcurrency = 0 }, nameof(ClientLimitsOptions.MaxConcurrency));
+        AssertInvalid(new ClientLimitsOptions { MaxQueue = -1 }, nameof(ClientLimitsOptions.MaxQueue));
+        AssertInvalid(new ClientUplinkOptions { Count = 0 }, nameof(ClientUplinkOptions.Count));
+        AssertInvalid(new ClientUplinkOptions { Count = 17 }, nameof(ClientUplinkOptions.Count));
+        AssertInvalid(new ClientUplinkOptions { ReconnectMinDelay = TimeSpan.Zero }, nameof(ClientUplinkOptions.ReconnectMinDelay));
         AssertInvalid(new TunnelClientOptions { Session = "s", Token = "t", ConnectTimeout = TimeSpan.FromMinutes(11) }, nameof(TunnelClientOptions.ConnectTimeout));
-        Assert.Empty(Validate(new TunnelClientOptions { Session = "s", Token = "t", MaxQueue = 0 }));
+        Assert.Empty(Validate(new TunnelClientOptions { Session = "s", Token = "t", Limits = { MaxQueue = 0 } }));
     }
 
     [Fact]
     public void Proxy_entry_options_are_range_checked()
     {
         Assert.Empty(Validate(new ProxyEntryOptions()));
-        Assert.Empty(Validate(new ProxyEntryOptions { MaxRequestBodySize = 0 }));
-        AssertInvalid(new ProxyEntryOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(1) }, nameof(ProxyEntryOptions.ResponseHeadTimeout));
-        AssertInvalid(new ProxyEntryOptions { MaxRequestBodySize = -1 }, nameof(ProxyEntryOptions.MaxRequestBodySize));
+        Assert.Empty(Validate(new ProxyEntryOptions { Limits = { MaxRequestBodySize = 0 } }));
+        AssertInvalid(new ServerUplinkOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(1) }, nameof(ServerUplinkOptions.ResponseHeadTimeout));
+        AssertInvalid(new RequestLimitsOptions { MaxRequestBodySize = -1 }, nameof(RequestLimitsOptions.MaxRequestBodySize));
         AssertInvalid(new ProxyEntryOptions { RetryAfterSeconds = 0 }, nameof(ProxyEntryOptions.RetryAfterSeconds));
         Assert.Empty(Validate(new ProxyEntryOptions { WarmUp = TimeSpan.FromMinutes(10) }));
         AssertInvalid(new ProxyEntryOptions { WarmUp = TimeSpan.FromMinutes(11) }, nameof(ProxyEntryOptions.WarmUp));

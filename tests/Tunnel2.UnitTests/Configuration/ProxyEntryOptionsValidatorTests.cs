@@ -15,8 +15,7 @@ public sealed class ProxyEntryOptionsValidatorTests
         Assert.True(Validate(new ProxyEntryOptions()).Succeeded);
         Assert.True(Validate(new ProxyEntryOptions
         {
-            HostSuffix = "tunnel.example.com",
-            Hosts = { ["app.example.org"] = "demo" },
+            Routing = { HostSuffix = "tunnel.example.com", Hosts = { ["app.example.org"] = "demo" } },
             Balancing = new BalancingOptions
             {
                 Strategy = BalancingStrategy.LeastRequests,
@@ -33,16 +32,16 @@ public sealed class ProxyEntryOptionsValidatorTests
     [InlineData("*.tunnel.example.com")]
     public void A_host_suffix_that_is_no_host_name_is_refused_by_name(string suffix)
     {
-        ValidateOptionsResult result = Validate(new ProxyEntryOptions { HostSuffix = suffix });
+        ValidateOptionsResult result = Validate(new ProxyEntryOptions { Routing = { HostSuffix = suffix } });
 
         Assert.True(result.Failed);
-        Assert.Contains("ProxyEntry:HostSuffix", result.FailureMessage, StringComparison.Ordinal);
+        Assert.Contains("ProxyEntry:Routing:HostSuffix", result.FailureMessage, StringComparison.Ordinal);
     }
 
     [Fact]
     public void A_custom_domain_must_be_a_host_name_and_map_to_a_session_id()
     {
-        ValidateOptionsResult result = Validate(new ProxyEntryOptions { Hosts = { ["not a host"] = "demo", ["app.example.org"] = "bad session" } });
+        ValidateOptionsResult result = Validate(new ProxyEntryOptions { Routing = { Hosts = { ["not a host"] = "demo", ["app.example.org"] = "bad session" } } });
 
         Assert.Contains("'not a host' is not a host name", result.FailureMessage, StringComparison.Ordinal);
         Assert.Contains("'bad session' is not a session id", result.FailureMessage, StringComparison.Ordinal);

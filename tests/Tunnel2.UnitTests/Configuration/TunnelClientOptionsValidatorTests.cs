@@ -26,9 +26,9 @@ public sealed class TunnelClientOptionsValidatorTests
     public void Declared_visitor_rules_are_checked_at_start(string? basicAuth, string? allow, string? deny, bool valid)
     {
         TunnelClientOptions options = Valid();
-        options.BasicAuth = basicAuth;
-        options.CidrAllow = allow;
-        options.CidrDeny = deny;
+        options.Visitors.BasicAuth = basicAuth;
+        options.Visitors.CidrAllow = allow;
+        options.Visitors.CidrDeny = deny;
 
         Assert.Equal(valid, Validate(options).Succeeded);
     }
@@ -38,10 +38,10 @@ public sealed class TunnelClientOptionsValidatorTests
     {
         TunnelClientOptions options = Valid();
         options.Server = "https://tunnel.example:443";
-        options.ServerCertificateSha256 = string.Join(':', Enumerable.Repeat("AB", 32));
+        options.Tls.ServerCertificateSha256 = string.Join(':', Enumerable.Repeat("AB", 32));
 
         Assert.True(Validate(options).Succeeded);
-        options.ServerCertificateSha256 = new string('0', 64);
+        options.Tls.ServerCertificateSha256 = new string('0', 64);
         Assert.True(Validate(options).Succeeded);
     }
 
@@ -53,7 +53,7 @@ public sealed class TunnelClientOptionsValidatorTests
     {
         TunnelClientOptions options = Valid();
         options.Server = server;
-        options.ServerCertificateSha256 = pin;
+        options.Tls.ServerCertificateSha256 = pin;
 
         Assert.Contains(reason, Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
     }
@@ -63,7 +63,7 @@ public sealed class TunnelClientOptionsValidatorTests
     {
         TunnelClientOptions options = Valid();
         options.Server = "https://127.0.0.1:12001";
-        options.CaCertificate = "/nonexistent/ca.pem";
+        options.Tls.CaCertificate = "/nonexistent/ca.pem";
 
         Assert.Contains("'/nonexistent/ca.pem'", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
     }
@@ -99,7 +99,7 @@ public sealed class TunnelClientOptionsValidatorTests
     public void The_backend_may_be_http_or_https_one_or_several_each_with_an_optional_weight(string backend, bool valid)
     {
         TunnelClientOptions options = Valid();
-        options.Backend = backend;
+        options.Backends.Urls = backend;
 
         Assert.Equal(valid, Validate(options).Succeeded);
     }
@@ -108,10 +108,10 @@ public sealed class TunnelClientOptionsValidatorTests
     public void Header_affinity_over_backends_needs_a_header_name()
     {
         TunnelClientOptions options = Valid();
-        options.BackendAffinity = Tunnel2.Balancing.AffinityMode.Header;
+        options.Backends.Affinity = Tunnel2.Balancing.AffinityMode.Header;
 
-        Assert.Contains("BackendAffinityHeader", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
-        options.BackendAffinityHeader = "X-User";
+        Assert.Contains("Backends:AffinityHeader", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
+        options.Backends.AffinityHeader = "X-User";
         Assert.True(Validate(options).Succeeded);
     }
 
@@ -150,8 +150,8 @@ public sealed class TunnelClientOptionsValidatorTests
     public void A_max_reconnect_delay_below_the_min_is_refused()
     {
         TunnelClientOptions options = Valid();
-        options.ReconnectMinDelay = TimeSpan.FromSeconds(5);
-        options.ReconnectMaxDelay = TimeSpan.FromSeconds(1);
+        options.Uplink.ReconnectMinDelay = TimeSpan.FromSeconds(5);
+        options.Uplink.ReconnectMaxDelay = TimeSpan.FromSeconds(1);
 
         Assert.Contains("ReconnectMaxDelay", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
     }
@@ -160,8 +160,8 @@ public sealed class TunnelClientOptionsValidatorTests
     public void Equal_min_and_max_reconnect_delays_are_fine()
     {
         TunnelClientOptions options = Valid();
-        options.ReconnectMinDelay = TimeSpan.FromSeconds(1);
-        options.ReconnectMaxDelay = TimeSpan.FromSeconds(1);
+        options.Uplink.ReconnectMinDelay = TimeSpan.FromSeconds(1);
+        options.Uplink.ReconnectMaxDelay = TimeSpan.FromSeconds(1);
 
         Assert.True(Validate(options).Succeeded);
     }
@@ -170,7 +170,7 @@ public sealed class TunnelClientOptionsValidatorTests
     public void A_keep_alive_timeout_not_longer_than_the_interval_is_refused()
     {
         TunnelClientOptions options = Valid();
-        options.KeepAliveTimeout = options.KeepAliveInterval;
+        options.Uplink.KeepAliveTimeout = options.Uplink.KeepAliveInterval;
 
         Assert.Contains("KeepAliveTimeout", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
     }
@@ -185,14 +185,14 @@ public sealed class TunnelClientOptionsValidatorTests
     public void The_host_header_is_preserve_rewrite_or_a_host_name(string value, bool valid)
     {
         TunnelClientOptions options = Valid();
-        options.HostHeader = value;
+        options.Backends.HostHeader = value;
 
         ValidateOptionsResult result = Validate(options);
 
         Assert.Equal(valid, result.Succeeded);
         if (!valid)
         {
-            Assert.Contains("TunnelClient:HostHeader (--host-header)", Assert.Single(result.Failures!), StringComparison.Ordinal);
+            Assert.Contains("TunnelClient:Backends:HostHeader (--host-header)", Assert.Single(result.Failures!), StringComparison.Ordinal);
         }
     }
 }

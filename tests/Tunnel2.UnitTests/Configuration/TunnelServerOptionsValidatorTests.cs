@@ -26,13 +26,13 @@ public sealed class TunnelServerOptionsValidatorTests
     public void A_bad_public_url_is_reported_by_name(string url)
     {
         TunnelServerOptions options = Valid();
-        options.PublicUrl = url;
+        options.Listeners.PublicUrl = url;
 
         ValidateOptionsResult result = Validate(options);
 
         Assert.True(result.Failed);
         string failure = Assert.Single(result.Failures!);
-        Assert.StartsWith("TunnelServer:PublicUrl", failure, StringComparison.Ordinal);
+        Assert.StartsWith("TunnelServer:Listeners:PublicUrl", failure, StringComparison.Ordinal);
     }
 
     [Theory]
@@ -43,10 +43,10 @@ public sealed class TunnelServerOptionsValidatorTests
     public void TLS_settings_that_do_not_fit_together_are_refused_with_the_fix(string publicUrl, string tunnelUrl, string? certificate, string? key, string reason)
     {
         TunnelServerOptions options = Valid();
-        options.PublicUrl = publicUrl;
-        options.TunnelUrl = tunnelUrl;
-        options.Certificate = certificate;
-        options.CertificateKey = key;
+        options.Listeners.PublicUrl = publicUrl;
+        options.Listeners.TunnelUrl = tunnelUrl;
+        options.Tls.Certificate = certificate;
+        options.Tls.CertificateKey = key;
 
         Assert.Contains(reason, Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
     }
@@ -55,13 +55,13 @@ public sealed class TunnelServerOptionsValidatorTests
     public void An_https_url_with_a_certificate_and_an_h2c_port_is_valid_and_an_https_h2c_port_is_not()
     {
         TunnelServerOptions options = Valid();
-        options.PublicUrl = "https://0.0.0.0:443";
-        options.Certificate = "cert.pem";
-        options.CertificateKey = "key.pem";
-        options.PublicH2cUrl = "http://127.0.0.1:12002";
+        options.Listeners.PublicUrl = "https://0.0.0.0:443";
+        options.Tls.Certificate = "cert.pem";
+        options.Tls.CertificateKey = "key.pem";
+        options.Listeners.PublicH2cUrl = "http://127.0.0.1:12002";
         Assert.True(Validate(options).Succeeded);
 
-        options.PublicH2cUrl = "https://127.0.0.1:12002";
+        options.Listeners.PublicH2cUrl = "https://127.0.0.1:12002";
         Assert.Contains("cleartext", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
     }
 
@@ -69,11 +69,11 @@ public sealed class TunnelServerOptionsValidatorTests
     public void A_bad_tunnel_url_is_reported_by_name()
     {
         TunnelServerOptions options = Valid();
-        options.TunnelUrl = "ftp://0.0.0.0:12001";
+        options.Listeners.TunnelUrl = "ftp://0.0.0.0:12001";
 
         ValidateOptionsResult result = Validate(options);
 
-        Assert.StartsWith("TunnelServer:TunnelUrl", Assert.Single(result.Failures!), StringComparison.Ordinal);
+        Assert.StartsWith("TunnelServer:Listeners:TunnelUrl", Assert.Single(result.Failures!), StringComparison.Ordinal);
     }
 
     [Theory]
@@ -82,8 +82,8 @@ public sealed class TunnelServerOptionsValidatorTests
     public void A_keep_alive_timeout_not_longer_than_the_interval_is_refused(int intervalMs, int timeoutMs)
     {
         TunnelServerOptions options = Valid();
-        options.KeepAliveInterval = TimeSpan.FromMilliseconds(intervalMs);
-        options.KeepAliveTimeout = TimeSpan.FromMilliseconds(timeoutMs);
+        options.Uplink.KeepAliveInterval = TimeSpan.FromMilliseconds(intervalMs);
+        options.Uplink.KeepAliveTimeout = TimeSpan.FromMilliseconds(timeoutMs);
 
         ValidateOptionsResult result = Validate(options);
 
@@ -94,9 +94,9 @@ public sealed class TunnelServerOptionsValidatorTests
     public void Every_problem_is_reported_at_once()
     {
         TunnelServerOptions options = Valid();
-        options.PublicUrl = "nope";
-        options.TunnelUrl = "nope";
-        options.KeepAliveTimeout = TimeSpan.Zero;
+        options.Listeners.PublicUrl = "nope";
+        options.Listeners.TunnelUrl = "nope";
+        options.Uplink.KeepAliveTimeout = TimeSpan.Zero;
 
         Assert.Equal(3, Validate(options).Failures!.Count());
     }
@@ -107,11 +107,7 @@ public sealed class TunnelServerOptionsValidatorTests
         var options = new TunnelServerOptions
         {
             Token = "a-good-token",
-            MaxFramePayload = 32 * 1024,
-            InitialStreamWindow = 128 * 1024,
-            MaxStreamsPerUplink = 77,
-            KeepAliveInterval = TimeSpan.FromSeconds(2),
-            KeepAliveTimeout = TimeSpan.FromSeconds(7),
+            Uplink = { MaxFramePayload = 32 * 1024, InitialStreamWindow = 128 * 1024, MaxStreams = 77, KeepAliveInterval = TimeSpan.FromSeconds(2), KeepAliveTimeout = TimeSpan.FromSeconds(7) },
         };
 
         Tunnel2.Protocol.Multiplexing.UplinkSettings settings = options.ToUplinkSettings();
@@ -127,12 +123,12 @@ public sealed class TunnelServerOptionsValidatorTests
     public void The_certificate_ask_needs_the_admin_listener()
     {
         TunnelServerOptions options = Valid();
-        options.CertificateAsk = true;
+        options.Admin.CertificateAsk = true;
 
         string failure = Assert.Single(Validate(options).Failures!);
         Assert.Contains("--admin-url", failure, StringComparison.Ordinal);
 
-        options.AdminUrl = "http://127.0.0.1:12002";
+        options.Admin.Url = "http://127.0.0.1:12002";
         Assert.True(Validate(options).Succeeded);
     }
 }

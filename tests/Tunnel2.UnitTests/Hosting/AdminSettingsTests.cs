@@ -20,10 +20,10 @@ public sealed class AdminSettingsTests
 
     [Theory]
     [InlineData("http://0.0.0.0:12002", null, "reachable from other machines")]
-    [InlineData("http://192.0.2.1:12002", null, "TunnelServer:AdminToken")]
+    [InlineData("http://192.0.2.1:12002", null, "TunnelServer:Admin:Token")]
     [InlineData("http://127.0.0.1:12002", "short", "at least 16")]
     [InlineData("https://127.0.0.1:12002", null, "must be http://")]
-    [InlineData("ftp://127.0.0.1:12002", null, "TunnelServer:AdminUrl")]
+    [InlineData("ftp://127.0.0.1:12002", null, "TunnelServer:Admin:Url")]
     [InlineData(null, "0123456789abcdef", "no admin listener")]
     public void Bad_admin_settings_say_what_to_fix(string? url, string? token, string expected)
     {
@@ -33,12 +33,12 @@ public sealed class AdminSettingsTests
     [Theory]
     [InlineData(null, "http://127.0.0.1:4040", null, null)]
     [InlineData(null, "http://127.0.0.1:4040", "0123456789abcdef", null)]
-    [InlineData(null, "http://0.0.0.0:4040", null, "TunnelClient:InspectUrl http://0.0.0.0:4040 is reachable from other machines")]
-    [InlineData("http://127.0.0.1:12003", "https://127.0.0.1:4040", null, "TunnelClient:InspectUrl must be http://")]
-    [InlineData(null, null, "0123456789abcdef", "set TunnelClient:AdminUrl (--admin-url) or TunnelClient:InspectUrl (--inspect-url) too")]
+    [InlineData(null, "http://0.0.0.0:4040", null, "TunnelClient:Inspector:Url http://0.0.0.0:4040 is reachable from other machines")]
+    [InlineData("http://127.0.0.1:12003", "https://127.0.0.1:4040", null, "TunnelClient:Inspector:Url must be http://")]
+    [InlineData(null, null, "0123456789abcdef", "set TunnelClient:Admin:Url (--admin-url) or TunnelClient:Inspector:Url (--inspect-url) too")]
     public void The_admin_token_guards_the_inspector_too(string? adminUrl, string? inspectUrl, string? token, string? expected)
     {
-        string[] problems = [.. AdminSettings.Problems("TunnelClient", token, ("AdminUrl", "--admin-url", adminUrl), ("InspectUrl", "--inspect-url", inspectUrl))];
+        string[] problems = [.. AdminSettings.Problems("TunnelClient", token, ("Admin:Url", "--admin-url", adminUrl), ("Inspector:Url", "--inspect-url", inspectUrl))];
 
         if (expected is null)
         {

@@ -92,6 +92,8 @@ public sealed partial class CommandLineSpecTests
         Assert.Empty(spec.Problems([option, "value"]));
     }
 
-    [GeneratedRegex(@"(?<=^\s+)--[a-z0-9-]+", RegexOptions.Multiline)]
+    // A switch the help lists: after the two-space indent of an option's line ("  TunnelServer:Token, --token  [default …]"
+    // or "  --environment <name>"); prose, indented further, may mention the other executable's switches.
+    [GeneratedRegex(@"(?<=^ {2}(\S+, )?)--[a-z0-9-]+", RegexOptions.Multiline)]
     private static partial Regex SwitchInHelp();
 }

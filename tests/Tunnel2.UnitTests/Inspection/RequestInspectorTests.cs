@@ -10,7 +10,7 @@ namespace Tunnel2.UnitTests.Inspection;
 public sealed class RequestInspectorTests
 {
     private static RequestInspector Inspector(int capacity = 3, int bodyLimit = 8, bool reveal = false) =>
-        new(Options.Create(new TunnelClientOptions { InspectCapacity = capacity, InspectBodyLimit = bodyLimit, InspectRevealSecrets = reveal }), TimeProvider.System);
+        new(Options.Create(new TunnelClientOptions { Inspector = { Capacity = capacity, BodyLimit = bodyLimit, RevealSecrets = reveal } }), TimeProvider.System);
 
     [Fact]
     public void A_body_keeps_its_first_bytes_up_to_the_limit_counts_them_all_and_takes_nothing_once_frozen()

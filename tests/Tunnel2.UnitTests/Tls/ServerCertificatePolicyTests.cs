@@ -16,7 +16,7 @@ public sealed class ServerCertificatePolicyTests
     }
 
     private static ServerCertificatePolicy Policy(string? pin = null) =>
-        new(new TunnelClientOptions { Server = "https://server.test", ServerCertificateSha256 = pin });
+        new(new TunnelClientOptions { Server = "https://server.test", Tls = { ServerCertificateSha256 = pin } });
 
     [Fact]
     public void Without_a_pin_a_certificate_the_system_trusts_passes_and_errors_are_explained()

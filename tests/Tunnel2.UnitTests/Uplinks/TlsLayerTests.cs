@@ -88,7 +88,7 @@ public sealed class TlsLayerTests : IDisposable
     public void Dispose() => Directory.Delete(_folder, recursive: true);
 
     private static IOptions<TunnelServerOptions> Options(string tunnelUrl) =>
-        Microsoft.Extensions.Options.Options.Create(new TunnelServerOptions { TunnelUrl = tunnelUrl, HandshakeTimeout = TestTimeouts.Default });
+        Microsoft.Extensions.Options.Options.Create(new TunnelServerOptions { Listeners = { TunnelUrl = tunnelUrl }, Limits = { HandshakeTimeout = TestTimeouts.Default } });
 
     private ServerCertificate Certificate()
     {

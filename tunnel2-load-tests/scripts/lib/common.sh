@@ -147,8 +147,8 @@ already answers on :$PUBLIC_PORT/:$BACKEND_PORT; stop it first"
     log "starting the stack: run-local.sh ${args[*]} (it builds Release first; this can take a few minutes)"
   fi
   STACK_LOG="$logfile"
-  # TunnelClient__MaxConcurrency reaches the TunnelClient through the environment (.NET config).
-  TunnelClient__MaxConcurrency="$CLIENT_CONCURRENCY" \
+  # TunnelClient__Limits__MaxConcurrency reaches the TunnelClient through the environment (.NET config).
+  TunnelClient__Limits__MaxConcurrency="$CLIENT_CONCURRENCY" \
     bash "$RUN_LOCAL" "${args[@]}" </dev/null >"$STACK_LOG" 2>&1 &
   STACK_PID=$!
   log "run-local.sh pid $STACK_PID, log $STACK_LOG, TunnelClient max concurrency $CLIENT_CONCURRENCY"

@@ -14,10 +14,10 @@ namespace Tunnel2.TunnelClient.Relay.Admission;
 internal sealed class RelayAdmission : IDisposable
 {
     private static readonly RelayFailure UpgradeLimit =
-        new(ProtocolErrorCode.Overloaded, "upgrade-limit", "too many upgraded streams (TunnelClient:MaxUpgradedStreams)");
+        new(ProtocolErrorCode.Overloaded, "upgrade-limit", "too many upgraded streams (TunnelClient:Limits:MaxUpgradedStreams)");
 
     private static readonly RelayFailure QueueFull =
-        new(ProtocolErrorCode.Overloaded, "queue-full", "too many requests waiting for a backend slot (TunnelClient:MaxQueue)");
+        new(ProtocolErrorCode.Overloaded, "queue-full", "too many requests waiting for a backend slot (TunnelClient:Limits:MaxQueue)");
 
     private readonly ConcurrencyGate _gate;
     private readonly UpgradeRelay _upgrades;

@@ -31,7 +31,7 @@ internal readonly record struct CloseCause(string Name, bool Suspicious)
     /// <summary>A clean connection came back while the pool already held its most idle connections (the concurrency limit).</summary>
     public static readonly CloseCause PoolFull = new("pool-full", false);
 
-    /// <summary>The connection sat idle in the pool for longer than <c>TunnelClient:PooledConnectionIdleTimeout</c>.</summary>
+    /// <summary>The connection sat idle in the pool for longer than <c>TunnelClient:Backends:PooledConnectionIdleTimeout</c>.</summary>
     public static readonly CloseCause IdleTimeout = new("idle-timeout", false);
 
     /// <summary>Content-Length and Transfer-Encoding in one response: Transfer-Encoding frames it, then the connection goes (RFC 9112 §6.3).</summary>

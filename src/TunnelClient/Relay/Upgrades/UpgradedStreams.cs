@@ -7,8 +7,8 @@ namespace Tunnel2.TunnelClient.Relay.Upgrades;
 
 /// <summary>
 /// The streams whose backend switched protocols (101: a WebSocket, or any other <c>Upgrade</c>). They hold no request
-/// slot: they have a cap of their own (<c>TunnelClient:MaxUpgradedStreams</c>), checked before the upgrade request is
-/// sent, and an idle timeout (<c>TunnelClient:UpgradedIdleTimeout</c>): a stream that moved no byte either way for
+/// slot: they have a cap of their own (<c>TunnelClient:Limits:MaxUpgradedStreams</c>), checked before the upgrade request is
+/// sent, and an idle timeout (<c>TunnelClient:Limits:UpgradedIdleTimeout</c>): a stream that moved no byte either way for
 /// that long is reset, which closes its backend connection and the caller's. One timer checks them all.
 /// </summary>
 internal sealed class UpgradedStreams : IDisposable

@@ -7,8 +7,8 @@ namespace Tunnel2.TunnelServer.Uplinks.Handshake;
 
 /// <summary>
 /// Limits what one source address may do on the tunnel port: failed logins (<see cref="FailedAttempts"/> of
-/// <c>TunnelServer:MaxFailedLoginsPerMinute</c>; once used up every login from that address gets 429 with Retry-After
-/// until a count refills, right token or not) and uplinks open at once (<c>TunnelServer:MaxUplinksPerAddress</c>).
+/// <c>TunnelServer:Limits:MaxFailedLoginsPerMinute</c>; once used up every login from that address gets 429 with Retry-After
+/// until a count refills, right token or not) and uplinks open at once (<c>TunnelServer:Limits:MaxUplinksPerAddress</c>).
 /// </summary>
 /// <param name="failures">The failed-login counts; the guard owns and disposes them.</param>
 public sealed class AddressGuard(FailedAttempts failures, int maxUplinks) : IDisposable
@@ -28,13 +28,13 @@ public sealed class AddressGuard(FailedAttempts failures, int maxUplinks) : IDis
         if (Judge(address, failed, out TimeSpan retryAfter) == AttemptVerdict.Blocked)
         {
             return (null, TooMany("too-many-failed-logins", "Too many failed logins",
-                "This address sent too many wrong or missing tokens; try again later (TunnelServer:MaxFailedLoginsPerMinute).", retryAfter));
+                "This address sent too many wrong or missing tokens; try again later (TunnelServer:Limits:MaxFailedLoginsPerMinute).", retryAfter));
         }
 
         if (decided.Accepted is not null && !TryAddUplink(address))
         {
             return (null, TooMany("too-many-uplinks", "Too many uplinks",
-                "This address holds as many uplinks as it may (TunnelServer:MaxUplinksPerAddress).", TimeSpan.FromSeconds(5)));
+                "This address holds as many uplinks as it may (TunnelServer:Limits:MaxUplinksPerAddress).", TimeSpan.FromSeconds(5)));
         }
 
         return decided;

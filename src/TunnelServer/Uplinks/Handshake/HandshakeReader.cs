@@ -8,7 +8,7 @@ namespace Tunnel2.TunnelServer.Uplinks.Handshake;
 /// Reads the upgrade request's head within the handshake timeout, and says what a failure to read it means: a head too
 /// large (431), malformed (400) or late (408) is refused; a client gone or a server stopping ends the connection quietly.
 /// </summary>
-/// <param name="timeout">How long the head, and the answer to it, may take (TunnelServer:HandshakeTimeout).</param>
+/// <param name="timeout">How long the head, and the answer to it, may take (TunnelServer:Limits:HandshakeTimeout).</param>
 public sealed class HandshakeReader(TimeSpan timeout)
 {
     /// <summary>The longest upgrade request taken, as Kestrel's default limit on request headers.</summary>

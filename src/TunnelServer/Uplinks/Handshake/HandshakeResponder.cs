@@ -13,7 +13,7 @@ public sealed class HandshakeResponder(UplinkSettings settings, ServerEndpoints 
     /// <summary>How long a refused client gets to take the answer and close before the server closes anyway.</summary>
     private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
 
-    private readonly string? _hostSuffix = proxyOptions.Value.HostSuffix;
+    private readonly string? _hostSuffix = proxyOptions.Value.Routing.HostSuffix;
 
     /// <param name="host">The request's Host, for the session's public address under a host suffix.</param>
     public async Task SwitchProtocolsAsync(PipeWriter output, HandshakeAcceptance accepted, string? host, CancellationToken deadline)
