@@ -6,6 +6,7 @@ namespace Tunnel2.Balancing;
 /// </summary>
 public enum AffinityMode
 {
+    /// <summary>Nothing: the strategy places every request.</summary>
     None,
 
     /// <summary>

@@ -13,10 +13,10 @@ public sealed class BalancingOptions
 {
     public const string DefaultAffinityCookie = "Tunnel2-Affinity";
 
-    /// <summary>How a session's requests spread over its clients: <c>RoundRobin</c>, <c>LeastRequests</c> (the less busy of two at random) or <c>Weighted</c> (the clients' <c>--weight</c>).</summary>
+    /// <summary>How a session's requests spread over its clients.</summary>
     public BalancingStrategy Strategy { get; set; } = BalancingStrategy.RoundRobin;
 
-    /// <summary>What keeps a caller on one client: <c>None</c>, <c>Cookie</c>, <c>Header</c> (a hash of the affinity header) or <c>ClientIp</c>.</summary>
+    /// <summary>What keeps a caller on one client.</summary>
     public AffinityMode Affinity { get; set; } = AffinityMode.None;
 
     /// <summary>The header whose value is hashed when <see cref="Affinity"/> is <see cref="AffinityMode.Header"/>.</summary>

@@ -37,11 +37,7 @@ public sealed class BackendsOptions
     /// </summary>
     public string HostHeader { get; set; } = HostHeaderPolicy.Preserve;
 
-    /// <summary>
-    /// Path mode: <c>Strip</c> sends <c>/session/{id}/x</c> to the backend as <c>/x</c> (and rewrites its redirects and
-    /// cookie paths, <see cref="RewritePaths"/>); <c>Keep</c> sends it as the caller did, for apps served under that base
-    /// path themselves (Jupyter's <c>base_url</c>), and rewrites nothing.
-    /// </summary>
+    /// <summary>What the backend gets of a path-mode request's <c>/session/{id}</c> prefix.</summary>
     public PathPrefixMode PathPrefix { get; set; } = PathPrefixMode.Strip;
 
     /// <summary>

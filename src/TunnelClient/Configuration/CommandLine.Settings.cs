@@ -35,9 +35,10 @@ public static partial class CommandLine
               joined so), each optionally followed by weight=N: http://127.0.0.1:8081, http://127.0.0.1:8082 weight=3.
               Several are balanced by Balancing and Affinity.
           TunnelClient:Backends:Balancing, --backend-balancing  [default RoundRobin]
-              How requests spread over several backends.
+              How requests spread over several backends. One of: RoundRobin, LeastRequests, Weighted.
           TunnelClient:Backends:Affinity, --backend-affinity  [default None]
-              What keeps a caller on one of several backends (the strategy places callers without it).
+              What keeps a caller on one of several backends (the strategy places callers without it). One of: None,
+              Cookie, Header, ClientIp.
           TunnelClient:Backends:AffinityHeader, --backend-affinity-header  [default none]
               The header hashed when Affinity is Header.
           TunnelClient:Backends:AffinityCookie  [default Tunnel2-Backend]
@@ -48,9 +49,7 @@ public static partial class CommandLine
               host:port, for named virtual hosts or dev servers that want their own name; or a fixed host[:port],
               which health probes and inspector replays send too.
           TunnelClient:Backends:PathPrefix, --path-prefix  [default Strip]
-              Path mode: Strip sends /session/{id}/x to the backend as /x (and rewrites its redirects and cookie
-              paths, RewritePaths); Keep sends it as the caller did, for apps served under that base path themselves
-              (Jupyter's base_url), and rewrites nothing.
+              What the backend gets of a path-mode request's /session/{id} prefix. One of: Strip, Keep.
           TunnelClient:Backends:RewritePaths, --rewrite-paths  [default true]
               Path mode (/session/{id}/…): rewrite the backend's Location, Content-Location and Refresh URLs that
               point at its own origin or are root-relative, and Set-Cookie paths, to live under the session's prefix,

@@ -163,10 +163,9 @@ public static partial class CommandLine
           (section ProxyEntry:Balancing): a default strategy and affinity, per-session overrides, and passive ejection
           of a client whose backend keeps failing.
           ProxyEntry:Balancing:Strategy, --balancing  [default RoundRobin]
-              How a session's requests spread over its clients: RoundRobin, LeastRequests (the less busy of two at
-              random) or Weighted (the clients' --weight).
+              How a session's requests spread over its clients. One of: RoundRobin, LeastRequests, Weighted.
           ProxyEntry:Balancing:Affinity, --affinity  [default None]
-              What keeps a caller on one client: None, Cookie, Header (a hash of the affinity header) or ClientIp.
+              What keeps a caller on one client. One of: None, Cookie, Header, ClientIp.
           ProxyEntry:Balancing:AffinityHeader, --affinity-header  [default none]
               The header whose value is hashed when Affinity is Header.
           ProxyEntry:Balancing:AffinityCookie  [default Tunnel2-Affinity]

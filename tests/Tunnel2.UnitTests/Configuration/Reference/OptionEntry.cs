@@ -8,7 +8,14 @@ namespace Tunnel2.UnitTests.Configuration.Reference;
 /// <param name="Switch">Its command-line switch, or null.</param>
 /// <param name="Default">Its default, read from a default-constructed options object.</param>
 /// <param name="Summary">Its XML doc comment's summary.</param>
-public sealed record OptionEntry(string Key, string Group, string? Switch, string Default, XElement Summary);
+public sealed record OptionEntry(string Key, string Group, string? Switch, string Default, XElement Summary)
+{
+    /// <summary>For an enum-typed key, its values with their own doc comments, listed after the summary: documented once, on the enum.</summary>
+    public IReadOnlyList<EnumValue> Values { get; init; } = [];
+}
+
+/// <summary>One value an enum-typed key takes, and its doc comment's summary (null when it has none).</summary>
+public sealed record EnumValue(string Name, XElement? Summary);
 
 /// <summary>A group of keys: a section's own keys (<c>TunnelServer</c>) or a sub-object's (<c>TunnelServer:Uplink</c>).</summary>
 public sealed record OptionGroup(string Name, XElement? Summary, IReadOnlyList<OptionEntry> Options);

@@ -64,7 +64,24 @@ public static class OptionsCatalog
         string key = $"{prefix}:{property.Name}{Placeholder(property.PropertyType)}";
         XElement summary = docs.Summary(property)
             ?? throw new InvalidOperationException($"{key} ({property.DeclaringType!.Name}.{property.Name}) has no <summary>: document it once, in the code.");
-        entries.Add(new OptionEntry(key, group, switchOf.GetValueOrDefault(key), Format(property.GetValue(defaults)), summary));
+        entries.Add(new OptionEntry(key, group, switchOf.GetValueOrDefault(key), Format(property.GetValue(defaults)), summary)
+        {
+            Values = EnumValues(Nullable.GetUnderlyingType(property.PropertyType) ?? property.PropertyType, docs),
+        });
+    }
+
+    private static List<EnumValue> EnumValues(Type type, XmlDocs docs)
+    {
+        var values = new List<EnumValue>();
+        if (type.IsEnum)
+        {
+            foreach (FieldInfo field in type.GetFields(BindingFlags.Public | BindingFlags.Static))
+            {
+                values.Add(new EnumValue(field.Name, docs.Summary(field)));
+            }
+        }
+
+        return values;
     }
 
     private static IEnumerable<PropertyInfo> Settable(Type type) =>

@@ -23,7 +23,8 @@ public static class OptionsHelpWriter
             {
                 string head = option.Switch is null ? option.Key : $"{option.Key}, {option.Switch}";
                 help.Append("  ").Append(head).Append("  [default ").Append(option.Default).Append(']').Append('\n');
-                Wrap(help, XmlDocs.Render(option.Summary, markdown: false), firstIndent: "      ", indent: "      ");
+                string values = option.Values.Count == 0 ? "" : $" One of: {string.Join(", ", option.Values.Select(value => value.Name))}.";
+                Wrap(help, XmlDocs.Render(option.Summary, markdown: false) + values, firstIndent: "      ", indent: "      ");
             }
 
             help.Append('\n');

@@ -18,7 +18,8 @@ public sealed class OptionsReferenceTests
     private const string Regenerate =
         "Regenerate with: TUNNEL2_REGENERATE=1 dotnet test tests/Tunnel2.UnitTests -c Release --filter OptionsReferenceTests (then build again).";
 
-    private static readonly XmlDocs Docs = new(typeof(TunnelServerOptions).Assembly, typeof(ProxyEntryOptions).Assembly, typeof(TunnelClientOptions).Assembly);
+    private static readonly XmlDocs Docs = new(typeof(TunnelServerOptions).Assembly, typeof(ProxyEntryOptions).Assembly, typeof(TunnelClientOptions).Assembly,
+        typeof(Tunnel2.Balancing.BalancingStrategy).Assembly);
 
     public static IReadOnlyList<OptionGroup> ServerGroups() =>
     [

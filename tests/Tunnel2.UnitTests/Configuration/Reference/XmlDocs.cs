@@ -24,6 +24,8 @@ public sealed class XmlDocs
     public XElement? Summary(PropertyInfo property) =>
         _members.GetValueOrDefault($"P:{property.DeclaringType!.FullName}.{property.Name}")?.Element("summary");
 
+    public XElement? Summary(FieldInfo field) => _members.GetValueOrDefault($"F:{field.DeclaringType!.FullName}.{field.Name}")?.Element("summary");
+
     public XElement? Summary(Type type) => _members.GetValueOrDefault($"T:{type.FullName}")?.Element("summary");
 
     /// <summary>The summary as one line of text; code in backticks when <paramref name="markdown"/>.</summary>
