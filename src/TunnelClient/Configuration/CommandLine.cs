@@ -42,6 +42,8 @@ public static class CommandLine
         ["--transport"] = "TunnelClient:Transport",
         ["--ca-certificate"] = "TunnelClient:CaCertificate",
         ["--server-certificate-sha256"] = "TunnelClient:ServerCertificateSha256",
+        ["--tcp"] = "TunnelClient:Tcp:Target",
+        ["--tcp-proxy-protocol"] = "TunnelClient:Tcp:ProxyProtocol",
     };
 
     /// <summary>What the client's command line may hold: its switches and the keys of its section.</summary>
@@ -101,6 +103,9 @@ public static class CommandLine
                tunnel2 http <port | host:port | url> --server <url> --token <token> [options]
                  the short form (as the .NET tool): serve that backend under --session, or a new
                  random session; the public URL is logged once connected ("Forwarding … -> …")
+               tunnel2 tcp <port | host:port> --server <url> --token <token> [options]
+                 the same for a raw TCP service (a database, SSH, Redis): the server gives the
+                 session a public TCP port, logged once connected ("Forwarding tcp://… -> …")
 
         Options:
           --server <url>             Server tunnel endpoint            [default http://127.0.0.1:12001]
@@ -129,6 +134,10 @@ public static class CommandLine
                                      [default 00:00:00: the name is one server]
           --weight <n>               This client's share when the server balances the session by weight
                                      (1-100)                                [default 1]
+          --tcp <host:port>          Also expose this TCP service (or, without --backend, only it) on a public
+                                     TCP port the server gives the session (docs/tcp.md)  [default none]
+          --tcp-proxy-protocol <p>   v2: start each target connection with a PROXY protocol v2 header naming
+                                     the caller; off: raw bytes only              [default off]
           --basic-auth <user:pass>   Visitors must log in with this (basic auth); the server gets a bcrypt
                                      hash only, and must allow clients' rules (--client-policies)
           --cidr-allow <cidrs>       Only visitors from these networks, e.g. 10.0.0.0/8,2001:db8::/32
@@ -193,7 +202,8 @@ public static class CommandLine
           TunnelClient__DrainTimeout, TunnelClient__Transport, TunnelClient__CaCertificate,
           TunnelClient__ServerCertificateSha256, TunnelClient__AdminUrl, TunnelClient__AdminToken,
           TunnelClient__InspectUrl, TunnelClient__InspectCapacity, TunnelClient__InspectBodyLimit,
-          TunnelClient__InspectRevealSecrets,
+          TunnelClient__InspectRevealSecrets, TunnelClient__Tcp__Target, TunnelClient__Tcp__ProxyProtocol,
+          TunnelClient__Tcp__ConnectTimeout (a TCP target not connected within this is given up on) [00:00:10],
           TunnelClient__UnsentBytesLimit (TCP_NOTSENT_LOWAT of uplink and backend sockets, 0 = off) [131072],
           TunnelClient__UplinkReceiveBuffer (SO_RCVBUF of the uplink socket, 0 = kernel autotuning) [262144],
           TunnelClient__UplinkSegmentSize (TCP_MAXSEG of the uplink socket, 0 = the path's own) [16384],

@@ -240,6 +240,10 @@ public sealed class TunnelClientOptions
     /// <summary>Show <c>Authorization</c>, <c>Proxy-Authorization</c>, <c>Cookie</c> and <c>Set-Cookie</c> values in the inspector and its HAR export instead of <c>[redacted]</c>.</summary>
     public bool InspectRevealSecrets { get; set; }
 
+    /// <summary>Raw TCP: the target to expose on a public TCP port of the session (section <c>TunnelClient:Tcp</c>, docs/tcp.md).</summary>
+    [Microsoft.Extensions.Options.ValidateObjectMembers]
+    public Tcp.TcpClientOptions Tcp { get; set; } = new();
+
     /// <summary>On stop (SIGTERM, Ctrl+C): how long the streams in flight may take to finish after the GoAway before the uplink closes.</summary>
     [TimeSpanRange("00:00:00", "01:00:00", ErrorMessage = "TunnelClient:DrainTimeout must be between 00:00:00 and 01:00:00.")]
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);

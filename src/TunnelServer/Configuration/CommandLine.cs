@@ -30,6 +30,7 @@ public static class CommandLine
         ["--balancing"] = "ProxyEntry:Balancing:Strategy",
         ["--affinity"] = "ProxyEntry:Balancing:Affinity",
         ["--affinity-header"] = "ProxyEntry:Balancing:AffinityHeader",
+        ["--tcp-ports"] = "TunnelServer:Tcp:PortRange",
     };
 
     /// <summary>What the server's command line may hold: its switches and the keys of its sections.</summary>
@@ -87,6 +88,9 @@ public static class CommandLine
           --affinity <mode>          Keep a caller on one client: None, Cookie, Header (a hash of the header
                                      --affinity-header names) or ClientIp           [default None]
           --affinity-header <name>   The header Header affinity hashes, e.g. X-User-Id
+          --tcp-ports <first-last>   Raw TCP tunnels: a client logging in with --tcp gets a public TCP port of
+                                     this range for its session, e.g. 20000-20100 (docs/tcp.md)
+                                     [default none: off, unless the credentials file names TcpPorts]
           --environment <name>       Development loads appsettings.Development.json (dev token, debug logs)
           --help, -h                 Show this help
 
@@ -108,6 +112,8 @@ public static class CommandLine
           ProxyEntry__RateLimits__PerVisitor__PerSecond [100], ProxyEntry__RateLimits__PerVisitor__Burst [200]
           (0 per second: off; the Development environment turns both off),
           ProxyEntry__RateLimits__FailedVisitorLoginsPerMinute [20], ProxyEntry__TrustedProxies__<n>,
+          TunnelServer__Tcp__PortRange, TunnelServer__Tcp__BindAddress [0.0.0.0],
+          TunnelServer__Tcp__MaxConnectionsPerSession [1000], TunnelServer__Tcp__IdleTimeout [00:10:00],
           TunnelServer__CredentialsFile, Serilog__MinimumLevel__Default.
 
         Commands (print a hash for the credentials file, reading the secret from standard input):
@@ -116,6 +122,7 @@ public static class CommandLine
 
         Public requests:  ANY http(s)://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
                           ANY http(s)://{id}.<host-suffix>/{path}      ->  the same, path unchanged
+        TCP sessions:     <bind address>:<the session's port>  ->  the --tcp target of the clients serving it
         Uplinks:          GET http(s)://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
         Health:           GET http(s)://<public>/healthz
 

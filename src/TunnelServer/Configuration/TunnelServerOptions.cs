@@ -152,6 +152,10 @@ public sealed class TunnelServerOptions
     [TimeSpanRange("00:00:00.300", "01:00:00")]
     public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromSeconds(45);
 
+    /// <summary>Raw TCP tunnels: the sessions' public TCP ports and their limits (section <c>TunnelServer:Tcp</c>, docs/tcp.md).</summary>
+    [Microsoft.Extensions.Options.ValidateObjectMembers]
+    public Tcp.TcpServerOptions Tcp { get; set; } = new();
+
     /// <summary>On shutdown, how long public requests in flight may take to finish before their uplinks are closed.</summary>
     [TimeSpanRange("00:00:00", "01:00:00", ErrorMessage = "TunnelServer:DrainTimeout must be between 00:00:00 and 01:00:00.")]
     public TimeSpan DrainTimeout { get; set; } = TimeSpan.FromSeconds(30);

@@ -18,11 +18,18 @@ public sealed class Credentials
 {
     public static readonly Credentials Empty = new([], VisitorPolicies.None);
 
-    public Credentials(IReadOnlyList<ClientCredential> clients, VisitorPolicies visitors)
+    public Credentials(IReadOnlyList<ClientCredential> clients, VisitorPolicies visitors, IReadOnlyDictionary<string, int>? tcpPorts = null)
     {
         Clients = clients;
         Visitors = visitors;
+        TcpPorts = tcpPorts ?? new Dictionary<string, int>(StringComparer.Ordinal);
     }
+
+    /// <summary>
+    /// <c>"TcpPorts": { "session-id": 5432 }</c>: the public TCP port a session always gets (docs/tcp.md), inside or
+    /// outside <c>TunnelServer:Tcp:PortRange</c>.
+    /// </summary>
+    public IReadOnlyDictionary<string, int> TcpPorts { get; }
 
     public IReadOnlyList<ClientCredential> Clients { get; }
 
@@ -116,7 +123,36 @@ public sealed class Credentials
             visitors.Add(new VisitorPolicy(pattern, users, keys, Networks(entry.GetSection("Allow"), where, problems), Networks(entry.GetSection("Deny"), where, problems)));
         }
 
-        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors)) : throw new InvalidDataException(string.Join(" ", problems));
+        Dictionary<string, int> tcpPorts = TcpPortsOf(root.GetSection("TcpPorts"), problems);
+        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors), tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
+    }
+
+    private static Dictionary<string, int> TcpPortsOf(IConfigurationSection section, List<string> problems)
+    {
+        var ports = new Dictionary<string, int>(StringComparer.Ordinal);
+        var taken = new Dictionary<int, string>();
+        foreach (IConfigurationSection entry in section.GetChildren())
+        {
+            if (!HandshakeProtocol.IsValidSessionId(entry.Key))
+            {
+                problems.Add($"TcpPorts: '{entry.Key}' is not a session id (1 to 128 characters of A-Z a-z 0-9 - _ . ~).");
+            }
+            else if (!int.TryParse(entry.Value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int port)
+                     || port is < 1 or > 65535)
+            {
+                problems.Add($"TcpPorts:{entry.Key} must be a port number from 1 to 65535, not '{entry.Value}'.");
+            }
+            else if (!taken.TryAdd(port, entry.Key))
+            {
+                problems.Add($"TcpPorts:{entry.Key}: port {port} is already session '{taken[port]}''s.");
+            }
+            else
+            {
+                ports[entry.Key] = port;
+            }
+        }
+
+        return ports;
     }
 
     private static List<SessionPattern> Patterns(IConfigurationSection section, string where, List<string> problems)

@@ -31,6 +31,10 @@ public static class UplinkAcceptanceServices
         services.AddSingleton<HandshakeResponder>();
         services.AddSingleton<AcceptanceEvents>();
         services.AddSingleton<TlsLayer>();
+        services.AddSingleton(provider => new Tcp.TcpSessions(
+            provider.GetRequiredService<IOptions<TunnelServerOptions>>(), provider.GetRequiredService<IOptions<ProxyEntryOptions>>(),
+            provider.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), provider.GetRequiredService<ILogger<Tcp.TcpSessions>>(),
+            provider.GetService<CredentialsFile>()));
         services.AddSingleton<HandshakeLayer>();
         services.AddSingleton<TransportSwitch>();
         services.AddSingleton<UplinkRegistration>();
