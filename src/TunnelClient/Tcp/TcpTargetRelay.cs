@@ -100,7 +100,7 @@ public sealed class TcpTargetRelay
     private async Task<string> RelayBytesAsync(UplinkStream stream, Socket socket, TcpStreamOpen open)
     {
         var network = new NetworkStream(socket, ownsSocket: false);
-        PipeReader targetInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true));
+        PipeReader targetInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true, useZeroByteReads: true));
         PipeWriter targetOutput = PipeWriter.Create(network, new StreamPipeWriterOptions(leaveOpen: true));
         var abort = new SocketAbort(socket);
         stream.SetAbortListener(abort);

@@ -27,7 +27,7 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
     public async Task RunAsync()
     {
         var network = new NetworkStream(caller, ownsSocket: false);
-        PipeReader callerInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true));
+        PipeReader callerInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true, useZeroByteReads: true));
         PipeWriter callerOutput = PipeWriter.Create(network, new StreamPipeWriterOptions(leaveOpen: true));
         string reason = "closed by both sides";
         try
