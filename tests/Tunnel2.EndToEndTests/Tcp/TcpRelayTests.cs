@@ -15,13 +15,15 @@ public sealed class TcpRelayTests
 {
     private static string NewSession(string name) => $"tcp-{name}-{Guid.NewGuid():N}"[..40];
 
-    [Fact]
-    public async Task Four_MiB_echo_byte_exact_and_the_callers_FIN_comes_back_as_the_targets()
+    [Theory]
+    [InlineData("upgrade")]
+    [InlineData("websocket")]
+    public async Task Four_MiB_echo_byte_exact_and_the_callers_FIN_comes_back_as_the_targets(string transport)
     {
         await using TunnelStack stack = await TcpTunnel.StartStackAsync();
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = NewSession("echo");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target);
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, "--transport", transport);
         byte[] sent = RandomNumberGenerator.GetBytes(4 * 1024 * 1024);
 
         using Socket caller = await TcpTunnel.ConnectAsync(port);
@@ -118,5 +120,27 @@ public sealed class TcpRelayTests
 
         Assert.True(await TcpTunnel.EndsWithinAsync(caller, TimeSpan.FromSeconds(15)), "the caller's connection should end");
         await Eventually.WaitUntilAsync(() => TcpTunnel.Logged(session, "its target refused the connection"), "the server logs why");
+    }
+
+    [Fact]
+    public async Task A_client_with_tcp_and_no_backend_serves_tcp_only_and_refuses_http()
+    {
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync();
+        await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
+        string session = NewSession("only");
+        await using var client = new TunnelClientHandle(Tunnel2.TunnelClient.TunnelClientApp.Create([
+            "--server", stack.TunnelUrl.ToString().TrimEnd('/'), "--session", session, "--token", TunnelStack.Token,
+            "--tcp", target.Address, "--Serilog:MinimumLevel:Default=Warning", .. CapturedLogs.ServerArgs]));
+        await client.StartAsync();
+        await Eventually.WaitUntilAsync(() => TcpTunnel.PortOf(stack, session) is not null && stack.Registry.GetUplinks(session).Count == 1, "the client is connected");
+
+        using Socket caller = await TcpTunnel.ConnectAsync(TcpTunnel.PortOf(stack, session)!.Value);
+        await caller.SendAsync("tcp\n"u8.ToArray());
+        Assert.Equal("tcp\n", Encoding.ASCII.GetString(await TcpTunnel.ReadAsync(caller, 4)));
+        using var http = new HttpClient();
+        using HttpResponseMessage answer = await http.GetAsync(stack.SessionUrl(session, "/loadtest/ping"));
+
+        Assert.Equal(System.Net.HttpStatusCode.BadGateway, answer.StatusCode);
+        Assert.Contains(CapturedLogs.Everything(), line => line.Contains("serves TCP only", StringComparison.Ordinal)); // refused, not sent to a default backend
     }
 }
