@@ -12,9 +12,12 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// each way closes on its own (half-close). A reset from the client (its target refused or broke), a lost uplink, the
 /// caller vanishing or the idle timeout ends both ways at once, the caller's connection with a reset, and one log line.
 /// </summary>
-internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger) : IStreamAbortListener
+internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger, TcpMetrics metrics)
+    : IStreamAbortListener
 {
     private const int ReadBufferSize = 16 * 1024;
+
+    private static readonly (string Cause, string Text) Closed = ("closed", "closed by both sides");
 
     private long _idleBytes = -1;
     private long _idleSince;
@@ -29,7 +32,8 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
         var network = new NetworkStream(caller, ownsSocket: false);
         PipeReader callerInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true, useZeroByteReads: true));
         PipeWriter callerOutput = PipeWriter.Create(network, new StreamPipeWriterOptions(leaveOpen: true));
-        string reason = "closed by both sides";
+        (string Cause, string Text) reason = Closed;
+        metrics.Opened();
         try
         {
             stream.SetAbortListener(this);
@@ -46,7 +50,7 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
             // A clean end one way (a half-close) leaves the other way running until it ends too.
             await Observe(up);
             await Observe(down);
-            if (reason == "closed by both sides" && !(up.IsCompletedSuccessfully && down.IsCompletedSuccessfully))
+            if (reason == Closed && !(up.IsCompletedSuccessfully && down.IsCompletedSuccessfully))
             {
                 reason = Describe(!up.IsCompletedSuccessfully, (up.IsCompletedSuccessfully ? down : up).Exception?.InnerException);
                 stream.Reset(ProtocolErrorCode.Cancelled);
@@ -58,7 +62,8 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
             stream.ClearAbortListener();
             await callerInput.CompleteAsync();
             await callerOutput.CompleteAsync();
-            TcpLog.CallerEnded(logger, session, remote, stream.Id, reason, stream.SentBytes, stream.ReceivedBytes);
+            TcpLog.CallerEnded(logger, session, remote, stream.Id, reason.Text, stream.SentBytes, stream.ReceivedBytes);
+            metrics.Ended(reason.Cause);
             stream.Dispose();
         }
     }
@@ -93,18 +98,18 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
         caller.Shutdown(SocketShutdown.Send); // the target's FIN, passed on
     }
 
-    /// <summary>Why the relay ended, judged before this side resets the stream: a reset found here came from the client.</summary>
-    private string Describe(bool callerSide, Exception? failure) =>
-        _idleClosed ? "idle timeout"
-        : failure is UplinkClosedException ? $"the uplink was lost ({failure.Message})"
-        : stream.ResetCode is { } code ? $"the client reset the stream ({code}{code switch
+    /// <summary>Why the relay ended (a metric's cause and a log's text), judged before this side resets the stream: a reset found here came from the client.</summary>
+    private (string Cause, string Text) Describe(bool callerSide, Exception? failure) =>
+        _idleClosed ? ("idle-timeout", "idle timeout")
+        : failure is UplinkClosedException ? ("uplink-lost", $"the uplink was lost ({failure.Message})")
+        : stream.ResetCode is { } code ? ("client-reset", $"the client reset the stream ({code}{code switch
         {
             ProtocolErrorCode.BackendConnectFailed => ": its target refused the connection",
             ProtocolErrorCode.BackendAborted => ": its target broke the connection",
             _ => string.Empty,
-        }})"
-        : callerSide ? $"the caller went away ({failure?.Message ?? "reset"})"
-        : $"the caller stopped reading ({failure?.Message ?? "reset"})";
+        }})")
+        : callerSide ? ("caller-gone", $"the caller went away ({failure?.Message ?? "reset"})")
+        : ("caller-gone", $"the caller stopped reading ({failure?.Message ?? "reset"})");
 
     private void Abort()
     {

@@ -130,10 +130,9 @@ internal sealed class TcpSessionListener : IDisposable
         caller.NoDelay = true;
         UnsentBytesLimit.TryApply(caller, UnsentBytesLimit.Default);
         var remote = caller.RemoteEndPoint as IPEndPoint;
-        if (Refusal(remote) is { } refused)
+        if (Refusal(remote) is ({ } reason, { } detail))
         {
-            TcpLog.CallerRefused(_owner.Logger, Session, remote, refused);
-            Close(caller);
+            Refuse(caller, remote, reason, detail);
             return;
         }
 
@@ -143,12 +142,11 @@ internal sealed class TcpSessionListener : IDisposable
             UplinkStream? stream = OpenStream(remote!, (IPEndPoint)caller.LocalEndPoint!, out string? why);
             if (stream is null)
             {
-                TcpLog.CallerRefused(_owner.Logger, Session, remote, why!);
-                Close(caller);
+                Refuse(caller, remote, "no-client", why!);
                 return;
             }
 
-            relay = new TcpCallerRelay(Session, caller, remote, stream, _owner.Logger);
+            relay = new TcpCallerRelay(Session, caller, remote, stream, _owner.Logger, _owner.Metrics);
             lock (_sync)
             {
                 _relays.Add(relay);
@@ -170,23 +168,30 @@ internal sealed class TcpSessionListener : IDisposable
         }
     }
 
-    /// <summary>Why the caller may not go on (checked before anything reaches a client); null when it may.</summary>
-    private string? Refusal(IPEndPoint? remote)
+    /// <summary>Why the caller may not go on (checked before anything reaches a client), as a metric's reason and a log's detail; nulls when it may.</summary>
+    private (string? Reason, string? Detail) Refusal(IPEndPoint? remote)
     {
         switch (_owner.Visitors.CheckTcpCaller(Session, remote?.Address))
         {
             case VisitorVerdict.AddressDenied:
-                return "address-denied (the session's visitor rules)";
+                return ("address-denied", "address-denied (the session's visitor rules)");
             case VisitorVerdict.CredentialsMissing:
-                return "credentials-required (the session's visitor rules ask for credentials, which raw TCP cannot carry)";
+                return ("credentials-required", "credentials-required (the session's visitor rules ask for credentials, which raw TCP cannot carry)");
         }
 
         lock (_sync)
         {
             return _relays.Count >= _owner.Options.MaxConnectionsPerSession
-                ? $"too many connections ({_relays.Count} open, TunnelServer:Tcp:MaxConnectionsPerSession)"
-                : null;
+                ? ("too-many-connections", $"too many connections ({_relays.Count} open, TunnelServer:Tcp:MaxConnectionsPerSession)")
+                : (null, null);
         }
+    }
+
+    private void Refuse(Socket caller, IPEndPoint? remote, string reason, string detail)
+    {
+        TcpLog.CallerRefused(_owner.Logger, Session, remote, detail);
+        _owner.Metrics.Refused(reason);
+        Close(caller);
     }
 
     /// <summary>A TCP stream on the next member that takes one, each tried once; null (with why) when none does.</summary>

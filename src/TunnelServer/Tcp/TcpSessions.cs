@@ -32,8 +32,9 @@ public sealed class TcpSessions : IDisposable
     private int _nextInRange;
 
     public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions, VisitorAccess visitors,
-        ILogger<TcpSessions> logger, CredentialsFile? credentials = null)
+        TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null)
     {
+        Metrics = metrics;
         _options = options.Value.Tcp;
         _range = TcpPortRange.TryParse(_options.PortRange, out TcpPortRange range, out _) ? range : null;
         _bindAddress = IPAddress.Parse(_options.BindAddress);
@@ -52,6 +53,8 @@ public sealed class TcpSessions : IDisposable
     internal VisitorAccess Visitors => _visitors;
 
     internal ILogger Logger => _logger;
+
+    internal TcpMetrics Metrics { get; }
 
     /// <summary>The session's public TCP port now; null when it has none open.</summary>
     public int? PortOf(string session)

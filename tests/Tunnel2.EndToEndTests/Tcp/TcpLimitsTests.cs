@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.EndToEndTests.Infrastructure;
 
 namespace Tunnel2.EndToEndTests.Tcp;
@@ -52,6 +53,31 @@ public sealed class TcpLimitsTests
         await Eventually.WaitUntilAsync(() => TcpTunnel.OpenConnections(stack, session) == 1, "the first connection's place is free");
         using Socket fourth = await EchoingAsync(port);
         Assert.Equal(3, target.AcceptedConnections);
+    }
+
+    [Fact]
+    public async Task Refused_and_ended_connections_are_counted_in_the_servers_metrics()
+    {
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync("--TunnelServer:Tcp:MaxConnectionsPerSession=1", "--admin-url", "http://127.0.0.1:0");
+        Uri admin = stack.Server.Services.GetRequiredService<Tunnel2.TunnelServer.Hosting.ServerEndpoints>().AdminUrl!;
+        await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
+        string session = NewSession("metrics");
+        int port = await TcpTunnel.StartClientAsync(stack, session, target);
+        using var http = new HttpClient();
+
+        using (Socket first = await EchoingAsync(port))
+        {
+            Assert.Equal(1, PrometheusText.Sum(await http.GetStringAsync(new Uri(admin, "/metrics")), "tunnel2_server_tcp_connections"));
+            Assert.True(await TcpTunnel.IsCutAsync(port, [1], TimeSpan.FromSeconds(15)));
+            first.Shutdown(SocketShutdown.Send);
+            Assert.True(await TcpTunnel.EndsWithinAsync(first, TimeSpan.FromSeconds(15)));
+        }
+
+        await Eventually.WaitUntilAsync(async () => PrometheusText.Sum(await http.GetStringAsync(new Uri(admin, "/metrics")),
+            "tunnel2_server_tcp_connections_ended_total", "cause=\"closed\"") == 1, "the clean end is counted");
+        string metrics = await http.GetStringAsync(new Uri(admin, "/metrics"));
+        Assert.Equal(1, PrometheusText.Sum(metrics, "tunnel2_server_tcp_connections_refused_total", "reason=\"too-many-connections\""));
+        Assert.Equal(0, PrometheusText.Sum(metrics, "tunnel2_server_tcp_connections"));
     }
 
     [Fact]
