@@ -25,6 +25,9 @@ internal static partial class TcpLog
     [LoggerMessage(EventId = 4607, Level = LogLevel.Information, Message = "TCP connection from {Caller} of session {Session} (stream {StreamId}) idle for {TimeoutMs} ms: closed")]
     public static partial void CallerIdle(ILogger logger, string session, IPEndPoint? caller, uint streamId, long timeoutMs);
 
+    [LoggerMessage(EventId = 4609, Level = LogLevel.Error, Message = "TCP caller of session {Session}: relay failed")]
+    public static partial void CallerFailed(ILogger logger, string session, Exception exception);
+
     [LoggerMessage(EventId = 4608, Level = LogLevel.Error, Message = "TCP port {Port} of session {Session} stopped accepting")]
     public static partial void AcceptFailed(ILogger logger, string session, int port, Exception exception);
 }

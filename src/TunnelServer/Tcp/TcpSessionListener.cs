@@ -121,7 +121,21 @@ internal sealed class TcpSessionListener : IDisposable
                 continue; // one failed accept (a caller gone before it was taken) does not stop the port
             }
 
-            _ = ServeAsync(caller);
+            _ = ServeOrLogAsync(caller);
+        }
+    }
+
+    /// <summary>One caller, start to end; a failure nobody expected is logged and ends that caller only.</summary>
+    private async Task ServeOrLogAsync(Socket caller)
+    {
+        try
+        {
+            await ServeAsync(caller);
+        }
+        catch (Exception ex)
+        {
+            TcpLog.CallerFailed(_owner.Logger, Session, ex);
+            caller.Dispose();
         }
     }
 
@@ -204,15 +218,27 @@ internal sealed class TcpSessionListener : IDisposable
         for (int i = 0; i < members.Length; i++)
         {
             Uplink uplink = members[(int)((start + (uint)i) % (uint)members.Length)];
-            if (uplink.PeerReady && uplink.TryOpenTcpStream(open, out UplinkStream? stream) == StreamOpenStatus.Opened)
+            if (uplink.PeerReady && TryOpen(uplink, open) is { } stream)
             {
-                TcpLog.CallerOpened(_owner.Logger, Session, remote, stream!.Id, uplink.Name);
+                TcpLog.CallerOpened(_owner.Logger, Session, remote, stream.Id, uplink.Name);
                 return stream;
             }
         }
 
         why = members.Length == 0 ? "no client serves the session now" : "no client of the session takes another stream";
         return null;
+    }
+
+    private static UplinkStream? TryOpen(Uplink uplink, TcpStreamOpen open)
+    {
+        try
+        {
+            return uplink.TryOpenTcpStream(open, out UplinkStream? stream) == StreamOpenStatus.Opened ? stream : null;
+        }
+        catch (UplinkClosedException)
+        {
+            return null; // it closed between the check and the open: the next member may take the caller
+        }
     }
 
     /// <summary>Closes a refused caller at once, with a reset: nothing was relayed, and nothing will be.</summary>
