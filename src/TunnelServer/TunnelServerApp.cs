@@ -14,7 +14,7 @@ using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Problems;
-using Tunnel2.Protocol.Sockets;
+using Tunnel2.Hosting.Sockets;
 using Tunnel2.TunnelServer.Admin;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;

@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# TunnelClient (src/TunnelClient + Tunnel2.Protocol + Tunnel2.Hosting): dials the server's tunnel port and relays one
+# TunnelClient (src/TunnelClient + Tunnel2.Protocol + Tunnel2.Balancing + Tunnel2.Hosting): dials the server's tunnel port and relays one
 # session's requests to a backend. No port of its own. It references Microsoft.AspNetCore.App
 # (System.IO.Pipelines etc.), so the runtime image is the ASP.NET Core one.
 # Build context = repository root:
@@ -21,11 +21,13 @@ WORKDIR /repo
 # Restore layer: the project files of TunnelClient and of everything it references.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
 COPY src/Tunnel2.Protocol/Tunnel2.Protocol.csproj src/Tunnel2.Protocol/
+COPY src/Tunnel2.Balancing/Tunnel2.Balancing.csproj src/Tunnel2.Balancing/
 COPY src/Tunnel2.Hosting/Tunnel2.Hosting.csproj src/Tunnel2.Hosting/
 COPY src/TunnelClient/TunnelClient.csproj src/TunnelClient/
 RUN dotnet restore src/TunnelClient/TunnelClient.csproj
 # Sources, then publish (framework-dependent, portable: runs on the Alpine runtime below).
 COPY src/Tunnel2.Protocol/ src/Tunnel2.Protocol/
+COPY src/Tunnel2.Balancing/ src/Tunnel2.Balancing/
 COPY src/Tunnel2.Hosting/ src/Tunnel2.Hosting/
 COPY src/TunnelClient/ src/TunnelClient/
 RUN dotnet publish src/TunnelClient/TunnelClient.csproj -c Release --no-restore -o /app -p:UseAppHost=false

@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# TunnelServer (src/TunnelServer + ProxyEntry + Tunnel2.Protocol + Tunnel2.Hosting): public HTTP on 0.0.0.0:12000,
+# TunnelServer (src/TunnelServer + ProxyEntry + Tunnel2.Protocol + Tunnel2.Balancing + Tunnel2.Hosting): public HTTP on 0.0.0.0:12000,
 # tunnel (uplink) listener on 0.0.0.0:12001. The token has no default in Production: pass it.
 # Build context = repository root:
 #   docker build -f tunnel2-deploy/docker/TunnelServer.Dockerfile -t tunnel2/tunnel-server:dev .
@@ -17,12 +17,14 @@ WORKDIR /repo
 # Restore layer: the project files of TunnelServer and of everything it references.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
 COPY src/Tunnel2.Protocol/Tunnel2.Protocol.csproj src/Tunnel2.Protocol/
-COPY src/ProxyEntry/ProxyEntry.csproj src/ProxyEntry/
+COPY src/Tunnel2.Balancing/Tunnel2.Balancing.csproj src/Tunnel2.Balancing/
 COPY src/Tunnel2.Hosting/Tunnel2.Hosting.csproj src/Tunnel2.Hosting/
+COPY src/ProxyEntry/ProxyEntry.csproj src/ProxyEntry/
 COPY src/TunnelServer/TunnelServer.csproj src/TunnelServer/
 RUN dotnet restore src/TunnelServer/TunnelServer.csproj
 # Sources, then publish (framework-dependent, portable: runs on the Alpine runtime below).
 COPY src/Tunnel2.Protocol/ src/Tunnel2.Protocol/
+COPY src/Tunnel2.Balancing/ src/Tunnel2.Balancing/
 COPY src/ProxyEntry/ src/ProxyEntry/
 COPY src/Tunnel2.Hosting/ src/Tunnel2.Hosting/
 COPY src/TunnelServer/ src/TunnelServer/

@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
-using Tunnel2.Protocol.Balancing;
-using Tunnel2.Protocol.Configuration;
+using Tunnel2.Balancing;
+using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.ProxyEntry.Balancing;
 

@@ -1,4 +1,4 @@
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
 
 namespace Tunnel2.ProxyEntry.Balancing;
 

@@ -1,5 +1,7 @@
 using System.Security.Cryptography;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
+using Tunnel2.Balancing.Affinity;
+using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.ProxyEntry.Balancing;

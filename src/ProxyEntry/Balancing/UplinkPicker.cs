@@ -1,4 +1,6 @@
+using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
+using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Forwarding;
@@ -31,7 +33,20 @@ internal sealed class UplinkPicker
     public void ApplyPolicy(ProxyExchange exchange)
     {
         exchange.Policy = _registry.PolicyFor(exchange.Session);
-        exchange.AffinityKey = AffinityKey.Of(exchange.Context, exchange.Policy);
+        exchange.AffinityKey = exchange.Policy.AffinityPolicy.KeyOf(new HttpAffinityRequest(exchange.Context, exchange.Route.Prefix));
+    }
+
+    /// <summary>
+    /// Cookie affinity: an answer from another client than the one the caller's cookie names (or without one) sets the
+    /// cookie that keeps the caller on the client that answered.
+    /// </summary>
+    public static void AffinitizeResponse(ProxyExchange exchange)
+    {
+        var request = new HttpAffinityRequest(exchange.Context, exchange.Route.Prefix);
+        if (exchange.Policy.AffinityPolicy.CookieFor(request, exchange.AffinityKey, exchange.Member!) is { } cookie)
+        {
+            exchange.Context.Response.Headers.Append(HeaderNames.SetCookie, cookie);
+        }
     }
 
     /// <summary>

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.Protocol.Tracing;
+using Tunnel2.Hosting.Tracing;
 
 namespace Tunnel2.ProxyEntry.Diagnostics;
 

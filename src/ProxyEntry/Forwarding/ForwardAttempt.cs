@@ -73,7 +73,7 @@ internal sealed class ForwardAttempt
                 }
 
                 ResponseHeadWriter.Apply(head, context.Response);
-                AffinityCookie.AppendIfChanged(exchange);
+                UplinkPicker.AffinitizeResponse(exchange);
                 try
                 {
                     await stream.CopyInputToAsync(context.Response.BodyWriter, chunked: false, context.RequestAborted);

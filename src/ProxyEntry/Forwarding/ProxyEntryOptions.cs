@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using Microsoft.Extensions.Options;
-using Tunnel2.Protocol.Configuration;
+using Tunnel2.Hosting.Configuration;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Limits;
 

@@ -1,4 +1,4 @@
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
 
@@ -82,7 +82,7 @@ internal sealed class SessionUplinks(BalancingPolicy policy)
             return null;
         }
 
-        SessionMember? picked = MemberPicker.Pick(all, members.WeightedSchedule, ref _cursor, Policy.Strategy, Policy.Affinity,
+        SessionMember? picked = MemberPicker.Pick(all, members.WeightedSchedule, ref _cursor, Policy.Strategy, Policy.AffinityPolicy,
             context.AffinityKey, context.Exclude, now);
         if (picked is not null)
         {

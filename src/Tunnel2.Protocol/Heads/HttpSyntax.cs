@@ -28,14 +28,4 @@ public static class HttpSyntax
 
     /// <summary>False when the value holds CR, LF or NUL, which would start a new line or end the head early.</summary>
     public static bool IsSafeFieldValue(ReadOnlySpan<char> value) => !value.ContainsAny(LineBreakers);
-
-    /// <summary>
-    /// A method RFC 9110 §9.2.2 calls idempotent (GET, HEAD, OPTIONS, TRACE, PUT, DELETE): sending it twice has the effect
-    /// of sending it once, so a proxy may send it again when the first try's answer was lost.
-    /// </summary>
-    public static bool IsIdempotentMethod(string method) => method switch
-    {
-        "GET" or "HEAD" or "OPTIONS" or "TRACE" or "PUT" or "DELETE" => true,
-        _ => false,
-    };
 }

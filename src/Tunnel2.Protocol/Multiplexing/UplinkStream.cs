@@ -10,6 +10,12 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// response head. Body bytes from the peer arrive in <see cref="Input"/>; body bytes to the peer go out under the
 /// stream's flow-control window. Dispose it when done: an exchange not finished both ways is reset.
 /// </summary>
+/// <remarks>
+/// The public surface is what a forwarder or a relay needs: the heads, the body in and out (whole bodies, or frame by
+/// frame under credit), the abort signals, <see cref="Reset"/> and <see cref="Dispose"/>. Credit bookkeeping, the
+/// inbound pipe and pooling stay inside this library: the object is pooled, so after <see cref="Dispose"/> it may
+/// serve another exchange, and a caller that needs <see cref="Id"/> afterwards copies it first.
+/// </remarks>
 public sealed partial class UplinkStream : IDisposable
 {
     private static readonly PipeOptions InboundPipeOptions = new(
@@ -53,8 +59,11 @@ public sealed partial class UplinkStream : IDisposable
     /// <summary>Whether a body follows the request head (client side only).</summary>
     public bool RequestHasBody { get; private set; }
 
-    /// <summary>The body the peer sends. Report what you consume with <see cref="OnInputConsumed"/>.</summary>
-    public PipeReader Input => _inbound.Reader;
+    /// <summary>
+    /// The body the peer sends. Whoever reads it reports what it consumed with <see cref="OnInputConsumed"/>: inside this
+    /// library only; callers copy it out with <see cref="CopyInputToAsync(PipeWriter, bool, CancellationToken)"/>.
+    /// </summary>
+    internal PipeReader Input => _inbound.Reader;
 
     /// <summary>Body bytes the peer has sent on this stream so far (read as a whole, so an idle check can sample it).</summary>
     public long ReceivedBytes => Volatile.Read(ref _receivedBytes);
@@ -133,7 +142,7 @@ public sealed partial class UplinkStream : IDisposable
     }
 
     /// <summary>Waits until the peer allows at least one more body byte; returns how many (at most <paramref name="max"/>).</summary>
-    public ValueTask<int> AcquireSendCreditAsync(int max, CancellationToken cancellationToken) =>
+    internal ValueTask<int> AcquireSendCreditAsync(int max, CancellationToken cancellationToken) =>
         _sendWindow.AcquireAsync(max, cancellationToken);
 
     /// <summary>Whether <see cref="AcquireSendCreditAsync"/> would return at once.</summary>
@@ -152,7 +161,7 @@ public sealed partial class UplinkStream : IDisposable
     /// Sends body bytes held in an array rented from <see cref="ArrayPool{T}.Shared"/>; the stream takes ownership of
     /// it. The caller must have acquired <paramref name="length"/> bytes of credit.
     /// </summary>
-    public void SendPooledData(byte[] pooled, int length, bool endStream) => SendPooledData(pooled, length, endStream, holdsQueuedDataBudget: false);
+    internal void SendPooledData(byte[] pooled, int length, bool endStream) => SendPooledData(pooled, length, endStream, holdsQueuedDataBudget: false);
 
     /// <param name="holdsQueuedDataBudget">The caller reserved <paramref name="length"/> bytes in the uplink's <see cref="QueuedDataBudget"/>; they go back when the frame leaves the queue.</param>
     internal void SendPooledData(byte[] pooled, int length, bool endStream, bool holdsQueuedDataBudget)
@@ -200,7 +209,7 @@ public sealed partial class UplinkStream : IDisposable
     /// here, once that is worth a frame (half the share), so a steady reader costs one WindowUpdate per half window and
     /// a reader that stops holds at most its share.
     /// </summary>
-    public void OnInputConsumed(long bytes)
+    internal void OnInputConsumed(long bytes)
     {
         if (bytes <= 0)
         {

@@ -1,4 +1,6 @@
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
+using Tunnel2.Balancing.Affinity;
+using Tunnel2.Balancing.Health;
 using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.TunnelClient.Relay.Rewriting;
 

@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Options;
-using Microsoft.Net.Http.Headers;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
+using Tunnel2.Balancing.Affinity;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -10,10 +10,11 @@ using Tunnel2.TunnelClient.Relay.Shaping;
 namespace Tunnel2.TunnelClient.Backends;
 
 /// <summary>
-/// The backends behind this client (<c>--backend</c>, one or several) and how a request picks one: the strategies and
-/// affinity the server uses for its clients (<see cref="MemberPicker"/>), a backend whose probe fails passed over, and
-/// passive ejection after <see cref="EjectAfter"/> failures in a row (a refused connect, or a failure before the
-/// answer). With one backend there is nothing to pick: every request goes to it.
+/// The backends behind this client (<c>--backend</c>, one or several) and how a request picks one, with the balancing
+/// library the server uses for its clients: the strategies (<see cref="MemberPicker"/>), an affinity policy
+/// (<see cref="IAffinityPolicy"/>, reading the head as <see cref="HeadAffinityRequest"/>), a backend whose probe fails
+/// passed over, and passive ejection after <see cref="EjectAfter"/> failures in a row (a refused connect, or a failure
+/// before the answer). With one backend there is nothing to pick: every request goes to it.
 /// </summary>
 public sealed class BackendSet : IAsyncDisposable
 {
@@ -27,8 +28,7 @@ public sealed class BackendSet : IAsyncDisposable
     private readonly Backend[] _all;
     private readonly int[] _weightedSchedule;
     private readonly BalancingStrategy _strategy;
-    private readonly AffinityMode _affinity;
-    private readonly string? _affinityHeader;
+    private readonly IAffinityPolicy _affinity;
     private readonly TimeProvider _clock;
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendSet> _logger;
@@ -55,9 +55,8 @@ public sealed class BackendSet : IAsyncDisposable
         KeepsPathPrefix = settings.PathPrefix == PathPrefixMode.Keep;
 
         _strategy = settings.BackendBalancing;
-        _affinity = _all.Length > 1 ? settings.BackendAffinity : AffinityMode.None;
-        _affinityHeader = settings.BackendAffinityHeader;
-        AffinityCookie = settings.BackendAffinityCookie;
+        _affinity = AffinityPolicy.For(_all.Length > 1 ? settings.BackendAffinity : AffinityMode.None, settings.BackendAffinityHeader,
+            settings.BackendAffinityCookie);
         _weightedSchedule = _strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(_all) : [];
     }
 
@@ -69,11 +68,8 @@ public sealed class BackendSet : IAsyncDisposable
     /// <summary>Path mode sends the backend <c>/session/{id}/…</c> as the caller did (<see cref="PathPrefixMode.Keep"/>).</summary>
     public bool KeepsPathPrefix { get; }
 
-    /// <summary>The cookie that names a caller's backend under cookie affinity.</summary>
-    public string AffinityCookie { get; }
-
     /// <summary>Cookie affinity is on: a response from a backend other than the one the caller's cookie names sets it.</summary>
-    public bool UsesAffinityCookie => _affinity == AffinityMode.Cookie;
+    public bool UsesAffinityCookie => _affinity.Mode == AffinityMode.Cookie;
 
     /// <summary>Some backend passes its probe: what the client reports to the server.</summary>
     public bool AnyProbedReady
@@ -148,22 +144,10 @@ public sealed class BackendSet : IAsyncDisposable
     /// </summary>
     public void SetAffinityCookie(List<HeaderField> response, RequestHead request, string? affinityKey, Backend backend)
     {
-        if (affinityKey == backend.AffinityKey)
+        if (_affinity.CookieFor(new HeadAffinityRequest(request), affinityKey, backend) is { } cookie)
         {
-            return;
+            response.Add(new HeaderField("Set-Cookie", cookie));
         }
-
-        bool https = false;
-        foreach (HeaderField field in request.Headers)
-        {
-            if (string.Equals(field.Name, "X-Forwarded-Proto", StringComparison.OrdinalIgnoreCase))
-            {
-                https = string.Equals(field.Value, "https", StringComparison.OrdinalIgnoreCase);
-            }
-        }
-
-        response.Add(new HeaderField("Set-Cookie", string.Concat(AffinityCookie, "=", backend.AffinityKey,
-            https ? "; Path=/; HttpOnly; SameSite=Lax; Secure" : "; Path=/; HttpOnly; SameSite=Lax")));
     }
 
     /// <summary><paramref name="backend"/> refused a connect or failed before answering: counts toward its ejection (logged and counted when it happens).</summary>
@@ -201,52 +185,7 @@ public sealed class BackendSet : IAsyncDisposable
     }
 
     /// <summary>What affinity keeps the request by: its cookie's value, its header's, or the caller's address; null without affinity.</summary>
-    public string? AffinityKeyOf(RequestHead request)
-    {
-        string? name = _affinity switch
-        {
-            AffinityMode.Cookie => HeaderNames.Cookie,
-            AffinityMode.Header => _affinityHeader,
-            // The server replaces X-Forwarded-For with the one address it saw, so the value is the caller's and no one else's.
-            AffinityMode.ClientIp => "X-Forwarded-For",
-            _ => null,
-        };
-        if (name is null)
-        {
-            return null;
-        }
-
-        foreach (HeaderField field in request.Headers)
-        {
-            if (string.Equals(field.Name, name, StringComparison.OrdinalIgnoreCase))
-            {
-                string? key = _affinity == AffinityMode.Cookie ? CookieValue(field.Value, AffinityCookie) : field.Value;
-                if (key is not null)
-                {
-                    return key; // a request may carry several Cookie fields (HTTP/2 splits them): look in each
-                }
-            }
-        }
-
-        return null;
-    }
-
-    /// <summary>The value of cookie <paramref name="name"/> in a Cookie field (<c>a=1; b=2</c>), or null (ASP.NET Core's parser).</summary>
-    internal static string? CookieValue(string cookies, string name)
-    {
-        if (CookieHeaderValue.TryParseList([cookies], out IList<CookieHeaderValue>? parsed))
-        {
-            foreach (CookieHeaderValue cookie in parsed)
-            {
-                if (cookie.Name.Equals(name, StringComparison.Ordinal))
-                {
-                    return cookie.Value.ToString();
-                }
-            }
-        }
-
-        return null;
-    }
+    public string? AffinityKeyOf(RequestHead request) => _affinity.KeyOf(new HeadAffinityRequest(request));
 
     private void OnConnectionClosed(CloseCause cause, uint streamId)
     {

@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
-using Tunnel2.Protocol.Balancing;
-using Tunnel2.Protocol.Configuration;
+using Tunnel2.Balancing;
+using Tunnel2.Hosting.Configuration;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Relay.Shaping;
 
@@ -193,18 +193,18 @@ public sealed class TunnelClientOptions
     /// default, unbounded up to tcp_wmem). Bounds the kernel memory a crowd of slow streams parks on this host.
     /// </summary>
     [Range(0, 64 * 1024 * 1024)]
-    public int UnsentBytesLimit { get; set; } = Tunnel2.Protocol.Sockets.UnsentBytesLimit.Default;
+    public int UnsentBytesLimit { get; set; } = Tunnel2.Hosting.Sockets.UnsentBytesLimit.Default;
 
     /// <summary>
     /// SO_RCVBUF of the uplink socket (0 = the kernel's autotuning; the upgrade transport only). Small enough that the
     /// uplink keeps working when the host runs short of TCP memory; a long, fast path may want more.
     /// </summary>
     [Range(0, 64 * 1024 * 1024)]
-    public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
+    public int UplinkReceiveBuffer { get; set; } = Tunnel2.Hosting.Sockets.UplinkReceiveBuffer.Default;
 
     /// <summary>TCP_MAXSEG of the uplink socket (0 = the path's own; the upgrade transport only), as the server's setting of that name.</summary>
     [ZeroOrRange(536, 65535)] // Linux refuses a TCP_MAXSEG below 88; 536 is the smallest MSS every IPv4 host must take
-    public int UplinkSegmentSize { get; set; } = Tunnel2.Protocol.Sockets.UplinkSegmentSize.Default;
+    public int UplinkSegmentSize { get; set; } = Tunnel2.Hosting.Sockets.UplinkSegmentSize.Default;
 
     /// <summary>
     /// The most response-body bytes read from backends and waiting for the uplink's writer at once, over all streams of

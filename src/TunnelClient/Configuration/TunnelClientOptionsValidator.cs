@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting.Admin;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Relay.Shaping;

@@ -1,13 +1,16 @@
 using System.Diagnostics;
 using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Relay.Pipeline;
 
 namespace Tunnel2.TunnelClient.Inspection;
 
 /// <summary>
-/// One exchange while it runs: the relay (or a replay) tells it what happens, and <see cref="Complete"/> hands the
-/// finished record to the inspector once, whichever path ends the exchange first.
+/// One exchange while it runs: a replay tells it what happens, the relay lets it observe its exchange
+/// (<see cref="IExchangeObserver"/>), and <see cref="Complete"/> hands the finished record to the inspector once,
+/// whichever path ends the exchange first.
 /// </summary>
-public sealed class ExchangeCapture
+public sealed class ExchangeCapture : IExchangeObserver
 {
     private readonly RequestInspector _inspector;
     private readonly long _started;
@@ -40,6 +43,10 @@ public sealed class ExchangeCapture
     public BodyCapture RequestBody { get; }
 
     public BodyCapture ResponseBody { get; }
+
+    IBodyTap IExchangeObserver.RequestBodyTap => RequestBody;
+
+    IBodyTap IExchangeObserver.ResponseBodyTap => ResponseBody;
 
     /// <param name="headers">The response's fields as they go back; the list is kept, not copied, and must not change afterwards.</param>
     public void OnResponseHead(int status, List<HeaderField> headers)
@@ -92,5 +99,50 @@ public sealed class ExchangeCapture
         TimeSpan? wait = _responseAt == 0 ? null : Stopwatch.GetElapsedTime(_started, _responseAt);
         return _inspector.Add(id => new InspectedExchange(id, _replayOf, _startedAt, wait, Stopwatch.GetElapsedTime(_started), _backend, outcome, _error,
             _method, _target, _requestHeaders, RequestBody.Freeze(), _status, _responseHeaders, ResponseBody.Freeze()));
+    }
+
+    void IExchangeObserver.OnResponseHead(RelayExchange exchange)
+    {
+        SetHost(exchange.Host!);
+        SetBackend(exchange.Backend.ToString());
+        OnResponseHead(exchange.Response!.StatusCode, exchange.Response.Headers);
+    }
+
+    void IExchangeObserver.OnUpgraded(RelayExchange exchange) => Complete();
+
+    /// <summary>What the relay recorded on the exchange, in the order it happened: the first failure or cancellation wins.</summary>
+    void IExchangeObserver.OnEnded(RelayExchange exchange)
+    {
+        if (Volatile.Read(ref _completed) != 0)
+        {
+            return; // an upgrade, shown when it switched
+        }
+
+        if (exchange.Host is not null)
+        {
+            SetHost(exchange.Host);
+        }
+
+        if (exchange.Backend is not null)
+        {
+            SetBackend(exchange.Backend.ToString());
+        }
+
+        if (exchange.Failure is { } failure)
+        {
+            Fail($"{failure.Reason}: {failure.Detail}");
+        }
+
+        if (exchange.CancelDetail is not null)
+        {
+            Cancel(exchange.CancelDetail);
+        }
+
+        if (exchange.Stream.IsAborted)
+        {
+            Cancel("the stream was reset (the caller went away, or the uplink closed)");
+        }
+
+        Complete();
     }
 }

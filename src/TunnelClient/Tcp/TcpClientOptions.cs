@@ -1,4 +1,4 @@
-using Tunnel2.Protocol.Configuration;
+using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.TunnelClient.Tcp;
 

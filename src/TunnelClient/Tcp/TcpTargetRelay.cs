@@ -3,7 +3,7 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Sockets;
+using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.TunnelClient.Configuration;
 

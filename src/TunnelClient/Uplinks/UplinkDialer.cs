@@ -8,7 +8,7 @@ using System.Text;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Sockets;
+using Tunnel2.Hosting.Sockets;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Health;
 using Tunnel2.TunnelClient.Tls;

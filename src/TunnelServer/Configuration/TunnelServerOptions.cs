@@ -1,5 +1,5 @@
 using System.ComponentModel.DataAnnotations;
-using Tunnel2.Protocol.Configuration;
+using Tunnel2.Hosting.Configuration;
 using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.TunnelServer.Configuration;
@@ -96,7 +96,7 @@ public sealed class TunnelServerOptions
     /// unsent (0 = the system's default, unbounded up to tcp_wmem). Bounds the kernel memory slow callers park here.
     /// </summary>
     [Range(0, 64 * 1024 * 1024)]
-    public int UnsentBytesLimit { get; set; } = Tunnel2.Protocol.Sockets.UnsentBytesLimit.Default;
+    public int UnsentBytesLimit { get; set; } = Tunnel2.Hosting.Sockets.UnsentBytesLimit.Default;
 
     /// <summary>
     /// SO_RCVBUF of every public caller's socket (0 = the system's autotuning, up to tcp_rmem). What a caller whose
@@ -111,14 +111,14 @@ public sealed class TunnelServerOptions
     /// host runs short of TCP memory; a long, fast path between client and server may want more (window per round trip).
     /// </summary>
     [Range(0, 64 * 1024 * 1024)]
-    public int UplinkReceiveBuffer { get; set; } = Tunnel2.Protocol.Sockets.UplinkReceiveBuffer.Default;
+    public int UplinkReceiveBuffer { get; set; } = Tunnel2.Hosting.Sockets.UplinkReceiveBuffer.Default;
 
     /// <summary>
     /// TCP_MAXSEG of each uplink socket (0 = the path's own): only ever lowers it, so it matters only on loopback, where
     /// 64 KiB segments do not fit a socket's fair share of TCP memory once the host runs short of it.
     /// </summary>
     [ZeroOrRange(536, 65535)] // Linux refuses a TCP_MAXSEG below 88; 536 is the smallest MSS every IPv4 host must take
-    public int UplinkSegmentSize { get; set; } = Tunnel2.Protocol.Sockets.UplinkSegmentSize.Default;
+    public int UplinkSegmentSize { get; set; } = Tunnel2.Hosting.Sockets.UplinkSegmentSize.Default;
 
     /// <summary>
     /// How long a public caller may take to send a request's head (Kestrel's RequestHeadersTimeout): a slowloris

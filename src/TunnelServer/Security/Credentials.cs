@@ -39,20 +39,31 @@ public sealed class Credentials
     /// <exception cref="InvalidDataException">The file is not JSON, or an entry is wrong; the message lists them all.</exception>
     public static Credentials Parse(Stream json)
     {
-        IConfigurationRoot root;
+        IConfigurationRoot root = ReadJson(json);
+        var problems = new List<string>();
+        List<ClientCredential> clients = ParseClients(root.GetSection("Clients"), problems);
+        List<VisitorPolicy> visitors = ParseVisitors(root.GetSection("Visitors"), problems);
+        Dictionary<string, int> tcpPorts = ParseTcpPorts(root.GetSection("TcpPorts"), problems);
+        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors), tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
+    }
+
+    private static IConfigurationRoot ReadJson(Stream json)
+    {
         try
         {
-            root = new ConfigurationBuilder().AddJsonStream(json).Build();
+            return new ConfigurationBuilder().AddJsonStream(json).Build();
         }
         catch (Exception ex) when (ex is FormatException or System.Text.Json.JsonException)
         {
             throw new InvalidDataException($"not valid JSON: {ex.Message}");
         }
+    }
 
-        var problems = new List<string>();
+    private static List<ClientCredential> ParseClients(IConfigurationSection section, List<string> problems)
+    {
         var clients = new List<ClientCredential>();
         var names = new HashSet<string>(StringComparer.Ordinal);
-        foreach (IConfigurationSection entry in root.GetSection("Clients").GetChildren())
+        foreach (IConfigurationSection entry in section.GetChildren())
         {
             string where = $"Clients[{entry.Key}]";
             string? name = entry["Name"];
@@ -77,9 +88,14 @@ public sealed class Credentials
             clients.Add(new ClientCredential(name, hash, sessions));
         }
 
+        return clients;
+    }
+
+    private static List<VisitorPolicy> ParseVisitors(IConfigurationSection section, List<string> problems)
+    {
         var visitors = new List<VisitorPolicy>();
         var covered = new HashSet<string>(StringComparer.Ordinal);
-        foreach (IConfigurationSection entry in root.GetSection("Visitors").GetChildren())
+        foreach (IConfigurationSection entry in section.GetChildren())
         {
             string where = $"Visitors[{entry.Key}]";
             if (!SessionPattern.TryParse(entry["Sessions"], out SessionPattern? pattern, out string? error))
@@ -94,40 +110,14 @@ public sealed class Credentials
                 problems.Add($"{where}: another entry has the same Sessions.");
             }
 
-            var users = new Dictionary<string, PasswordHash>(StringComparer.Ordinal);
-            foreach (IConfigurationSection user in entry.GetSection("Users").GetChildren())
-            {
-                if (PasswordHash.TryParse(user.Value, out PasswordHash? password))
-                {
-                    users[user.Key] = password!;
-                }
-                else
-                {
-                    problems.Add($"{where}: Users:{user.Key} must be a bcrypt hash of cost 04 to {PasswordHash.MaxWorkFactor} ($2y$10$…, from htpasswd -nbB or TunnelServer hash-password).");
-                }
-            }
-
-            var keys = new List<byte[]>();
-            foreach (IConfigurationSection key in entry.GetSection("ApiKeys").GetChildren())
-            {
-                if (TokenHash.TryParse(key.Value, out byte[] keyHash))
-                {
-                    keys.Add(keyHash);
-                }
-                else
-                {
-                    problems.Add($"{where}: ApiKeys[{key.Key}] must be 'sha256:' and 64 hex digits (TunnelServer hash-token).");
-                }
-            }
-
-            visitors.Add(new VisitorPolicy(pattern, users, keys, Networks(entry.GetSection("Allow"), where, problems), Networks(entry.GetSection("Deny"), where, problems)));
+            visitors.Add(new VisitorPolicy(pattern, Users(entry.GetSection("Users"), where, problems), ApiKeys(entry.GetSection("ApiKeys"), where, problems),
+                Networks(entry.GetSection("Allow"), where, problems), Networks(entry.GetSection("Deny"), where, problems)));
         }
 
-        Dictionary<string, int> tcpPorts = TcpPortsOf(root.GetSection("TcpPorts"), problems);
-        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors), tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
+        return visitors;
     }
 
-    private static Dictionary<string, int> TcpPortsOf(IConfigurationSection section, List<string> problems)
+    private static Dictionary<string, int> ParseTcpPorts(IConfigurationSection section, List<string> problems)
     {
         var ports = new Dictionary<string, int>(StringComparer.Ordinal);
         var taken = new Dictionary<int, string>();
@@ -153,6 +143,42 @@ public sealed class Credentials
         }
 
         return ports;
+    }
+
+    private static Dictionary<string, PasswordHash> Users(IConfigurationSection section, string where, List<string> problems)
+    {
+        var users = new Dictionary<string, PasswordHash>(StringComparer.Ordinal);
+        foreach (IConfigurationSection user in section.GetChildren())
+        {
+            if (PasswordHash.TryParse(user.Value, out PasswordHash? password))
+            {
+                users[user.Key] = password!;
+            }
+            else
+            {
+                problems.Add($"{where}: Users:{user.Key} must be a bcrypt hash of cost 04 to {PasswordHash.MaxWorkFactor} ($2y$10$…, from htpasswd -nbB or TunnelServer hash-password).");
+            }
+        }
+
+        return users;
+    }
+
+    private static List<byte[]> ApiKeys(IConfigurationSection section, string where, List<string> problems)
+    {
+        var keys = new List<byte[]>();
+        foreach (IConfigurationSection key in section.GetChildren())
+        {
+            if (TokenHash.TryParse(key.Value, out byte[] keyHash))
+            {
+                keys.Add(keyHash);
+            }
+            else
+            {
+                problems.Add($"{where}: ApiKeys[{key.Key}] must be 'sha256:' and 64 hex digits (TunnelServer hash-token).");
+            }
+        }
+
+        return keys;
     }
 
     private static List<SessionPattern> Patterns(IConfigurationSection section, string where, List<string> problems)

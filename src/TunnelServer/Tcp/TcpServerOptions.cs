@@ -1,5 +1,5 @@
 using System.ComponentModel.DataAnnotations;
-using Tunnel2.Protocol.Configuration;
+using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.TunnelServer.Tcp;
 

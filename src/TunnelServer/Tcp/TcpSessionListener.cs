@@ -1,7 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Sockets;
+using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.ProxyEntry.Access;
 

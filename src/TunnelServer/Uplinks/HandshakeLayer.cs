@@ -12,7 +12,8 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// An accepted login goes on to the next layer and holds its place under the address's uplink cap until that ends.
 /// </summary>
 public sealed class HandshakeLayer(
-    HandshakeReader reader, LoginAdmission admission, HandshakeResponder responder, AcceptanceEvents events, VisitorAccess visitors, TcpSessions? tcp = null)
+    HandshakeReader reader, LoginPeer peers, LoginAdmission admission, HandshakeResponder responder, AcceptanceEvents events, VisitorAccess visitors,
+    TcpSessions? tcp = null)
 {
     public async Task RunAsync(UplinkConnection connection, Func<UplinkConnection, Task> next)
     {
@@ -35,7 +36,7 @@ public sealed class HandshakeLayer(
         finally
         {
             connection.TcpLease?.Dispose();
-            admission.Release(connection.Remote);
+            admission.Release(connection.Peer);
         }
     }
 
@@ -50,12 +51,13 @@ public sealed class HandshakeLayer(
         }
 
         string instance = head.StartLine.Split(' ') is [_, string target, ..] ? target : HandshakeProtocol.Path;
-        (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = admission.Decide(head, connection.Remote);
+        connection.Peer = peers.Resolve(connection.Remote, head);
+        (HandshakeAcceptance? accepted, HandshakeRefusal? refused) = admission.Decide(head, connection.Peer);
         if (accepted is null)
         {
             if (refused!.OutsideCredential is var (credential, session))
             {
-                events.SessionNotAllowed(connection.Remote?.Address, credential, session);
+                events.SessionNotAllowed(connection.Peer, credential, session);
             }
 
             return await EndAsync(connection, HeadRead.Refused(refused), instance);
@@ -66,7 +68,7 @@ public sealed class HandshakeLayer(
             TcpReservation reservation = tcp.Reserve(accepted.Session);
             if (reservation.Refusal is { } tcpRefused)
             {
-                admission.Release(connection.Remote); // admitted, but this login never became an uplink
+                admission.Release(connection.Peer); // admitted, but this login never became an uplink
                 return await EndAsync(connection, HeadRead.Refused(tcpRefused), instance);
             }
 
@@ -82,7 +84,7 @@ public sealed class HandshakeLayer(
         {
             connection.TcpLease?.Dispose();
             connection.TcpLease = null;
-            admission.Release(connection.Remote); // admitted, but this login never became an uplink
+            admission.Release(connection.Peer); // admitted, but this login never became an uplink
             if (!HandshakeReader.IsHandshakeFailure(ex))
             {
                 throw;
@@ -97,12 +99,12 @@ public sealed class HandshakeLayer(
     {
         if (read.Refusal is { } refusal)
         {
-            events.Refused(connection.Remote?.Address, refusal.Status, refusal.Reason);
+            events.Refused(connection.Peer, refusal.Status, refusal.Reason);
             await HandshakeResponder.RefuseAndCloseAsync(connection.Socket, connection.Transport, refusal, instance);
         }
         else if (read.Abandoned is { } reason)
         {
-            events.Abandoned(connection.Remote?.Address, reason);
+            events.Abandoned(connection.Peer, reason);
         }
 
         return null; // with neither: connected and closed without a word, a port probe

@@ -18,6 +18,13 @@ public sealed class UplinkConnection(Socket socket, Stream stream, CancellationT
 
     public IPEndPoint? Remote { get; } = socket.RemoteEndPoint as IPEndPoint;
 
+    /// <summary>
+    /// The address the login is judged and limited by: the socket's peer until <see cref="HandshakeLayer"/> has read the
+    /// head, then the caller behind a trusted proxy (<see cref="LoginPeer"/>).
+    /// </summary>
+    public IPAddress? Peer { get; set; } = (socket.RemoteEndPoint as IPEndPoint)?.Address is { IsIPv4MappedToIPv6: true } mapped
+        ? mapped.MapToIPv4() : (socket.RemoteEndPoint as IPEndPoint)?.Address;
+
     /// <summary>Cancelled when the server stops: handshakes still in progress end.</summary>
     public CancellationToken Stopping { get; } = stopping;
 

@@ -4,7 +4,7 @@ using System.Net.Sockets;
 using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
-using Tunnel2.Protocol.Sockets;
+using Tunnel2.Hosting.Sockets;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Hosting;

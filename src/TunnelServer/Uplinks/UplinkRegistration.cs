@@ -25,7 +25,7 @@ public sealed class UplinkRegistration(
         Uplink? replaced = registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight, connection.Remote?.ToString(), transportName);
         revocation.LoggedIn(uplink, accepted.Session, accepted.Login);
         connection.TcpLease?.Attach(uplink); // detached when HandshakeLayer ends the lease, after this returns
-        events.Connected(accepted.Session, connection.Remote?.Address, accepted.Version, transportName, accepted.Instance, replaced);
+        events.Connected(accepted.Session, connection.Peer, accepted.Version, transportName, accepted.Instance, replaced);
         try
         {
             // Shutdown does not cut the uplink: the drain (GracefulShutdown) closes it after its streams finish, and the
@@ -37,7 +37,7 @@ public sealed class UplinkRegistration(
         {
             registry.Unregister(accepted.Session, uplink);
             revocation.LoggedOut(uplink);
-            events.Disconnected(accepted.Session, connection.Remote?.Address, uplink.CloseReason ?? "closed");
+            events.Disconnected(accepted.Session, connection.Peer, uplink.CloseReason ?? "closed");
         }
     }
 }

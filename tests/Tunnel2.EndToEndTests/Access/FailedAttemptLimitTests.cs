@@ -24,6 +24,9 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
 
     private static readonly TimeSpan GuessInterval = TimeSpan.FromMilliseconds(100);
 
+    /// <summary>An edge (such as Caddy carrying uplinks over WebSocket) the server trusts for X-Forwarded-For.</summary>
+    private static readonly IPAddress Edge = IPAddress.Parse("127.0.0.250");
+
     [Fact]
     public async Task A_token_guesser_100_ms_apart_gets_exactly_the_limit_of_401s_then_429_with_Retry_After_even_for_the_right_token()
     {
@@ -51,6 +54,37 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
         Assert.Equal(Limit, answers.Count(a => a.StartsWith("HTTP/1.1 401", StringComparison.Ordinal)));
         Assert.Equal(100 - Limit, answers.Count(a => a.StartsWith("HTTP/1.1 429", StringComparison.Ordinal)));
         AssertTooMany(await LoginAsync(guesser, TunnelStack.Token), "too-many-failed-logins");
+    }
+
+    [Fact]
+    public async Task Behind_a_trusted_edge_each_caller_in_X_Forwarded_For_has_its_own_count_and_the_edge_none()
+    {
+        var answers = new List<string>();
+        for (int i = 0; i < 6; i++)
+        {
+            answers.Add(await LoginAsync(Edge, "wrong-token-" + i, forwardedFor: "198.51.100.1"));
+            await Task.Delay(GuessInterval); // the guesser's pace, not a synchronisation
+        }
+
+        Assert.Equal(Limit, answers.Count(a => a.StartsWith("HTTP/1.1 401", StringComparison.Ordinal)));
+        Assert.All(answers.Skip(Limit), a => AssertTooMany(a, "too-many-failed-logins"));
+        AssertTooMany(await LoginAsync(Edge, TunnelStack.Token, forwardedFor: "198.51.100.1"), "too-many-failed-logins");
+
+        // Another client behind the same edge, and one that claims the guesser's address before the edge's entry.
+        Assert.StartsWith("HTTP/1.1 101", await LoginAsync(Edge, TunnelStack.Token, forwardedFor: "198.51.100.2"), StringComparison.Ordinal);
+        Assert.StartsWith("HTTP/1.1 101", await LoginAsync(Edge, TunnelStack.Token, forwardedFor: "198.51.100.1, 198.51.100.3"), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task X_Forwarded_For_from_an_address_that_is_not_a_trusted_proxy_changes_nothing()
+    {
+        IPAddress guesser = IPAddress.Parse("127.0.0.51");
+        for (int i = 0; i < Limit; i++)
+        {
+            Assert.StartsWith("HTTP/1.1 401", await LoginAsync(guesser, "wrong-token-" + i, forwardedFor: "198.51.100." + (10 + i)), StringComparison.Ordinal);
+        }
+
+        AssertTooMany(await LoginAsync(guesser, TunnelStack.Token, forwardedFor: "198.51.100.99"), "too-many-failed-logins");
     }
 
     [Theory]
@@ -105,10 +139,11 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
 
     private static string Right(string scheme) => scheme == "basic" ? AlicePassword : ApiKey;
 
-    private async Task<string> LoginAsync(IPAddress from, string token)
+    private async Task<string> LoginAsync(IPAddress from, string token, string? forwardedFor = null)
     {
         using RawTunnelConnection connection = await RawTunnelConnection.OpenAsync(server.Stack.TunnelUrl, from);
-        return await connection.HandshakeAsync($"Authorization: Bearer {token}\r\n", "guessed-" + from.GetAddressBytes()[3]);
+        string forwarded = forwardedFor is null ? string.Empty : $"X-Forwarded-For: {forwardedFor}\r\n";
+        return await connection.HandshakeAsync($"Authorization: Bearer {token}\r\n{forwarded}", "guessed-" + from.GetAddressBytes()[3]);
     }
 
     private HttpRequestMessage Visit(string scheme, string secret)
@@ -170,6 +205,7 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
                     $"--TunnelServer:CredentialsFile={_credentials}",
                     $"--TunnelServer:MaxFailedLoginsPerMinute={Limit}",
                     $"--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute={Limit}",
+                    "--trusted-proxy", Edge.ToString(),
                 ],
             });
         }

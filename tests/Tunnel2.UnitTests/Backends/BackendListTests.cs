@@ -59,6 +59,6 @@ public sealed class BackendListTests
     [InlineData("theme=dark;Tunnel2-Backend=\"abc\"", "\"abc\"")]
     public void The_affinity_cookie_is_found_by_its_exact_name_among_others(string cookies, string? expected)
     {
-        Assert.Equal(expected, BackendSet.CookieValue(cookies, "Tunnel2-Backend"));
+        Assert.Equal(expected, HeadAffinityRequest.CookieValue(cookies, "Tunnel2-Backend"));
     }
 }

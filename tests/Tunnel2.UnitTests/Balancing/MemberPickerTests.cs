@@ -1,7 +1,7 @@
 using System.IO.Pipelines;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Time.Testing;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;

@@ -1,5 +1,5 @@
 using Microsoft.Extensions.Options;
-using Tunnel2.Protocol.Balancing;
+using Tunnel2.Balancing;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Forwarding;
 

@@ -108,7 +108,7 @@ public sealed class TunnelClientOptionsValidatorTests
     public void Header_affinity_over_backends_needs_a_header_name()
     {
         TunnelClientOptions options = Valid();
-        options.BackendAffinity = Tunnel2.Protocol.Balancing.AffinityMode.Header;
+        options.BackendAffinity = Tunnel2.Balancing.AffinityMode.Header;
 
         Assert.Contains("BackendAffinityHeader", Assert.Single(Validate(options).Failures!), StringComparison.Ordinal);
         options.BackendAffinityHeader = "X-User";

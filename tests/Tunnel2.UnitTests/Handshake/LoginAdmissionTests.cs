@@ -13,7 +13,7 @@ namespace Tunnel2.UnitTests.Handshake;
 public sealed class LoginAdmissionTests
 {
     private const string Token = "the-token-123";
-    private static readonly IPEndPoint Remote = new(IPAddress.Parse("192.0.2.9"), 50000);
+    private static readonly IPAddress Remote = IPAddress.Parse("192.0.2.9");
 
     [Fact]
     public async Task A_draining_server_refuses_before_the_token_is_read_so_nothing_counts_against_the_address()
@@ -28,7 +28,7 @@ public sealed class LoginAdmissionTests
             Assert.Equal(503, admission.Decide(await HeadAsync("Bearer wrong"), Remote).Refused!.Status); // decided before the token
         }
 
-        Assert.Equal(AttemptVerdict.Passed, guard.Judge(Remote.Address, failed: false, out _));
+        Assert.Equal(AttemptVerdict.Passed, guard.Judge(Remote, failed: false, out _));
     }
 
     [Fact]
@@ -44,7 +44,7 @@ public sealed class LoginAdmissionTests
 
         for (int i = 0; i < 3; i++)
         {
-            Assert.Equal("bad-token", admission.Decide(await HeadAsync("Bearer wrong"), remote: null).Refused!.Reason);
+            Assert.Equal("bad-token", admission.Decide(await HeadAsync("Bearer wrong"), peer: null).Refused!.Reason);
         }
 
         Assert.Equal("bad-token", admission.Decide(await HeadAsync("Bearer wrong"), Remote).Refused!.Reason);

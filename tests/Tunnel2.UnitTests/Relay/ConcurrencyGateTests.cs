@@ -1,4 +1,4 @@
-using Tunnel2.TunnelClient.Relay;
+using Tunnel2.TunnelClient.Relay.Admission;
 using Tunnel2.UnitTests.Infrastructure;
 
 namespace Tunnel2.UnitTests.Relay;

@@ -1,6 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
-using Tunnel2.Protocol.Sockets;
+using Tunnel2.Hosting.Sockets;
 
 namespace Tunnel2.UnitTests.Sockets;
 

@@ -80,7 +80,7 @@ public sealed class HandshakeLayerTests
         var decision = new LoginDecision(new ClientAuthenticator(Token, file: null), retryAfterSeconds: 7);
         var admission = new LoginAdmission(decision, new AddressGuard(new FailedAttempts(perMinute: 10), maxUplinks: 10), new PublicDrain());
         var responder = new HandshakeResponder(new UplinkSettings(), new ServerEndpoints(), proxy);
-        return new HandshakeLayer(new HandshakeReader(timeout), admission, responder, probe.Events,
+        return new HandshakeLayer(new HandshakeReader(timeout), new LoginPeer([]), admission, responder, probe.Events,
             new VisitorAccess(proxy, NullLogger<VisitorAccess>.Instance));
     }
 }

@@ -12,7 +12,7 @@ namespace Tunnel2.ProxyEntry.Forwarding.Retry;
 
 /// <summary>
 /// The retry step around pick and forward: picks a client, makes one attempt on it, and when the attempt hands back a
-/// refusal that <see cref="RetryRule"/> allowed, picks again (another client after a backend failure). Without any
+/// refusal that <see cref="RetryPermission"/> allowed, picks again (another client after a backend failure). Without any
 /// client to pick, it tells the caller why.
 /// </summary>
 internal sealed class RetryPolicy
@@ -48,7 +48,7 @@ internal sealed class RetryPolicy
                 return;
             }
 
-            exchange.Retry = RetryRule.For(exchange);
+            exchange.Retry = RetryPermission.For(exchange);
             SessionMember member = exchange.Member!;
             uint streamId = stream.Id; // the stream object serves another exchange once disposed
             switch (await _attempt.ForwardAsync(exchange, stream))

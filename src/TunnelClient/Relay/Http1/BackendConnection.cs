@@ -2,7 +2,7 @@ using System.IO.Pipelines;
 using System.Net.Security;
 using System.Net.Sockets;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Sockets;
+using Tunnel2.Hosting.Sockets;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 

@@ -1,5 +1,5 @@
 using System.Buffers;
-using System.Globalization;
+using System.Diagnostics.CodeAnalysis;
 using System.IO.Pipelines;
 using System.Text;
 using Tunnel2.Protocol.Multiplexing;
@@ -139,74 +139,38 @@ internal static class ResponseBodyPump
 
     private static async Task SendChunkedAsync(UplinkStream stream, PipeReader input, IBodyTap? tap, CancellationToken cancellationToken)
     {
-        long chunkRemaining = 0;
-        bool expectChunkEnd = false;
-        bool inTrailers = false;
+        var chunks = new ChunkedFraming();
         while (true)
         {
             ReadResult result = await input.ReadAsync(cancellationToken);
             ReadOnlySequence<byte> buffer = result.Buffer;
             while (true)
             {
-                if (chunkRemaining > 0)
+                if (chunks.DataRemaining > 0)
                 {
                     if (buffer.IsEmpty)
                     {
                         break;
                     }
 
-                    ReadOnlySequence<byte> data = buffer.Slice(0, Math.Min(buffer.Length, chunkRemaining));
+                    ReadOnlySequence<byte> data = buffer.Slice(0, Math.Min(buffer.Length, chunks.DataRemaining));
                     ObserveAll(tap, data);
                     await stream.SendAsync(data, endStream: false, cancellationToken);
-                    chunkRemaining -= data.Length;
+                    chunks.OnData(data.Length);
                     buffer = buffer.Slice(data.End);
-                    expectChunkEnd = chunkRemaining == 0;
                     continue;
                 }
 
-                SequencePosition? newline = buffer.PositionOf((byte)'\n');
-                if (newline is null)
+                if (!TryReadLine(ref buffer, out string? line))
                 {
-                    if (buffer.Length > MaxChunkLineBytes)
-                    {
-                        throw new InvalidDataException("Chunk size line too long.");
-                    }
-
                     break;
                 }
 
-                string line = Encoding.Latin1.GetString(buffer.Slice(0, newline.Value)).TrimEnd('\r');
-                buffer = buffer.Slice(buffer.GetPosition(1, newline.Value));
-                if (expectChunkEnd)
+                if (chunks.OnLine(line))
                 {
-                    if (line.Length != 0)
-                    {
-                        throw new InvalidDataException("Missing CRLF after a chunk.");
-                    }
-
-                    expectChunkEnd = false;
-                    continue;
+                    input.AdvanceTo(buffer.Start);
+                    return; // trailers are dropped: the tunnel does not carry them
                 }
-
-                if (inTrailers)
-                {
-                    if (line.Length == 0)
-                    {
-                        input.AdvanceTo(buffer.Start);
-                        return; // trailers are dropped: the tunnel does not carry them
-                    }
-
-                    continue;
-                }
-
-                int extension = line.IndexOf(';', StringComparison.Ordinal);
-                string size = (extension < 0 ? line : line[..extension]).Trim();
-                if (!long.TryParse(size, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out chunkRemaining) || chunkRemaining < 0)
-                {
-                    throw new InvalidDataException($"Invalid chunk size '{size}'.");
-                }
-
-                inTrailers = chunkRemaining == 0;
             }
 
             input.AdvanceTo(buffer.Start, buffer.End);
@@ -215,6 +179,26 @@ internal static class ResponseBodyPump
                 throw new IOException("The backend closed the connection inside a chunked body.");
             }
         }
+    }
+
+    /// <summary>Takes one line (a chunk size, a chunk's CRLF, a trailer) off the buffer, CR/LF removed; false while it is incomplete.</summary>
+    private static bool TryReadLine(ref ReadOnlySequence<byte> buffer, [NotNullWhen(true)] out string? line)
+    {
+        SequencePosition? newline = buffer.PositionOf((byte)'\n');
+        if (newline is null)
+        {
+            if (buffer.Length > MaxChunkLineBytes)
+            {
+                throw new InvalidDataException("Chunk size line too long.");
+            }
+
+            line = null;
+            return false;
+        }
+
+        line = Encoding.Latin1.GetString(buffer.Slice(0, newline.Value)).TrimEnd('\r');
+        buffer = buffer.Slice(buffer.GetPosition(1, newline.Value));
+        return true;
     }
 
     private static void ObserveAll(IBodyTap? tap, in ReadOnlySequence<byte> data)

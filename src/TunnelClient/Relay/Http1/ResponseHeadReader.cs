@@ -61,23 +61,7 @@ internal static class ResponseHeadReader
             }
 
             ReadOnlySequence<byte> buffer = result.Buffer;
-            Http1Head? head;
-            try
-            {
-                Http1Head.TryRead(ref buffer, MaxHeadBytes, out head);
-            }
-            catch (Exception ex) when (ex is InvalidDataException or Http1HeadTooLargeException)
-            {
-                input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
-                if (ex is InvalidDataException)
-                {
-                    throw;
-                }
-
-                throw new InvalidDataException($"The backend's response head exceeds {MaxHeadBytes} bytes.", ex);
-            }
-
-            if (head is not null)
+            if (TryReadHead(input, result, ref buffer) is { } head)
             {
                 input.AdvanceTo(buffer.Start);
                 BackendResponseHead parsed = Parse(head, isHeadRequest, upgradeRequested);
@@ -92,24 +76,51 @@ internal static class ResponseHeadReader
 
             if (result.IsCompleted)
             {
-                if (buffer.IsEmpty && !interim)
-                {
-                    input.AdvanceTo(buffer.End);
-                    return null;
-                }
-
-                if (buffer.IsEmpty)
-                {
-                    // Not "closed before a byte", which a caller may take as an idle close and safe to try again: the
-                    // backend saw the request and began to answer (found by the response-head fuzzer).
-                    throw new IOException("The backend closed the connection after an interim response, before the final one.");
-                }
-
-                throw new IOException("The backend closed the connection inside the response head.");
+                ThrowIfEndedInsideAnswer(buffer, interim);
+                input.AdvanceTo(buffer.End);
+                return null;
             }
 
             input.AdvanceTo(buffer.Start, buffer.End);
         }
+    }
+
+    /// <summary>One head from the buffer, or null while it is incomplete.</summary>
+    private static Http1Head? TryReadHead(PipeReader input, in ReadResult result, ref ReadOnlySequence<byte> buffer)
+    {
+        try
+        {
+            Http1Head.TryRead(ref buffer, MaxHeadBytes, out Http1Head? head);
+            return head;
+        }
+        catch (Exception ex) when (ex is InvalidDataException or Http1HeadTooLargeException)
+        {
+            input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+            if (ex is InvalidDataException)
+            {
+                throw;
+            }
+
+            throw new InvalidDataException($"The backend's response head exceeds {MaxHeadBytes} bytes.", ex);
+        }
+    }
+
+    /// <summary>The backend closed the connection before a whole head: fine only when it had sent nothing at all.</summary>
+    private static void ThrowIfEndedInsideAnswer(in ReadOnlySequence<byte> buffer, bool interim)
+    {
+        if (buffer.IsEmpty && !interim)
+        {
+            return;
+        }
+
+        if (buffer.IsEmpty)
+        {
+            // Not "closed before a byte", which a caller may take as an idle close and safe to try again: the
+            // backend saw the request and began to answer (found by the response-head fuzzer).
+            throw new IOException("The backend closed the connection after an interim response, before the final one.");
+        }
+
+        throw new IOException("The backend closed the connection inside the response head.");
     }
 
     /// <summary>Awaits a read started without a token, cancelling it (as a pipe read is cancelled) when the exchange is.</summary>
@@ -128,17 +139,7 @@ internal static class ResponseHeadReader
 
     private static BackendResponseHead Parse(Http1Head head, bool isHeadRequest, bool upgradeRequested)
     {
-        string statusLine = head.StartLine;
-        // A status below 100 is not HTTP (RFC 9110 §15), and the head codec cannot carry it: the server would drop the
-        // whole uplink as a protocol error. Found by fuzzing (fuzz/Tunnel2.Fuzz, target response-head).
-        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || !char.IsAsciiDigit(statusLine[7])
-            || statusLine[8] != ' ' || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status)
-            || status < 100)
-        {
-            throw new InvalidDataException($"The backend did not answer with HTTP/1.x: '{statusLine}'.");
-        }
-
-        bool http10 = statusLine[7] == '0';
+        int status = ParseStatusLine(head.StartLine, out bool http10);
         bool switching = status == SwitchingProtocols;
         if (switching && !upgradeRequested)
         {
@@ -146,60 +147,9 @@ internal static class ResponseHeadReader
             throw new InvalidDataException("The backend answered 101 Switching Protocols to a request that asked for no upgrade.");
         }
 
-        // The head's own list becomes the response's: the fields that pass are moved down over the ones dropped.
+        // The head's own list becomes the response's.
         List<HeaderField> headers = head.Fields;
-        int kept = 0;
-        string? connection = null;
-        string? transferEncoding = null;
-        long contentLength = -1;
-        for (int i = 0; i < headers.Count; i++)
-        {
-            HeaderField field = headers[i];
-            (string name, string value) = field;
-            if (name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
-            {
-                if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out long length))
-                {
-                    throw new InvalidDataException($"Invalid Content-Length '{value}'.");
-                }
-
-                if (contentLength >= 0)
-                {
-                    // A repeat with the same value is harmless (RFC 9110 §8.6); two lengths are two framings.
-                    if (length != contentLength)
-                    {
-                        throw new InvalidDataException($"Conflicting Content-Length values {contentLength} and {length}.");
-                    }
-
-                    continue;
-                }
-
-                contentLength = length;
-            }
-            else if (name.Equals("Transfer-Encoding", StringComparison.OrdinalIgnoreCase))
-            {
-                transferEncoding = transferEncoding is null ? value : transferEncoding + "," + value;
-                continue;
-            }
-            else if (name.Equals("Connection", StringComparison.OrdinalIgnoreCase))
-            {
-                connection = connection is null ? value : connection + "," + value;
-                continue;
-            }
-            else if (HopByHopHeaders.Contains(name) && !IsSwitchedProtocol(name, switching))
-            {
-                continue;
-            }
-
-            headers[kept++] = field;
-        }
-
-        headers.RemoveRange(kept, headers.Count - kept);
-        if (connection is not null)
-        {
-            headers.RemoveAll(field => ListsToken(connection, field.Name) && !IsSwitchedProtocol(field.Name, switching));
-        }
-
+        FramingFields framing = TakeFramingFields(headers, switching);
         if (headers.Count > HeadCodec.MaxHeaderCount)
         {
             // The server reads a response head with more fields as a protocol error and drops the whole uplink: this
@@ -214,9 +164,102 @@ internal static class ResponseHeadReader
             return new BackendResponseHead(status, headers, BodyFraming.None, 0, Http1.CloseCause.Upgraded);
         }
 
+        return Frame(status, http10, headers, framing, isHeadRequest);
+    }
+
+    /// <summary>The status of <c>HTTP/1.x NNN …</c>.</summary>
+    private static int ParseStatusLine(string statusLine, out bool http10)
+    {
+        // A status below 100 is not HTTP (RFC 9110 §15), and the head codec cannot carry it: the server would drop the
+        // whole uplink as a protocol error. Found by fuzzing (fuzz/Tunnel2.Fuzz, target response-head).
+        if (statusLine.Length < 12 || !statusLine.StartsWith("HTTP/1.", StringComparison.Ordinal) || !char.IsAsciiDigit(statusLine[7])
+            || statusLine[8] != ' ' || !int.TryParse(statusLine.AsSpan(9, 3), NumberStyles.None, CultureInfo.InvariantCulture, out int status)
+            || status < 100)
+        {
+            throw new InvalidDataException($"The backend did not answer with HTTP/1.x: '{statusLine}'.");
+        }
+
+        http10 = statusLine[7] == '0';
+        return status;
+    }
+
+    /// <summary>
+    /// Takes the framing fields and the hop-by-hop ones (and those <c>Connection</c> names) out of the head's fields,
+    /// moving the fields that pass down over the ones dropped; keeps the first of equal <c>Content-Length</c> fields.
+    /// </summary>
+    private static FramingFields TakeFramingFields(List<HeaderField> headers, bool switching)
+    {
+        int kept = 0;
+        var framing = new FramingFields(null, null, -1);
+        for (int i = 0; i < headers.Count; i++)
+        {
+            HeaderField field = headers[i];
+            (string name, string value) = field;
+            if (name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
+            {
+                if (IsRepeatedLength(value, ref framing.ContentLength))
+                {
+                    continue;
+                }
+            }
+            else if (name.Equals("Transfer-Encoding", StringComparison.OrdinalIgnoreCase))
+            {
+                framing.TransferEncoding = framing.TransferEncoding is null ? value : framing.TransferEncoding + "," + value;
+                continue;
+            }
+            else if (name.Equals("Connection", StringComparison.OrdinalIgnoreCase))
+            {
+                framing.Connection = framing.Connection is null ? value : framing.Connection + "," + value;
+                continue;
+            }
+            else if (HopByHopHeaders.Contains(name) && !IsSwitchedProtocol(name, switching))
+            {
+                continue;
+            }
+
+            headers[kept++] = field;
+        }
+
+        headers.RemoveRange(kept, headers.Count - kept);
+        if (framing.Connection is { } connection)
+        {
+            headers.RemoveAll(field => ListsToken(connection, field.Name) && !IsSwitchedProtocol(field.Name, switching));
+        }
+
+        return framing;
+    }
+
+    /// <summary>Reads a <c>Content-Length</c> value into <paramref name="contentLength"/>; true for a repeat of the one already read.</summary>
+    private static bool IsRepeatedLength(string value, ref long contentLength)
+    {
+        if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out long length))
+        {
+            throw new InvalidDataException($"Invalid Content-Length '{value}'.");
+        }
+
+        if (contentLength < 0)
+        {
+            contentLength = length;
+            return false;
+        }
+
+        // A repeat with the same value is harmless (RFC 9110 §8.6); two lengths are two framings.
+        if (length != contentLength)
+        {
+            throw new InvalidDataException($"Conflicting Content-Length values {contentLength} and {length}.");
+        }
+
+        return true;
+    }
+
+    /// <summary>How the body of a final (or non-101) answer is framed, and whether the connection may carry another exchange.</summary>
+    private static BackendResponseHead Frame(int status, bool http10, List<HeaderField> headers, FramingFields fields, bool isHeadRequest)
+    {
         // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length, whose field is not passed on; chunked as the final
         // coding frames the body, any other final coding means the body runs until the connection closes. 204 never
         // carries Content-Length (RFC 9110 §8.6), and Kestrel refuses to send one.
+        string? transferEncoding = fields.TransferEncoding;
+        long contentLength = fields.ContentLength;
         bool chunked = transferEncoding is not null && FinalCodingIsChunked(transferEncoding);
         if (transferEncoding is not null || status == 204)
         {
@@ -227,7 +270,7 @@ internal static class ResponseHeadReader
             : transferEncoding is not null ? (chunked ? BodyFraming.Chunked : BodyFraming.UntilClose)
             : contentLength >= 0 ? (contentLength == 0 ? BodyFraming.None : BodyFraming.ContentLength)
             : BodyFraming.UntilClose;
-        bool keepAlive = http10 ? ListsToken(connection, "keep-alive") : !ListsToken(connection, "close");
+        bool keepAlive = http10 ? ListsToken(fields.Connection, "keep-alive") : !ListsToken(fields.Connection, "close");
         CloseCause? closeCause = transferEncoding is not null && contentLength >= 0 ? Http1.CloseCause.LengthAndTransferEncoding
             : framing == BodyFraming.UntilClose ? Http1.CloseCause.ReadUntilClose
             : !keepAlive ? Http1.CloseCause.ConnectionClose
@@ -261,5 +304,15 @@ internal static class ResponseHeadReader
         }
 
         return false;
+    }
+
+    /// <summary>The fields that decide the framing and the connection's reuse, as the head gave them.</summary>
+    private struct FramingFields(string? connection, string? transferEncoding, long contentLength)
+    {
+        public string? Connection = connection;
+        public string? TransferEncoding = transferEncoding;
+
+        /// <summary>-1 without a <c>Content-Length</c>.</summary>
+        public long ContentLength = contentLength;
     }
 }

@@ -10,19 +10,19 @@ namespace Tunnel2.TunnelServer.Uplinks.Handshake;
 /// </summary>
 public sealed class LoginAdmission(LoginDecision decision, AddressGuard guard, PublicDrain drain)
 {
-    /// <param name="remote">The connection's peer; null (no address to limit) only for sockets that are not IP.</param>
-    public (HandshakeAcceptance? Accepted, HandshakeRefusal? Refused) Decide(Http1Head head, IPEndPoint? remote)
+    /// <param name="peer">The login's address (<see cref="LoginPeer"/>); null (no address to limit) only for sockets that are not IP.</param>
+    public (HandshakeAcceptance? Accepted, HandshakeRefusal? Refused) Decide(Http1Head head, IPAddress? peer)
     {
         (HandshakeAcceptance? Accepted, HandshakeRefusal? Refused) decided = decision.Decide(head, drain.IsDraining);
-        return remote is null ? decided : guard.Admit(remote.Address, decided);
+        return peer is null ? decided : guard.Admit(peer, decided);
     }
 
     /// <summary>Gives back an admitted login's place under its address's uplink cap.</summary>
-    public void Release(IPEndPoint? remote)
+    public void Release(IPAddress? peer)
     {
-        if (remote is not null)
+        if (peer is not null)
         {
-            guard.RemoveUplink(remote.Address);
+            guard.RemoveUplink(peer);
         }
     }
 }

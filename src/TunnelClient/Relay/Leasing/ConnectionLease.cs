@@ -1,0 +1,61 @@
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Security.Authentication;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Handshake;
+using Tunnel2.TunnelClient.Backends;
+using Tunnel2.TunnelClient.Relay.Http1;
+using Tunnel2.TunnelClient.Relay.Pipeline;
+
+namespace Tunnel2.TunnelClient.Relay.Leasing;
+
+/// <summary>
+/// The lease step: a connection to the exchange's backend for one attempt, an idle keep-alive one from its pool or a new
+/// one, and back to the pool (or closed) when the attempt ends. While it is leased, a reset of the stream ends its I/O
+/// (the stream's abort listener); whatever ends an exchange early leaves it in an unknown state, so only a clean end
+/// (<see cref="RelayExchange.CloseCause"/> null) lets it be reused.
+/// </summary>
+internal static class ConnectionLease
+{
+    /// <returns>Null once <see cref="RelayExchange.Connection"/> is set; the failure when no connection could be made.</returns>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public static async ValueTask<RelayFailure?> LeaseAsync(RelayExchange exchange)
+    {
+        Backend backend = exchange.Backend;
+        exchange.ConnectionReused = backend.Pool.TryRentIdle(exchange.Stream.Id, out BackendConnection? connection);
+        if (!exchange.ConnectionReused)
+        {
+            try
+            {
+                connection = await backend.ConnectAsync(exchange.Stream.Aborted);
+            }
+            catch (Exception ex) when (!exchange.Stream.IsAborted
+                                       && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
+            {
+                // A version-4 server may try the request on another client when told it never reached a backend.
+                ProtocolErrorCode code = exchange.Stream.Uplink.Settings.ProtocolVersion >= HandshakeProtocol.HealthVersion
+                    ? ProtocolErrorCode.BackendConnectFailed
+                    : ProtocolErrorCode.BackendUnreachable;
+                return new RelayFailure(code, "backend-unreachable", ex.Message);
+            }
+        }
+
+        exchange.Connection = connection!;
+        exchange.CloseCause = CloseCause.ExchangeFailed;
+        exchange.Stream.SetAbortListener(exchange.Connection);
+        return null;
+    }
+
+    /// <summary>Gives the attempt's connection back to its pool, or closes it when it may not be reused.</summary>
+    public static ValueTask ReturnAsync(RelayExchange exchange)
+    {
+        if (exchange.Stream.ClearAbortListener())
+        {
+            exchange.CloseCause ??= CloseCause.ExchangeFailed;
+        }
+
+        BackendConnection connection = exchange.Connection!;
+        exchange.Connection = null;
+        return exchange.Backend.Pool.ReturnOrCloseAsync(connection, exchange.CloseCause, exchange.Stream.Id);
+    }
+}
