@@ -10,6 +10,8 @@ using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Health;
 using Tunnel2.TunnelClient.Inspection;
 using Tunnel2.TunnelClient.Relay;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Tcp;
 using Tunnel2.TunnelClient.Uplinks;
 
 namespace Tunnel2.TunnelClient;
@@ -39,12 +41,19 @@ public static class TunnelClientApp
             .ValidateOnStart();
         builder.Services.AddSingleton<IValidateOptions<TunnelClientOptions>, TunnelClientOptionsAnnotations>();
         builder.Services.AddSingleton<IValidateOptions<TunnelClientOptions>, TunnelClientOptionsValidator>();
+        builder.Services.AddSingleton<IValidateOptions<TunnelClientOptions>, TcpClientOptionsValidator>();
+
+        // --tcp without --backend: TCP only (the backend's default address is not served).
+        bool backendGiven = builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.Backends)}:{nameof(BackendsOptions.Urls)}"] is not null;
+        builder.Services.PostConfigure<TunnelClientOptions>(options => options.Tcp.ServesHttp = backendGiven || options.Tcp.Target is null);
         builder.Services.AddMetrics();
         builder.Services.AddSingleton<TunnelClientMetrics>();
         builder.Services.AddSingleton<TunnelClientStatus>();
         builder.Services.AddSingleton<IExitCodeSource>(services => services.GetRequiredService<TunnelClientStatus>());
         builder.Services.AddSingleton<BackendSet>();
         builder.Services.AddSingleton<BackendRelay>();
+        builder.Services.AddSingleton<TcpTargetRelay>();
+        builder.Services.AddSingleton<IUplinkStreamHandler, StreamDispatcher>();
         builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<BackendHealth>();
         builder.Services.AddHostedService<BackendHealthProbe>();

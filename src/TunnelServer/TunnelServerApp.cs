@@ -51,6 +51,7 @@ public static class TunnelServerApp
             .ValidateOnStart();
         builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsAnnotations>();
         builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
+        builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, Tunnel2.TunnelServer.Tcp.TcpServerOptionsValidator>();
         builder.Services.AddProxyEntry(builder.Configuration);
         builder.Services.AddSingleton<TunnelServerMetrics>();
         builder.Services.AddTracingExport(builder.Configuration, "TunnelServer", ProxyEntryTracing.SourceName, "Microsoft.AspNetCore");
@@ -212,6 +213,12 @@ public static class TunnelServerApp
         if (annotations.Failed)
         {
             failures.AddRange(annotations.Failures);
+        }
+
+        ValidateOptionsResult tcp = new Tunnel2.TunnelServer.Tcp.TcpServerOptionsValidator().Validate(null, options);
+        if (tcp.Failed)
+        {
+            failures.AddRange(tcp.Failures);
         }
 
         ValidateOptionsResult custom = new TunnelServerOptionsValidator().Validate(null, options);

@@ -84,6 +84,36 @@ public sealed class VisitorAccess : IDisposable
         return null;
     }
 
+    /// <summary>
+    /// A raw TCP caller of <paramref name="session"/> (which can carry no credentials): the same address rules as an HTTP
+    /// visitor, from the server's policy and the client's declared one. A policy that wants credentials takes no TCP
+    /// caller at all (<see cref="VisitorVerdict.CredentialsMissing"/>): the session is closed rather than left open.
+    /// </summary>
+    public VisitorVerdict CheckTcpCaller(string session, IPAddress? remote)
+    {
+        VisitorPolicies policies = Policies;
+        foreach (VisitorPolicy? policy in (ReadOnlySpan<VisitorPolicy?>)[policies.Count == 0 ? null : policies.For(session),
+                     _anyDeclared && _declared.TryGetValue(session, out VisitorPolicy? declared) ? declared : null])
+        {
+            if (policy is null)
+            {
+                continue;
+            }
+
+            if (!policy.AllowsAddress(remote))
+            {
+                return VisitorVerdict.AddressDenied;
+            }
+
+            if (policy.WantsCredentials)
+            {
+                return VisitorVerdict.CredentialsMissing;
+            }
+        }
+
+        return VisitorVerdict.Allowed;
+    }
+
     public void Dispose() => _failures.Dispose();
 
     private VisitorDenial? Check(HttpContext context, string session, VisitorPolicy policy, out string? credentialsHeader)

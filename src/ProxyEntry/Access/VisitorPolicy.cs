@@ -74,18 +74,9 @@ public sealed class VisitorPolicy
     {
         credentialsHeader = null;
         retryAfter = TimeSpan.Zero;
-        if (Allow.Count > 0 || Deny.Count > 0)
+        if (!AllowsAddress(remote))
         {
-            if (remote is null)
-            {
-                return VisitorVerdict.AddressDenied;
-            }
-
-            IPAddress address = remote.IsIPv4MappedToIPv6 ? remote.MapToIPv4() : remote;
-            if (Contains(Deny, address) || (Allow.Count > 0 && !Contains(Allow, address)))
-            {
-                return VisitorVerdict.AddressDenied;
-            }
+            return VisitorVerdict.AddressDenied;
         }
 
         if (!WantsCredentials)
@@ -137,6 +128,23 @@ public sealed class VisitorPolicy
         }
 
         return [.. challenges];
+    }
+
+    /// <summary>The address rules alone (deny first, then a non-empty allow list): what a raw TCP caller is checked against too.</summary>
+    public bool AllowsAddress(IPAddress? remote)
+    {
+        if (Allow.Count == 0 && Deny.Count == 0)
+        {
+            return true;
+        }
+
+        if (remote is null)
+        {
+            return false;
+        }
+
+        IPAddress address = remote.IsIPv4MappedToIPv6 ? remote.MapToIPv4() : remote;
+        return !Contains(Deny, address) && (Allow.Count == 0 || Contains(Allow, address));
     }
 
     private static bool Contains(IReadOnlyList<IPNetwork> networks, IPAddress address)

@@ -41,7 +41,7 @@ public static class FrameReader
                 $"Frame of {(uint)header.PayloadLength} bytes exceeds the maximum of {maxPayloadLength}.");
         }
 
-        if (header.Type is < FrameType.RequestHead or > FrameType.Health)
+        if (header.Type is < FrameType.RequestHead or > FrameType.TcpOpen)
         {
             throw new ProtocolViolationException($"Unknown frame type {(byte)header.Type}.");
         }

@@ -14,4 +14,7 @@ public enum FrameType : byte
 
     /// <summary>Version 4, client to server, stream 0: whether the client's backend passes its health probe (u32: 1 ready, 0 not).</summary>
     Health = 9,
+
+    /// <summary>Version 5, server to client: opens a raw TCP stream (docs/protocol.md §3, "TCP streams"); the payload names the caller.</summary>
+    TcpOpen = 10,
 }

@@ -45,6 +45,18 @@ public static class HandshakeProtocol
 
     public const string VisitorDenyHeader = "Tunnel2-Visitor-Deny";
 
+    /// <summary>
+    /// Request, optional (version 5): <c>on</c> when the client also carries raw TCP (its <c>--tcp</c> target). The server
+    /// then gives the session a public TCP port and names it in <see cref="TcpAddressHeader"/>, or refuses the login.
+    /// </summary>
+    public const string TcpHeader = "Tunnel2-Tcp";
+
+    /// <summary>The one value of <see cref="TcpHeader"/>.</summary>
+    public const string TcpOn = "on";
+
+    /// <summary>Response (version 5, to a login that sent <see cref="TcpHeader"/>): <c>host:port</c> where callers reach the session's TCP port.</summary>
+    public const string TcpAddressHeader = "Tunnel2-Tcp-Address";
+
     public const string Ready = "ready";
 
     public const string Unready = "unready";
@@ -81,16 +93,21 @@ public static class HandshakeProtocol
     /// to its backend as a plain request with a chunked body and wait for a body that never comes, so it is refused too.
     /// Version 4 added the Health frame and the <see cref="Frames.ProtocolErrorCode.BackendConnectFailed"/> reset code;
     /// a version-3 peer simply sends neither, so both are spoken.
+    /// Version 5 added raw TCP streams (the TcpOpen frame); the server opens them only on a version-5 uplink that asked
+    /// for TCP, so versions 3 and 4 are still spoken.
     /// </summary>
-    public static ReadOnlySpan<int> SupportedVersions => [3, 4];
+    public static ReadOnlySpan<int> SupportedVersions => [3, 4, 5];
 
-    public const int CurrentVersion = 4;
+    public const int CurrentVersion = 5;
+
+    /// <summary>The first version with TcpOpen frames and the <see cref="TcpHeader"/> login.</summary>
+    public const int TcpVersion = 5;
 
     /// <summary>The first version with Health frames and <see cref="Frames.ProtocolErrorCode.BackendConnectFailed"/>.</summary>
     public const int HealthVersion = 4;
 
     /// <summary>What a client offers in <see cref="VersionHeader"/>: every version it speaks, newest first.</summary>
-    public const string OfferedVersions = "4, 3";
+    public const string OfferedVersions = "5, 4, 3";
 
     /// <summary>The longest session id.</summary>
     public const int MaxSessionIdLength = 128;

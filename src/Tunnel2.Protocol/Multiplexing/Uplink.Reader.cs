@@ -143,6 +143,9 @@ public sealed partial class Uplink
             case FrameType.Health:
                 OnHealth(header, payload);
                 break;
+            case FrameType.TcpOpen:
+                AcceptTcpStream(header, payload);
+                break;
         }
     }
 
@@ -181,6 +184,12 @@ public sealed partial class Uplink
 
         RequestHead head = HeadCodec.ReadRequestHead(payload);
         UplinkStream stream = UplinkStream.Start(this, header.StreamId, head, requestHasBody: !header.EndStream);
+        OnPeerOpened(stream, header);
+    }
+
+    /// <summary>A stream the server opened (a request head or a TcpOpen): in the table, refused if draining or over the limit, else handed on.</summary>
+    private void OnPeerOpened(UplinkStream stream, in FrameHeader header)
+    {
         _streams.Add(stream);
         if (header.EndStream)
         {

@@ -1,4 +1,5 @@
 using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Tcp;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
@@ -27,7 +28,8 @@ public sealed partial class UplinkStream
     internal int Holds => Volatile.Read(ref _holds);
 
     /// <summary>A new exchange on <paramref name="uplink"/>: a stream from its pool when one is free, else a new one.</summary>
-    internal static UplinkStream Start(Uplink uplink, uint id, RequestHead? requestHead, bool requestHasBody = false, bool localEnded = false)
+    /// <param name="tcp">The caller of a raw TCP stream (version 5); null for an HTTP exchange.</param>
+    internal static UplinkStream Start(Uplink uplink, uint id, RequestHead? requestHead, bool requestHasBody = false, bool localEnded = false, TcpStreamOpen? tcp = null)
     {
         if (!uplink.StreamPool.TryRent(out UplinkStream? stream))
         {
@@ -35,6 +37,13 @@ public sealed partial class UplinkStream
         }
 
         stream!.Begin(id, requestHead, requestHasBody, localEnded);
+        stream.Tcp = tcp;
+        if (tcp is not null)
+        {
+            // A TCP stream has no response head: Data may come at once, and no head timeout applies.
+            stream._responseHead?.TrySetResult(TcpResponseHead);
+        }
+
         return stream;
     }
 
@@ -131,6 +140,7 @@ public sealed partial class UplinkStream
         _responseHead = null;
         _abortListener = null;
         RequestHead = null;
+        Tcp = null;
         return true;
     }
 }

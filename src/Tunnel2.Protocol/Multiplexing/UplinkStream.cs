@@ -50,6 +50,12 @@ public sealed partial class UplinkStream : IDisposable
     /// <summary>The request the server sent (client side only).</summary>
     public RequestHead? RequestHead { get; private set; }
 
+    /// <summary>A raw TCP stream (version 5): who connected to the session's TCP port. Null for an HTTP exchange.</summary>
+    public Tcp.TcpStreamOpen? Tcp { get; private set; }
+
+    /// <summary>What stands for the response head of a TCP stream on the server side, which has none on the wire.</summary>
+    private static readonly ResponseHead TcpResponseHead = new(200, []);
+
     /// <summary>Whether a body follows the request head (client side only).</summary>
     public bool RequestHasBody { get; private set; }
 

@@ -169,6 +169,17 @@ public static partial class CommandLine
           TunnelClient:Inspector:RevealSecrets, --inspect-reveal-secrets  [default false]
               Show Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the inspector and its HAR
               export instead of [redacted].
+
+        TunnelClient:Tcp: Raw TCP (section TunnelClient:Tcp, docs/tcp.md): with a Target the client asks the server
+          for a public TCP port for its session at login, and dials the target once per connection to that port.
+          TunnelClient:Tcp:Target, --tcp  [default none]
+              host:port (or a port, for 127.0.0.1) of the TCP service to expose (--tcp). Null: no TCP.
+          TunnelClient:Tcp:ProxyProtocol, --tcp-proxy-protocol  [default off]
+              v2: each connection to the target starts with a PROXY protocol v2 header naming the caller and the
+              public port, so the target sees the caller's address (it must expect the header). off (the default): raw
+              bytes only.
+          TunnelClient:Tcp:ConnectTimeout  [default 00:00:10]
+              A target that does not take the connection within this is given up on; the caller is cut.
         """;
 
     /// <summary>Every key of the options, for the command line's check (a property: the partial files' fields have no set order).</summary>
@@ -219,5 +230,8 @@ public static partial class CommandLine
         "TunnelClient:Inspector:Capacity",
         "TunnelClient:Inspector:BodyLimit",
         "TunnelClient:Inspector:RevealSecrets",
+        "TunnelClient:Tcp:Target",
+        "TunnelClient:Tcp:ProxyProtocol",
+        "TunnelClient:Tcp:ConnectTimeout",
     ];
 }

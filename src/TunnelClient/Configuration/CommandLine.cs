@@ -42,6 +42,8 @@ public static partial class CommandLine
         ["--transport"] = "TunnelClient:Uplink:Transport",
         ["--ca-certificate"] = "TunnelClient:Tls:CaCertificate",
         ["--server-certificate-sha256"] = "TunnelClient:Tls:ServerCertificateSha256",
+        ["--tcp"] = "TunnelClient:Tcp:Target",
+        ["--tcp-proxy-protocol"] = "TunnelClient:Tcp:ProxyProtocol",
     };
 
     /// <summary>What the client's command line may hold: its switches and the keys of its section.</summary>
@@ -102,6 +104,9 @@ public static partial class CommandLine
                tunnel2 http <port | host:port | url> --server <url> --token <token> [options]
                  the short form (as the .NET tool): serve that backend under --session, or a new
                  random session; the public URL is logged once connected ("Forwarding … -> …")
+               tunnel2 tcp <port | host:port> --server <url> --token <token> [options]
+                 the same for a raw TCP service (a database, SSH, Redis): the server gives the
+                 session a public TCP port, logged once connected ("Forwarding tcp://… -> …")
 
         Every setting below is a key of appsettings.json, an environment variable (':' becomes '__', e.g.
         TunnelClient__Limits__MaxConcurrency=200) and a command-line option (--TunnelClient:Limits:MaxConcurrency=200);

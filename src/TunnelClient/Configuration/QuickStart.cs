@@ -11,22 +11,26 @@ public static class QuickStart
 {
     public const string Command = "http";
 
+    /// <summary><c>tunnel2 tcp 5432</c>: the same for a raw TCP service, exposed on a public TCP port of the session.</summary>
+    public const string TcpCommand = "tcp";
+
     private const string SessionAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
 
     /// <summary>The arguments with <c>http &lt;target&gt;</c> turned into <c>--backend &lt;url&gt;</c> (and a made-up <c>--session</c>); other command lines unchanged.</summary>
     /// <param name="sessionFromEnvironment">Whether the environment names the session already (<c>TunnelClient__Session</c>).</param>
     public static string[] Expand(string[] args, bool sessionFromEnvironment)
     {
-        if (args.Length == 0 || args[0] != Command)
+        if (args.Length == 0 || args[0] is not (Command or TcpCommand))
         {
             return args;
         }
 
-        var expanded = new List<string>(args.Length + 3) { "--backend" };
+        bool tcp = args[0] == TcpCommand;
+        var expanded = new List<string>(args.Length + 3) { tcp ? "--tcp" : "--backend" };
         int rest = 1;
         if (args.Length > 1 && !args[1].StartsWith('-'))
         {
-            expanded.Add(BackendUrl(args[1]));
+            expanded.Add(tcp ? args[1] : BackendUrl(args[1]));
             rest = 2;
         }
 

@@ -67,4 +67,8 @@ public sealed class TunnelClientOptions
     /// <summary>The request inspector, like ngrok's.</summary>
     [ValidateObjectMembers]
     public InspectorOptions Inspector { get; set; } = new();
+
+    /// <summary>Raw TCP: the target exposed on a public TCP port of the session (docs/tcp.md).</summary>
+    [ValidateObjectMembers]
+    public Tcp.TcpClientOptions Tcp { get; set; } = new();
 }

@@ -10,6 +10,9 @@ public sealed class DialedUplink(Stream network, Uplink uplink, IDisposable? han
 
     public string? PublicUrl { get; } = publicUrl;
 
+    /// <summary>Where callers reach the session's TCP port (<c>Tunnel2-Tcp-Address</c>), when the client carries TCP.</summary>
+    public string? TcpAddress { get; init; }
+
     public async ValueTask DisposeAsync()
     {
         Uplink.Close("client closed the connection");

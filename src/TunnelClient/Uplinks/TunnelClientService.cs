@@ -32,6 +32,7 @@ public sealed class TunnelClientService : BackgroundService
     private readonly BackendRelay _relay;
     private readonly BackendHealth _health;
     private readonly IServerResolver _resolver;
+    private readonly Tcp.TcpForwardingNotice _tcpForwarding;
     private int _nextSlot;
 
     public TunnelClientService(
@@ -57,6 +58,7 @@ public sealed class TunnelClientService : BackgroundService
         _lifetime = lifetime;
         _logger = logger;
         _backoff = new ReconnectBackoff(_options.Uplink.ReconnectMinDelay, _options.Uplink.ReconnectMaxDelay);
+        _tcpForwarding = new Tcp.TcpForwardingNotice(logger);
     }
 
     protected override Task ExecuteAsync(CancellationToken stoppingToken)
@@ -177,10 +179,12 @@ public sealed class TunnelClientService : BackgroundService
                     try
                     {
                         TunnelClientLog.Connected(_logger, target.Label, _options.Uplink.Transport, _options.Session, _options.Backends.Urls, _instance.ForUplink(slot));
-                        if (dialed.PublicUrl is { } publicUrl && _status.OnPublicUrl(publicUrl))
+                        if (dialed.PublicUrl is { } publicUrl && _options.Tcp.ServesHttp && _status.OnPublicUrl(publicUrl))
                         {
                             TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backends.Urls);
                         }
+
+                        _tcpForwarding.OnConnected(dialed.TcpAddress, _options.Tcp.Target);
 
                         await RunUntilStoppedAsync(target, dialed.Uplink, stoppingToken);
                     }

@@ -11,7 +11,6 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Health;
-using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Uplinks;
@@ -21,13 +20,13 @@ public sealed class UplinkDialer
 {
     private readonly TunnelClientOptions _options;
     private readonly KeyValuePair<string, string>[] _visitorRules;
-    private readonly BackendRelay _relay;
+    private readonly IUplinkStreamHandler _relay;
     private readonly ILoggerFactory _loggerFactory;
     private readonly ClientInstance _instance;
     private readonly BackendHealth _health;
     private ServerCertificatePolicy? _certificatePolicy;
 
-    public UplinkDialer(IOptions<TunnelClientOptions> options, BackendRelay relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health)
+    public UplinkDialer(IOptions<TunnelClientOptions> options, IUplinkStreamHandler relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health)
     {
         _instance = instance;
         _health = health;
@@ -89,9 +88,10 @@ public sealed class UplinkDialer
             }
 
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
+            string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader]);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{target.Label} #{slot}");
-            return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]);
+            return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
         }
         catch
         {
@@ -177,6 +177,11 @@ public sealed class UplinkDialer
                 webSocket.Options.SetRequestHeader(rule.Key, rule.Value);
             }
 
+            if (_options.Tcp.Target is not null)
+            {
+                webSocket.Options.SetRequestHeader(HandshakeProtocol.TcpHeader, HandshakeProtocol.TcpOn);
+            }
+
             var url = new UriBuilder(server)
             {
                 Scheme = server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
@@ -201,11 +206,16 @@ public sealed class UplinkDialer
 
             IReadOnlyDictionary<string, IEnumerable<string>> headers = webSocket.HttpResponseHeaders ?? new Dictionary<string, IEnumerable<string>>();
             UplinkSettings settings = NegotiatedSettings(name => headers.TryGetValue(name, out IEnumerable<string>? values) ? string.Join(',', values) : null);
+            string? tcpAddress = TcpAddressOf(settings,
+                headers.TryGetValue(HandshakeProtocol.TcpAddressHeader, out IEnumerable<string>? tcpValues) ? tcpValues.FirstOrDefault() : null);
             Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
             var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{target.Label} #{slot} (websocket)");
             return new DialedUplink(stream, uplink, invoker,
-                headers.TryGetValue(HandshakeProtocol.PublicUrlHeader, out IEnumerable<string>? urls) ? urls.FirstOrDefault() : null);
+                headers.TryGetValue(HandshakeProtocol.PublicUrlHeader, out IEnumerable<string>? urls) ? urls.FirstOrDefault() : null)
+            {
+                TcpAddress = tcpAddress,
+            };
         }
         catch
         {
@@ -248,8 +258,31 @@ public sealed class UplinkDialer
             request.Append(CultureInfo.InvariantCulture, $"{rule.Key}: {rule.Value}\r\n");
         }
 
+        if (_options.Tcp.Target is not null)
+        {
+            request.Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.TcpHeader}: {HandshakeProtocol.TcpOn}\r\n");
+        }
+
         request.Append("\r\n");
         return Encoding.UTF8.GetBytes(request.ToString());
+    }
+
+    /// <summary>
+    /// The public TCP address a TCP login was given. A server that answers 101 without one (older than version 5) cannot
+    /// carry the client's TCP service: the login counts as refused, and retrying the same server cannot help.
+    /// </summary>
+    /// <exception cref="UplinkRefusedException">The client asked for TCP and the server gave no port.</exception>
+    private string? TcpAddressOf(UplinkSettings settings, string? address)
+    {
+        if (_options.Tcp.Target is null)
+        {
+            return null;
+        }
+
+        return settings.ProtocolVersion >= HandshakeProtocol.TcpVersion && !string.IsNullOrEmpty(address)
+            ? address
+            : throw new UplinkRefusedException(403,
+                $"the server does not carry TCP tunnels (it chose protocol version {settings.ProtocolVersion} and named no TCP port; version {HandshakeProtocol.TcpVersion} is needed)");
     }
 
     private string HealthValue => _health.IsReady ? HandshakeProtocol.Ready : HandshakeProtocol.Unready;

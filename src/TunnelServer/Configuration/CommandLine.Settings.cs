@@ -122,6 +122,18 @@ public static partial class CommandLine
           TunnelServer:Cluster:NodeHeader, --node-header  [default false]
               Send Tunnel2-Node: <NodeName> on every public response (to see which node answered).
 
+        TunnelServer:Tcp: Raw TCP tunnels (section TunnelServer:Tcp, docs/tcp.md): a client that logs in with --tcp
+          gets a public TCP port for its session, from PortRange or the credentials file's TcpPorts. Off while neither
+          names a port.
+          TunnelServer:Tcp:PortRange, --tcp-ports  [default none]
+              Ports given to sessions that have none of their own, e.g. 20000-20100. Empty: none (the default).
+          TunnelServer:Tcp:BindAddress  [default 0.0.0.0]
+              The address the sessions' TCP ports listen on.
+          TunnelServer:Tcp:MaxConnectionsPerSession  [default 1000]
+              TCP connections open at once per session; beyond that a new caller is closed at once.
+          TunnelServer:Tcp:IdleTimeout  [default 00:10:00]
+              A TCP connection that moved no byte either way for this long is closed (both sides).
+
         ProxyEntry: What public requests meet on their way to a session (section ProxyEntry): routing, limits,
           balancing over a session's clients, rate limits, trusted proxies. The server process itself (listeners, TLS,
           uplinks) is configured in the TunnelServer section.
@@ -234,6 +246,10 @@ public static partial class CommandLine
         "TunnelServer:Admin:CertificateAsk",
         "TunnelServer:Cluster:NodeName",
         "TunnelServer:Cluster:NodeHeader",
+        "TunnelServer:Tcp:PortRange",
+        "TunnelServer:Tcp:BindAddress",
+        "TunnelServer:Tcp:MaxConnectionsPerSession",
+        "TunnelServer:Tcp:IdleTimeout",
         "ProxyEntry:MetricsSessionLimit",
         "ProxyEntry:WarmUp",
         "ProxyEntry:RetryAfterSeconds",

@@ -29,6 +29,7 @@ public static partial class CommandLine
         ["--balancing"] = "ProxyEntry:Balancing:Strategy",
         ["--affinity"] = "ProxyEntry:Balancing:Affinity",
         ["--affinity-header"] = "ProxyEntry:Balancing:AffinityHeader",
+        ["--tcp-ports"] = "TunnelServer:Tcp:PortRange",
     };
 
     /// <summary>What the server's command line may hold: its switches and the keys of its sections.</summary>
@@ -59,6 +60,7 @@ public static partial class CommandLine
 
         Public requests:  ANY http(s)://<public>/session/{id}/{path}  ->  the backend of the client serving {id}
                           ANY http(s)://{id}.<host-suffix>/{path}      ->  the same, path unchanged
+        TCP sessions:     <bind address>:<the session's port>  ->  the --tcp target of the clients serving it
         Uplinks:          GET http(s)://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
         Health:           GET http(s)://<public>/healthz
 

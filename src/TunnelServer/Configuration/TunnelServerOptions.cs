@@ -63,6 +63,10 @@ public sealed class TunnelServerOptions
     [ValidateObjectMembers]
     public ClusterOptions Cluster { get; set; } = new();
 
+    /// <summary>Raw TCP tunnels: the sessions' public TCP ports and their limits (docs/tcp.md).</summary>
+    [ValidateObjectMembers]
+    public Tcp.TcpServerOptions Tcp { get; set; } = new();
+
     /// <summary>The settings every uplink of this server runs with.</summary>
     public UplinkSettings ToUplinkSettings() => Uplink.ToUplinkSettings();
 }

@@ -18,11 +18,18 @@ public sealed class Credentials
 {
     public static readonly Credentials Empty = new([], VisitorPolicies.None);
 
-    public Credentials(IReadOnlyList<ClientCredential> clients, VisitorPolicies visitors)
+    public Credentials(IReadOnlyList<ClientCredential> clients, VisitorPolicies visitors, IReadOnlyDictionary<string, int>? tcpPorts = null)
     {
         Clients = clients;
         Visitors = visitors;
+        TcpPorts = tcpPorts ?? new Dictionary<string, int>(StringComparer.Ordinal);
     }
+
+    /// <summary>
+    /// <c>"TcpPorts": { "session-id": 5432 }</c>: the public TCP port a session always gets (docs/tcp.md), inside or
+    /// outside <c>TunnelServer:Tcp:PortRange</c>.
+    /// </summary>
+    public IReadOnlyDictionary<string, int> TcpPorts { get; }
 
     public IReadOnlyList<ClientCredential> Clients { get; }
 
@@ -36,7 +43,8 @@ public sealed class Credentials
         var problems = new List<string>();
         List<ClientCredential> clients = ParseClients(root.GetSection("Clients"), problems);
         List<VisitorPolicy> visitors = ParseVisitors(root.GetSection("Visitors"), problems);
-        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors)) : throw new InvalidDataException(string.Join(" ", problems));
+        Dictionary<string, int> tcpPorts = ParseTcpPorts(root.GetSection("TcpPorts"), problems);
+        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors), tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
     }
 
     private static IConfigurationRoot ReadJson(Stream json)
@@ -107,6 +115,34 @@ public sealed class Credentials
         }
 
         return visitors;
+    }
+
+    private static Dictionary<string, int> ParseTcpPorts(IConfigurationSection section, List<string> problems)
+    {
+        var ports = new Dictionary<string, int>(StringComparer.Ordinal);
+        var taken = new Dictionary<int, string>();
+        foreach (IConfigurationSection entry in section.GetChildren())
+        {
+            if (!HandshakeProtocol.IsValidSessionId(entry.Key))
+            {
+                problems.Add($"TcpPorts: '{entry.Key}' is not a session id (1 to 128 characters of A-Z a-z 0-9 - _ . ~).");
+            }
+            else if (!int.TryParse(entry.Value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int port)
+                     || port is < 1 or > 65535)
+            {
+                problems.Add($"TcpPorts:{entry.Key} must be a port number from 1 to 65535, not '{entry.Value}'.");
+            }
+            else if (!taken.TryAdd(port, entry.Key))
+            {
+                problems.Add($"TcpPorts:{entry.Key}: port {port} is already session '{taken[port]}''s.");
+            }
+            else
+            {
+                ports[entry.Key] = port;
+            }
+        }
+
+        return ports;
     }
 
     private static Dictionary<string, PasswordHash> Users(IConfigurationSection section, string where, List<string> problems)

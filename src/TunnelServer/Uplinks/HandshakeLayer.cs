@@ -1,6 +1,7 @@
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.TunnelServer.Tcp;
 using Tunnel2.TunnelServer.Uplinks.Handshake;
 
 namespace Tunnel2.TunnelServer.Uplinks;
@@ -11,7 +12,8 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// An accepted login goes on to the next layer and holds its place under the address's uplink cap until that ends.
 /// </summary>
 public sealed class HandshakeLayer(
-    HandshakeReader reader, LoginPeer peers, LoginAdmission admission, HandshakeResponder responder, AcceptanceEvents events, VisitorAccess visitors)
+    HandshakeReader reader, LoginPeer peers, LoginAdmission admission, HandshakeResponder responder, AcceptanceEvents events, VisitorAccess visitors,
+    TcpSessions? tcp = null)
 {
     public async Task RunAsync(UplinkConnection connection, Func<UplinkConnection, Task> next)
     {
@@ -33,6 +35,7 @@ public sealed class HandshakeLayer(
         }
         finally
         {
+            connection.TcpLease?.Dispose();
             admission.Release(connection.Peer);
         }
     }
@@ -60,13 +63,27 @@ public sealed class HandshakeLayer(
             return await EndAsync(connection, HeadRead.Refused(refused), instance);
         }
 
+        if (accepted.Tcp && tcp is not null)
+        {
+            TcpReservation reservation = tcp.Reserve(accepted.Session);
+            if (reservation.Refusal is { } tcpRefused)
+            {
+                admission.Release(connection.Peer); // admitted, but this login never became an uplink
+                return await EndAsync(connection, HeadRead.Refused(tcpRefused), instance);
+            }
+
+            connection.TcpLease = reservation.Lease;
+        }
+
         try
         {
-            await responder.SwitchProtocolsAsync(connection.Transport.Output, accepted, head["Host"], deadline.Token);
+            await responder.SwitchProtocolsAsync(connection.Transport.Output, accepted, head["Host"], deadline.Token, connection.TcpLease);
             return accepted;
         }
         catch (Exception ex)
         {
+            connection.TcpLease?.Dispose();
+            connection.TcpLease = null;
             admission.Release(connection.Peer); // admitted, but this login never became an uplink
             if (!HandshakeReader.IsHandshakeFailure(ex))
             {

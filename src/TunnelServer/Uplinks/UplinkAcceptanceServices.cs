@@ -40,6 +40,11 @@ public static class UplinkAcceptanceServices
         services.AddSingleton<HandshakeResponder>();
         services.AddSingleton<AcceptanceEvents>();
         services.AddSingleton<TlsLayer>();
+        services.AddSingleton<Tcp.TcpMetrics>();
+        services.AddSingleton(provider => new Tcp.TcpSessions(
+            provider.GetRequiredService<IOptions<TunnelServerOptions>>(), provider.GetRequiredService<IOptions<ProxyEntryOptions>>(),
+            provider.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), provider.GetRequiredService<Tcp.TcpMetrics>(),
+            provider.GetRequiredService<ILogger<Tcp.TcpSessions>>(), provider.GetService<CredentialsFile>()));
         services.AddSingleton<HandshakeLayer>();
         services.AddSingleton<TransportSwitch>();
         services.AddSingleton<UplinkRegistration>();

@@ -41,6 +41,9 @@ public sealed class UplinkConnection(Socket socket, Stream stream, CancellationT
         set => _transport = value;
     }
 
+    /// <summary>A TCP login's hold on its session's public TCP port (<see cref="HandshakeLayer"/> takes and ends it).</summary>
+    public Tcp.TcpLease? TcpLease { get; set; }
+
     /// <summary>The login <see cref="HandshakeLayer"/> accepted (its 101 sent).</summary>
     public HandshakeAcceptance Accepted
     {

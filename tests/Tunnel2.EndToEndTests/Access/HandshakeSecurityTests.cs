@@ -80,7 +80,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     [Theory]
     [InlineData("1")]
     [InlineData("2")]
-    [InlineData("5")]
+    [InlineData("6")]
     public async Task A_peer_offering_only_another_protocol_version_gets_400_naming_the_version_spoken(string offered)
     {
         string session = "old-peer-" + offered;
@@ -89,7 +89,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
         string answer = await connection.HandshakeAsync($"Authorization: Bearer {TunnelStack.Token}\r\n", session, offered);
 
         Assert.StartsWith("HTTP/1.1 400", answer, StringComparison.Ordinal);
-        Assert.Contains("Tunnel2-Version: 4\r\n", answer, StringComparison.OrdinalIgnoreCase);
+        Assert.Contains("Tunnel2-Version: 5\r\n", answer, StringComparison.OrdinalIgnoreCase);
         Assert.Contains("urn:tunnel2:problem:bad-version", answer, StringComparison.Ordinal);
         Assert.Empty(Stack.Registry.GetUplinks(session));
     }
@@ -97,6 +97,7 @@ public sealed class HandshakeSecurityTests(TunnelStackFixture fixture)
     [Theory]
     [InlineData("3", "3")]
     [InlineData("4, 3", "4")]
+    [InlineData("5, 4, 3", "5")]
     public async Task A_version_3_peer_still_logs_in_and_a_version_4_peer_gets_4(string offered, string chosen)
     {
         string session = "peer-v" + chosen;

@@ -17,6 +17,17 @@ public sealed class QuickStartTests
         Assert.Equal(["--backend", backend, "--token", "t", "--session", "mine"], expanded);
     }
 
+    [Theory]
+    [InlineData("5432")]
+    [InlineData("db.internal:5432")]
+    public void The_tcp_form_passes_its_target_to_tcp_and_names_no_backend(string target)
+    {
+        string[] expanded = QuickStart.Expand(["tcp", target, "--token", "t"], sessionFromEnvironment: false);
+
+        Assert.Equal(["--tcp", target, "--token", "t", "--session"], expanded[..5]);
+        Assert.DoesNotContain("--backend", expanded);
+    }
+
     [Fact]
     public void Without_a_session_one_is_made_up_and_each_run_gets_its_own()
     {

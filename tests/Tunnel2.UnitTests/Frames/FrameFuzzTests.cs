@@ -157,7 +157,7 @@ public sealed class FrameFuzzTests(ITestOutputHelper output)
                 Assert.InRange(payload.Length, 0, MaxPayload);
                 Assert.Equal(header.PayloadLength, payload.Length);
                 Assert.Equal(before - FrameHeader.Size - payload.Length, buffer.Length);
-                Assert.InRange((byte)header.Type, (byte)FrameType.RequestHead, (byte)FrameType.Health);
+                Assert.InRange((byte)header.Type, (byte)FrameType.RequestHead, (byte)FrameType.TcpOpen);
                 DecodeHeads(payload, stats);
             }
         }

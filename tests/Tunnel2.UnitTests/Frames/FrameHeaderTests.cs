@@ -33,8 +33,8 @@ public sealed class FrameHeaderTests
     [Fact]
     public void Every_frame_type_is_covered_by_the_round_trip()
     {
-        // The protocol has exactly nine frame types, 1..9 (docs/protocol.md §2; Health came with version 4).
-        Assert.Equal([1, 2, 3, 4, 5, 6, 7, 8, 9], Enum.GetValues<FrameType>().Select(t => (int)t));
+        // The protocol has exactly ten frame types, 1..10 (docs/protocol.md §2; Health came with version 4, TcpOpen with 5).
+        Assert.Equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], Enum.GetValues<FrameType>().Select(t => (int)t));
     }
 
     [Fact]

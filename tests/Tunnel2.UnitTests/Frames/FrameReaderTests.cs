@@ -171,7 +171,7 @@ public sealed class FrameReaderTests
     public static TheoryData<byte> UnknownTypes()
     {
         var data = new TheoryData<byte> { 0 };
-        for (int type = 10; type <= 255; type++)
+        for (int type = 11; type <= 255; type++)
         {
             data.Add((byte)type);
         }

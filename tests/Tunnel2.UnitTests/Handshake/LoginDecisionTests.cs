@@ -239,6 +239,27 @@ public sealed class LoginDecisionTests
         return refused!;
     }
 
+    [Fact]
+    public async Task A_version_5_login_with_tcp_on_asks_for_a_tcp_port()
+    {
+        (HandshakeAcceptance? plain, _) = Handshake.Decide(await HeadAsync(Request(version: "5, 4, 3")), draining: false);
+        (HandshakeAcceptance? tcp, _) = Handshake.Decide(await HeadAsync(Request(version: "5, 4, 3", extra: "Tunnel2-Tcp: on\r\n")), draining: false);
+
+        Assert.Equal((5, false), (plain!.Version, plain.Tcp));
+        Assert.Equal((5, true), (tcp!.Version, tcp.Tcp));
+    }
+
+    [Theory]
+    [InlineData("4, 3", "on")]
+    [InlineData("5", "yes")]
+    [InlineData("5", "")]
+    public async Task A_tcp_login_below_version_5_or_with_another_value_gets_400(string version, string value)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(version: version, extra: $"Tunnel2-Tcp: {value}\r\n"));
+
+        Assert.Equal((400, "bad-tcp"), (refusal.Status, refusal.Reason));
+    }
+
     private static string Request(
         string method = "GET",
         string path = "/tunnel2/connect",

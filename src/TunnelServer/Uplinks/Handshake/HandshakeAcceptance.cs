@@ -14,6 +14,9 @@ public sealed record HandshakeAcceptance(
     /// <summary>The credential the client logged in with (logs name it, never the token), for revoking the uplink if the credentials file drops it.</summary>
     public ClientCredential? Login { get; init; }
 
+    /// <summary>The client carries raw TCP too (<c>Tunnel2-Tcp: on</c>, version 5): its session gets a public TCP port.</summary>
+    public bool Tcp { get; init; }
+
     public bool IsWebSocket => WebSocketKey is not null;
 }
 

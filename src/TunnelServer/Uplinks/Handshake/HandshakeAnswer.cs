@@ -13,7 +13,8 @@ public static class HandshakeAnswer
 {
     /// <summary>The 101 that switches the connection to frames (or to WebSocket messages carrying them).</summary>
     /// <param name="publicUrl">Where callers reach the session (<see cref="PublicSessionUrl"/>).</param>
-    public static byte[] SwitchingProtocols(HandshakeAcceptance accepted, UplinkSettings settings, string publicUrl)
+    /// <param name="tcpAddress">Where callers reach the session's TCP port (<c>Tunnel2-Tcp-Address</c>), for a TCP login.</param>
+    public static byte[] SwitchingProtocols(HandshakeAcceptance accepted, UplinkSettings settings, string publicUrl, string? tcpAddress = null)
     {
         var head = new StringBuilder(512).Append("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n");
         if (accepted.WebSocketKey is { } key)
@@ -31,8 +32,13 @@ public static class HandshakeAnswer
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.InitialWindowHeader}: {settings.InitialStreamWindow}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.ConnectionWindowHeader}: {settings.ConnectionWindow}\r\n")
             .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.MaxStreamsHeader}: {settings.MaxConcurrentStreams}\r\n")
-            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.PublicUrlHeader}: {publicUrl}\r\n")
-            .Append("\r\n");
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.PublicUrlHeader}: {publicUrl}\r\n");
+        if (tcpAddress is not null)
+        {
+            head.Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.TcpAddressHeader}: {tcpAddress}\r\n");
+        }
+
+        head.Append("\r\n");
         return Encoding.ASCII.GetBytes(head.ToString());
     }
 

@@ -16,10 +16,11 @@ public sealed class HandshakeResponder(UplinkSettings settings, ServerEndpoints 
     private readonly string? _hostSuffix = proxyOptions.Value.Routing.HostSuffix;
 
     /// <param name="host">The request's Host, for the session's public address under a host suffix.</param>
-    public async Task SwitchProtocolsAsync(PipeWriter output, HandshakeAcceptance accepted, string? host, CancellationToken deadline)
+    /// <param name="tcp">A TCP login's lease on its session's TCP port, whose address the 101 names.</param>
+    public async Task SwitchProtocolsAsync(PipeWriter output, HandshakeAcceptance accepted, string? host, CancellationToken deadline, Tcp.TcpLease? tcp = null)
     {
         string publicUrl = PublicSessionUrl.For(accepted.Session, endpoints.PublicUrl, _hostSuffix, host);
-        await output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, settings, publicUrl), deadline);
+        await output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, settings, publicUrl, tcp?.AddressFor(host)), deadline);
     }
 
     /// <summary>

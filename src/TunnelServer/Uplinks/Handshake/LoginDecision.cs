@@ -32,6 +32,7 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
             ?? Version(login)
             ?? Weight(login)
             ?? Health(login)
+            ?? Tcp(login)
             ?? NoBody(head)
             ?? VisitorRules(login);
         return refused is null ? (login.Accept(), null) : (null, refused);
@@ -167,6 +168,21 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
                 $"{HandshakeProtocol.HealthHeader} is optional; when sent it is {HandshakeProtocol.Ready} or {HandshakeProtocol.Unready}.");
     }
 
+    /// <summary>A client that carries raw TCP (version 5): the port itself is reserved once every check has passed.</summary>
+    private static HandshakeRefusal? Tcp(Login login)
+    {
+        if (login.Head[HandshakeProtocol.TcpHeader] is not { } tcp)
+        {
+            return null;
+        }
+
+        login.Tcp = tcp == HandshakeProtocol.TcpOn && login.Version >= HandshakeProtocol.TcpVersion;
+        return login.Tcp
+            ? null
+            : Refuse(400, "bad-tcp", "Invalid TCP login",
+                $"{HandshakeProtocol.TcpHeader} is optional; when sent it is '{HandshakeProtocol.TcpOn}', with {HandshakeProtocol.VersionHeader} {HandshakeProtocol.TcpVersion}.");
+    }
+
     private static HandshakeRefusal? NoBody(Http1Head head) =>
         head["Transfer-Encoding"] is not null || (head["Content-Length"] is { } length && length != "0")
             ? Refuse(400, "handshake-body", "Bad request", "The upgrade request carries no body.")
@@ -237,9 +253,11 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
 
         public bool Ready { get; set; } = true;
 
+        public bool Tcp { get; set; }
+
         public VisitorPolicy? Declared { get; set; }
 
         public HandshakeAcceptance Accept() =>
-            new(Session, Instance, Version, WebSocketKey, Weight, Ready, Declared) { Login = Credential };
+            new(Session, Instance, Version, WebSocketKey, Weight, Ready, Declared) { Login = Credential, Tcp = Tcp };
     }
 }

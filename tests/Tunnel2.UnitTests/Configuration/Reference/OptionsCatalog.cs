@@ -85,7 +85,7 @@ public static class OptionsCatalog
     }
 
     private static IEnumerable<PropertyInfo> Settable(Type type) =>
-        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(property => property.CanWrite);
+        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(property => property.SetMethod?.IsPublic == true); // what the binder sets
 
     /// <summary>A sub-object of the options (bound key by key), as opposed to a value or a collection.</summary>
     private static bool IsGroup(Type type) =>

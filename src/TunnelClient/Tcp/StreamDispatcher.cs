@@ -1,0 +1,46 @@
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Configuration;
+using Tunnel2.TunnelClient.Relay;
+
+namespace Tunnel2.TunnelClient.Tcp;
+
+/// <summary>
+/// The streams the server opens, by kind: an HTTP exchange (a request head) goes to <see cref="BackendRelay"/>, a raw TCP
+/// stream (a TcpOpen frame, version 5) to <see cref="TcpTargetRelay"/>. A kind this client does not serve is reset at once.
+/// </summary>
+public sealed class StreamDispatcher(IOptions<TunnelClientOptions> options, BackendRelay http, TcpTargetRelay tcp, ILogger<StreamDispatcher> logger)
+    : IUplinkStreamHandler
+{
+    private readonly bool _servesHttp = options.Value.Tcp.ServesHttp;
+    private readonly bool _servesTcp = options.Value.Tcp.Target is not null;
+
+    public void OnStreamOpened(UplinkStream stream)
+    {
+        if (stream.Tcp is null)
+        {
+            if (_servesHttp)
+            {
+                http.OnStreamOpened(stream);
+                return;
+            }
+
+            TcpClientLog.HttpRefused(logger, stream.Id);
+        }
+        else
+        {
+            if (_servesTcp)
+            {
+                tcp.OnStreamOpened(stream);
+                return;
+            }
+
+            TcpClientLog.TcpRefused(logger, stream.Id);
+        }
+
+        // Nothing reached a backend: the server may try another client of the session.
+        stream.Reset(ProtocolErrorCode.BackendConnectFailed);
+        stream.Dispose();
+    }
+}

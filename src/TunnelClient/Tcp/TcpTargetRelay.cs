@@ -1,0 +1,189 @@
+using System.IO.Pipelines;
+using System.Net.Sockets;
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Hosting.Sockets;
+using Tunnel2.Protocol.Tcp;
+using Tunnel2.TunnelClient.Configuration;
+
+namespace Tunnel2.TunnelClient.Tcp;
+
+/// <summary>
+/// Each TCP stream the server opens: dial the target (<c>--tcp</c>), optionally send a PROXY protocol v2 header, then
+/// relay bytes both ways under the stream's windows. The server's END_STREAM (the caller's FIN) shuts down the target
+/// connection's sending side, and the target's FIN goes up as END_STREAM (half-close both ways). A target that cannot be
+/// reached resets the stream with <see cref="ProtocolErrorCode.BackendConnectFailed"/>; one that breaks mid-stream with
+/// <see cref="ProtocolErrorCode.BackendAborted"/>; a reset from the server (the caller vanished, the idle timeout) cuts
+/// the target connection. Each stream ends with one log line.
+/// </summary>
+public sealed class TcpTargetRelay
+{
+    private const int ReadBufferSize = 16 * 1024;
+
+    private readonly TcpTarget? _target;
+    private readonly bool _proxyProtocol;
+    private readonly TimeSpan _connectTimeout;
+    private readonly int _unsentBytesLimit;
+    private readonly ILogger<TcpTargetRelay> _logger;
+
+    public TcpTargetRelay(IOptions<TunnelClientOptions> options, ILogger<TcpTargetRelay> logger)
+    {
+        TcpClientOptions tcp = options.Value.Tcp;
+        _target = TcpTarget.Parse(tcp.Target, out _);
+        _proxyProtocol = tcp.ProxyProtocol == TcpClientOptions.ProxyProtocolV2;
+        _connectTimeout = tcp.ConnectTimeout;
+        _unsentBytesLimit = options.Value.Uplink.UnsentBytesLimit;
+        _logger = logger;
+    }
+
+    public void OnStreamOpened(UplinkStream stream) =>
+        ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Relay.RelayAsync(state.Stream), (Relay: this, Stream: stream), preferLocal: false);
+
+    private async Task RelayAsync(UplinkStream stream)
+    {
+        TcpStreamOpen open = stream.Tcp!.Value;
+        string target = _target!.ToString();
+        string reason = "closed by both sides";
+        Socket? socket = null;
+        try
+        {
+            socket = await ConnectAsync(stream);
+            if (socket is null)
+            {
+                return;
+            }
+
+            reason = await RelayBytesAsync(stream, socket, open);
+        }
+        catch (Exception ex)
+        {
+            reason = $"relay failed: {ex.Message}";
+            TcpClientLog.RelayCrashed(_logger, stream.Id, ex);
+            stream.Reset(ProtocolErrorCode.InternalError);
+        }
+        finally
+        {
+            if (socket is not null)
+            {
+                TcpClientLog.Ended(_logger, stream.Id, open.Caller.ToString(), target, reason, stream.SentBytes, stream.ReceivedBytes);
+                socket.Dispose();
+            }
+
+            stream.Dispose();
+        }
+    }
+
+    /// <returns>The connected target, or null when it could not be reached (the stream is reset and it is logged).</returns>
+    private async Task<Socket?> ConnectAsync(UplinkStream stream)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        UnsentBytesLimit.TryApply(socket, _unsentBytesLimit);
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stream.Aborted);
+        timeout.CancelAfter(_connectTimeout);
+        try
+        {
+            await socket.ConnectAsync(_target!.Host, _target.Port, timeout.Token);
+            return socket;
+        }
+        catch (Exception ex) when (ex is SocketException or OperationCanceledException or ArgumentException)
+        {
+            socket.Dispose();
+            string why = stream.IsAborted ? "the caller went away first"
+                : ex is OperationCanceledException ? $"no answer within {_connectTimeout}" : ex.Message;
+            TcpClientLog.TargetUnreachable(_logger, stream.Id, _target!.ToString(), why);
+            stream.Reset(ProtocolErrorCode.BackendConnectFailed);
+            return null;
+        }
+    }
+
+    private async Task<string> RelayBytesAsync(UplinkStream stream, Socket socket, TcpStreamOpen open)
+    {
+        var network = new NetworkStream(socket, ownsSocket: false);
+        PipeReader targetInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true, useZeroByteReads: true));
+        PipeWriter targetOutput = PipeWriter.Create(network, new StreamPipeWriterOptions(leaveOpen: true));
+        var abort = new SocketAbort(socket);
+        stream.SetAbortListener(abort);
+        try
+        {
+            if (_proxyProtocol)
+            {
+                int written = ProxyProtocolV2.Write(open, targetOutput.GetSpan(ProxyProtocolV2.LengthOf(open)));
+                targetOutput.Advance(written); // flushed with the caller's first bytes, or at once below when there are none yet
+                await targetOutput.FlushAsync();
+            }
+
+            Task up = stream.SendBodyAsync(targetInput, CancellationToken.None);
+            Task down = CopyDownAsync(stream, targetOutput, socket);
+            Task first = await Task.WhenAny(up, down);
+            string reason = "closed by both sides";
+            if (!first.IsCompletedSuccessfully)
+            {
+                reason = Describe(stream, first == up, first.Exception?.InnerException);
+                stream.Reset(first == up && !stream.IsAborted ? ProtocolErrorCode.BackendAborted : ProtocolErrorCode.Cancelled);
+                abort.OnStreamAborted();
+            }
+
+            await Observe(up);
+            await Observe(down);
+            if (reason == "closed by both sides" && !(up.IsCompletedSuccessfully && down.IsCompletedSuccessfully))
+            {
+                bool upFailed = !up.IsCompletedSuccessfully;
+                reason = Describe(stream, upFailed, (upFailed ? up : down).Exception?.InnerException);
+                stream.Reset(upFailed && !stream.IsAborted ? ProtocolErrorCode.BackendAborted : ProtocolErrorCode.Cancelled);
+                abort.OnStreamAborted();
+            }
+
+            return reason;
+        }
+        finally
+        {
+            stream.ClearAbortListener();
+            await targetInput.CompleteAsync();
+            await targetOutput.CompleteAsync();
+        }
+    }
+
+    private static async Task CopyDownAsync(UplinkStream stream, PipeWriter targetOutput, Socket socket)
+    {
+        await stream.CopyInputToAsync(targetOutput, chunked: false, CancellationToken.None);
+        socket.Shutdown(SocketShutdown.Send); // the caller's FIN, passed on
+    }
+
+    /// <summary>Why the relay ended, judged before this side resets the stream: a reset found here came from the server.</summary>
+    private static string Describe(UplinkStream stream, bool targetSide, Exception? failure) =>
+        failure is UplinkClosedException ? $"the uplink was lost ({failure.Message})"
+        : stream.ResetCode is { } code ? $"the server reset the stream ({code}{(code == ProtocolErrorCode.Cancelled ? ": the caller went away" : string.Empty)})"
+        : targetSide ? $"the target broke the connection ({failure?.Message ?? "reset"})"
+        : $"the target stopped reading ({failure?.Message ?? "reset"})";
+
+    private static async Task Observe(Task direction)
+    {
+        try
+        {
+            await direction;
+        }
+        catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException or ObjectDisposedException
+                                   or StreamResetException or UplinkClosedException or SocketException)
+        {
+            // judged through the task's state
+        }
+    }
+
+    /// <summary>A reset of the stream (from the server, or the uplink's loss) cuts the target connection with a reset.</summary>
+    private sealed class SocketAbort(Socket socket) : IStreamAbortListener
+    {
+        public void OnStreamAborted()
+        {
+            try
+            {
+                socket.LingerState = new System.Net.Sockets.LingerOption(true, 0);
+                socket.Close();
+            }
+            catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+            {
+                // already closed
+            }
+        }
+    }
+}

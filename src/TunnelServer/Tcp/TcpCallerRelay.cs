@@ -1,0 +1,139 @@
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.TunnelServer.Tcp;
+
+/// <summary>
+/// One caller of a session's TCP port and its stream: bytes both ways under the stream's windows. The caller's FIN goes
+/// to the client as END_STREAM, and the client's END_STREAM (its target's FIN) shuts down the caller's receiving side:
+/// each way closes on its own (half-close). A reset from the client (its target refused or broke), a lost uplink, the
+/// caller vanishing or the idle timeout ends both ways at once, the caller's connection with a reset, and one log line.
+/// </summary>
+internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger, TcpMetrics metrics)
+    : IStreamAbortListener
+{
+    private const int ReadBufferSize = 16 * 1024;
+
+    private static readonly (string Cause, string Text) Closed = ("closed", "closed by both sides");
+
+    private long _idleBytes = -1;
+    private long _idleSince;
+    private volatile bool _idleClosed;
+
+    public IPEndPoint? Caller => remote;
+
+    public uint StreamId => stream.Id;
+
+    public async Task RunAsync()
+    {
+        var network = new NetworkStream(caller, ownsSocket: false);
+        PipeReader callerInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true, useZeroByteReads: true));
+        PipeWriter callerOutput = PipeWriter.Create(network, new StreamPipeWriterOptions(leaveOpen: true));
+        (string Cause, string Text) reason = Closed;
+        metrics.Opened();
+        try
+        {
+            stream.SetAbortListener(this);
+            Task up = stream.SendBodyAsync(callerInput, CancellationToken.None);
+            Task down = CopyDownAsync(callerOutput);
+            Task first = await Task.WhenAny(up, down);
+            if (!first.IsCompletedSuccessfully)
+            {
+                reason = Describe(first == up, first.Exception?.InnerException);
+                stream.Reset(ProtocolErrorCode.Cancelled);
+                Abort();
+            }
+
+            // A clean end one way (a half-close) leaves the other way running until it ends too.
+            await Observe(up);
+            await Observe(down);
+            if (reason == Closed && !(up.IsCompletedSuccessfully && down.IsCompletedSuccessfully))
+            {
+                reason = Describe(!up.IsCompletedSuccessfully, (up.IsCompletedSuccessfully ? down : up).Exception?.InnerException);
+                stream.Reset(ProtocolErrorCode.Cancelled);
+                Abort();
+            }
+        }
+        finally
+        {
+            stream.ClearAbortListener();
+            await callerInput.CompleteAsync();
+            await callerOutput.CompleteAsync();
+            TcpLog.CallerEnded(logger, session, remote, stream.Id, reason.Text, stream.SentBytes, stream.ReceivedBytes);
+            metrics.Ended(reason.Cause);
+            stream.Dispose();
+        }
+    }
+
+    /// <summary>The client reset the stream, or the uplink died: the caller's connection is cut (a reset, not a clean end).</summary>
+    public void OnStreamAborted() => Abort();
+
+    /// <summary>Sampled by the idle sweep (never concurrently): true once no byte moved either way for the timeout.</summary>
+    public bool IsIdle(long now, long timeoutMs)
+    {
+        long bytes = stream.SentBytes + stream.ReceivedBytes;
+        if (bytes != _idleBytes)
+        {
+            _idleBytes = bytes;
+            _idleSince = now;
+            return false;
+        }
+
+        return now - _idleSince >= timeoutMs;
+    }
+
+    public void CloseIdle()
+    {
+        _idleClosed = true;
+        stream.Reset(ProtocolErrorCode.IdleTimeout);
+        Abort();
+    }
+
+    private async Task CopyDownAsync(PipeWriter callerOutput)
+    {
+        await stream.CopyInputToAsync(callerOutput, chunked: false, CancellationToken.None);
+        caller.Shutdown(SocketShutdown.Send); // the target's FIN, passed on
+    }
+
+    /// <summary>Why the relay ended (a metric's cause and a log's text), judged before this side resets the stream: a reset found here came from the client.</summary>
+    private (string Cause, string Text) Describe(bool callerSide, Exception? failure) =>
+        _idleClosed ? ("idle-timeout", "idle timeout")
+        : failure is UplinkClosedException ? ("uplink-lost", $"the uplink was lost ({failure.Message})")
+        : stream.ResetCode is { } code ? ("client-reset", $"the client reset the stream ({code}{code switch
+        {
+            ProtocolErrorCode.BackendConnectFailed => ": its target refused the connection",
+            ProtocolErrorCode.BackendAborted => ": its target broke the connection",
+            _ => string.Empty,
+        }})")
+        : callerSide ? ("caller-gone", $"the caller went away ({failure?.Message ?? "reset"})")
+        : ("caller-gone", $"the caller stopped reading ({failure?.Message ?? "reset"})");
+
+    private void Abort()
+    {
+        try
+        {
+            caller.LingerState = new LingerOption(true, 0);
+            caller.Close();
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+            // already closed
+        }
+    }
+
+    private static async Task Observe(Task direction)
+    {
+        try
+        {
+            await direction;
+        }
+        catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException or ObjectDisposedException
+                                   or StreamResetException or UplinkClosedException or SocketException)
+        {
+            // judged through the task's state
+        }
+    }
+}

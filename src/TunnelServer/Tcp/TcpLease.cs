@@ -1,0 +1,48 @@
+using Tunnel2.Protocol.Multiplexing;
+
+namespace Tunnel2.TunnelServer.Tcp;
+
+/// <summary>
+/// One TCP login's hold on its session's port, from the 101 to the end of the uplink: the port stays open while any
+/// lease does. <see cref="Attach"/> makes the uplink one the port's callers are sent to.
+/// </summary>
+public sealed class TcpLease : IDisposable
+{
+    private readonly TcpSessions _owner;
+    private Uplink? _uplink;
+    private int _disposed;
+
+    internal TcpLease(TcpSessions owner, TcpSessionListener listener)
+    {
+        _owner = owner;
+        Listener = listener;
+    }
+
+    internal TcpSessionListener Listener { get; }
+
+    public int Port => Listener.Port;
+
+    /// <summary><c>host:port</c> as the client is told it (<c>Tunnel2-Tcp-Address</c>).</summary>
+    public string AddressFor(string? dialledHost) => TcpPublicAddress.For(Listener.BindAddress, Listener.Port, dialledHost);
+
+    public void Attach(Uplink uplink)
+    {
+        _uplink = uplink;
+        Listener.AddMember(uplink);
+    }
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        if (_uplink is not null)
+        {
+            Listener.RemoveMember(_uplink);
+        }
+
+        _owner.Release(Listener);
+    }
+}

@@ -1,0 +1,33 @@
+using System.Net;
+
+namespace Tunnel2.TunnelServer.Tcp;
+
+internal static partial class TcpLog
+{
+    [LoggerMessage(EventId = 4601, Level = LogLevel.Information, Message = "TCP port {Port} opened for session {Session} (public address {Address})")]
+    public static partial void PortOpened(ILogger logger, string session, int port, string address);
+
+    [LoggerMessage(EventId = 4602, Level = LogLevel.Information, Message = "TCP port {Port} of session {Session} closed: its last client left")]
+    public static partial void PortClosed(ILogger logger, string session, int port);
+
+    [LoggerMessage(EventId = 4603, Level = LogLevel.Warning, Message = "TCP login of session {Session} refused: {Reason}")]
+    public static partial void LoginRefused(ILogger logger, string session, string reason);
+
+    [LoggerMessage(EventId = 4604, Level = LogLevel.Warning, Message = "TCP caller {Caller} of session {Session} refused: {Reason}")]
+    public static partial void CallerRefused(ILogger logger, string session, IPEndPoint? caller, string reason);
+
+    [LoggerMessage(EventId = 4605, Level = LogLevel.Debug, Message = "TCP caller {Caller} of session {Session} on stream {StreamId} of {Uplink}")]
+    public static partial void CallerOpened(ILogger logger, string session, IPEndPoint? caller, uint streamId, string uplink);
+
+    [LoggerMessage(EventId = 4606, Level = LogLevel.Information, Message = "TCP connection from {Caller} of session {Session} (stream {StreamId}) ended: {Reason}; {Sent} bytes to the client, {Received} from it")]
+    public static partial void CallerEnded(ILogger logger, string session, IPEndPoint? caller, uint streamId, string reason, long sent, long received);
+
+    [LoggerMessage(EventId = 4607, Level = LogLevel.Information, Message = "TCP connection from {Caller} of session {Session} (stream {StreamId}) idle for {TimeoutMs} ms: closed")]
+    public static partial void CallerIdle(ILogger logger, string session, IPEndPoint? caller, uint streamId, long timeoutMs);
+
+    [LoggerMessage(EventId = 4609, Level = LogLevel.Error, Message = "TCP caller of session {Session}: relay failed")]
+    public static partial void CallerFailed(ILogger logger, string session, Exception exception);
+
+    [LoggerMessage(EventId = 4608, Level = LogLevel.Error, Message = "TCP port {Port} of session {Session} stopped accepting")]
+    public static partial void AcceptFailed(ILogger logger, string session, int port, Exception exception);
+}
