@@ -20,45 +20,8 @@ public sealed partial class Uplink
             while (true)
             {
                 ReadResult result = await input.ReadAsync().ConfigureAwait(false);
-                if (result.IsCanceled)
+                if (result.IsCanceled || !DispatchBatch(input, result))
                 {
-                    return;
-                }
-
-                _keepAlive.OnReceived();
-                ReadOnlySequence<byte> buffer = result.Buffer;
-                int frames = 0;
-                try
-                {
-                    while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
-                    {
-                        frames++;
-                        Dispatch(header, payload);
-                    }
-                }
-                finally
-                {
-                    if (frames > 0)
-                    {
-                        UplinkMetrics.Received(frames, result.Buffer.Length - buffer.Length);
-                    }
-
-                    input.AdvanceTo(buffer.Start, buffer.End);
-                }
-
-                // Between batches no dispatch holds a stream it found in the table: finished ones may be cleared now.
-                if (StreamPool.HasFinished)
-                {
-                    StreamPool.RecycleFinished();
-                }
-
-                if (result.IsCompleted)
-                {
-                    if (!buffer.IsEmpty)
-                    {
-                        throw new ProtocolViolationException($"Connection ended inside a frame ({buffer.Length} bytes left).");
-                    }
-
                     return;
                 }
             }
@@ -84,6 +47,45 @@ public sealed partial class Uplink
         }
     }
 
+    /// <summary>Hands every whole frame of one read to its stream, in order.</summary>
+    /// <returns>False once the transport has ended (after its last whole frame).</returns>
+    private bool DispatchBatch(PipeReader input, in ReadResult result)
+    {
+        _keepAlive.OnReceived();
+        ReadOnlySequence<byte> buffer = result.Buffer;
+        int frames = 0;
+        try
+        {
+            while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
+            {
+                frames++;
+                Dispatch(header, payload);
+            }
+        }
+        finally
+        {
+            if (frames > 0)
+            {
+                UplinkMetrics.Received(frames, result.Buffer.Length - buffer.Length);
+            }
+
+            input.AdvanceTo(buffer.Start, buffer.End);
+        }
+
+        // Between batches no dispatch holds a stream it found in the table: finished ones may be cleared now.
+        if (StreamPool.HasFinished)
+        {
+            StreamPool.RecycleFinished();
+        }
+
+        if (result.IsCompleted && !buffer.IsEmpty)
+        {
+            throw new ProtocolViolationException($"Connection ended inside a frame ({buffer.Length} bytes left).");
+        }
+
+        return !result.IsCompleted;
+    }
+
     private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload)
     {
         switch (header.Type)
@@ -92,12 +94,7 @@ public sealed partial class Uplink
                 AcceptStream(header, payload);
                 break;
             case FrameType.ResponseHead:
-                if (Role != UplinkRole.Server)
-                {
-                    throw new ProtocolViolationException("A client received a response head.");
-                }
-
-                FindStream(header)?.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream);
+                OnResponseHeadFrame(header, payload);
                 break;
             case FrameType.Data:
                 FindStream(header)?.OnData(payload, header.EndStream);
@@ -106,39 +103,16 @@ public sealed partial class Uplink
                 FindStream(header)?.OnReset((ProtocolErrorCode)ReadFixed32(header, payload));
                 break;
             case FrameType.WindowUpdate:
-                uint increment = ReadFixed32(header, payload);
-                if (increment is 0 or > int.MaxValue)
-                {
-                    throw new ProtocolViolationException($"Invalid window increment {increment}.");
-                }
-
-                if (header.StreamId != 0)
-                {
-                    FindStream(header)?.OnWindowUpdate((int)increment);
-                }
-
+                OnWindowUpdateFrame(header, payload);
                 break;
             case FrameType.Ping:
-                if (_scheduler.QueuedPongs >= MaxQueuedPongs)
-                {
-                    throw new ProtocolViolationException($"Ping flood: {MaxQueuedPongs} answers queued that the peer has not read.");
-                }
-
-                TryEnqueue(OutboundFrame.Pong(ReadFixed64(header, payload)));
+                OnPingFrame(header, payload);
                 break;
             case FrameType.Pong:
                 OnPong(ReadFixed64(header, payload));
                 break;
             case FrameType.GoAway:
-                ulong goAway = ReadFixed64(header, payload);
-                lock (_openLock)
-                {
-                    // Under the open lock: a stream is either queued before this point (so before any Pong answering
-                    // a Ping that follows the GoAway) or not opened at all. The drain handshake relies on that order.
-                    _peerDraining = true;
-                }
-
-                Log.PeerDraining(_logger, Name, (ProtocolErrorCode)(uint)goAway);
+                OnGoAwayFrame(header, payload);
                 break;
             case FrameType.Health:
                 OnHealth(header, payload);
@@ -147,6 +121,53 @@ public sealed partial class Uplink
                 AcceptTcpStream(header, payload);
                 break;
         }
+    }
+
+    private void OnResponseHeadFrame(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (Role != UplinkRole.Server)
+        {
+            throw new ProtocolViolationException("A client received a response head.");
+        }
+
+        FindStream(header)?.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream);
+    }
+
+    private void OnWindowUpdateFrame(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        uint increment = ReadFixed32(header, payload);
+        if (increment is 0 or > int.MaxValue)
+        {
+            throw new ProtocolViolationException($"Invalid window increment {increment}.");
+        }
+
+        if (header.StreamId != 0)
+        {
+            FindStream(header)?.OnWindowUpdate((int)increment);
+        }
+    }
+
+    private void OnPingFrame(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        if (_scheduler.QueuedPongs >= MaxQueuedPongs)
+        {
+            throw new ProtocolViolationException($"Ping flood: {MaxQueuedPongs} answers queued that the peer has not read.");
+        }
+
+        TryEnqueue(OutboundFrame.Pong(ReadFixed64(header, payload)));
+    }
+
+    private void OnGoAwayFrame(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    {
+        ulong goAway = ReadFixed64(header, payload);
+        lock (_openLock)
+        {
+            // Under the open lock: a stream is either queued before this point (so before any Pong answering
+            // a Ping that follows the GoAway) or not opened at all. The drain handshake relies on that order.
+            _peerDraining = true;
+        }
+
+        Log.PeerDraining(_logger, Name, (ProtocolErrorCode)(uint)goAway);
     }
 
     private void OnHealth(in FrameHeader header, in ReadOnlySequence<byte> payload)

@@ -38,29 +38,16 @@ internal sealed class UplinkFrameWriter
             {
                 // Read before taking frames: once completion is seen, every frame queued before it is visible too.
                 bool completed = _scheduler.IsCompleted;
-                int unflushed = 0;
                 int frames = 0;
-                bool yielded = false;
-                while (true)
+                int unflushed = WriteQueued(0, ref frames);
+                if (unflushed > 0 && unflushed < MaxUnflushedBytes)
                 {
-                    while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
-                    {
-                        unflushed += frame.TotalLength;
-                        frames++;
-                        frame.WriteTo(_output);
-                    }
-
-                    if (unflushed == 0 || unflushed >= MaxUnflushedBytes || yielded)
-                    {
-                        break;
-                    }
-
                     // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue,
-                    // then goes out in one send. Measured at 5,000 req/s: 1.7 fewer syscalls and 8 µs less CPU per
-                    // request in the client, 4 µs less in the server, 0.27 ms less added p50 (2026-11-24-uplink-v2.md);
-                    // under Kestrel's upgrade its I/O queue had merged flushes this way.
-                    yielded = true;
+                    // then goes out in one send: fewer syscalls and less CPU per request at a fixed rate
+                    // (docs/benchmarks/2026-11-24-uplink-v2.md); under Kestrel's upgrade its I/O queue had merged
+                    // flushes this way.
                     await Task.Yield();
+                    unflushed = WriteQueued(unflushed, ref frames);
                 }
 
                 if (unflushed == 0)
@@ -93,6 +80,20 @@ internal sealed class UplinkFrameWriter
             _scheduler.DropQueued();
             await CompleteOutputAsync().ConfigureAwait(false);
         }
+    }
+
+    /// <summary>Writes queued frames into the output until the batch reaches <see cref="MaxUnflushedBytes"/> or none is left.</summary>
+    /// <returns>The batch's unflushed bytes, starting from <paramref name="unflushed"/>.</returns>
+    private int WriteQueued(int unflushed, ref int frames)
+    {
+        while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
+        {
+            unflushed += frame.TotalLength;
+            frames++;
+            frame.WriteTo(_output);
+        }
+
+        return unflushed;
     }
 
     /// <summary>Wakes a flush that waits for a peer that does not read (the uplink is closing).</summary>

@@ -84,16 +84,7 @@ public sealed partial class UplinkStream
             QueuedDataBudget budget = _uplink.Scheduler.DataBudget;
             if (budgeted && !budget.TryReserveNow(credit))
             {
-                try
-                {
-                    await waitForData(state, cancellationToken).ConfigureAwait(false);
-                    await budget.ReserveAsync(credit, light: SentBytes < FrameScheduler.LightStreamBytes, cancellationToken).ConfigureAwait(false);
-                }
-                catch
-                {
-                    ReturnSendCredit(credit);
-                    throw;
-                }
+                await ReserveWhenDataWaitsAsync(waitForData, state, budget, credit, cancellationToken).ConfigureAwait(false);
             }
 
             byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
@@ -105,20 +96,11 @@ public sealed partial class UplinkStream
             catch
             {
                 ArrayPool<byte>.Shared.Return(pooled);
-                ReturnSendCredit(credit);
-                if (budgeted)
-                {
-                    budget.Release(credit);
-                }
-
+                GiveBack(credit, budgeted ? budget : null);
                 throw;
             }
 
-            ReturnSendCredit(credit - length);
-            if (budgeted)
-            {
-                budget.Release(credit - length);
-            }
+            GiveBack(credit - length, budgeted ? budget : null);
 
             if (length == 0)
             {
@@ -133,6 +115,29 @@ public sealed partial class UplinkStream
         {
             Release();
         }
+    }
+
+    /// <summary>The slow path of a frame's turn: once its source has data, waits for room in the uplink's queued-data budget.</summary>
+    private async ValueTask ReserveWhenDataWaitsAsync<TState>(
+        Func<TState, CancellationToken, ValueTask> waitForData, TState state, QueuedDataBudget budget, int credit, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await waitForData(state, cancellationToken).ConfigureAwait(false);
+            await budget.ReserveAsync(credit, light: SentBytes < FrameScheduler.LightStreamBytes, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            ReturnSendCredit(credit);
+            throw;
+        }
+    }
+
+    /// <summary>Returns credit a frame took and did not fill, and its room in the budget when it held some.</summary>
+    private void GiveBack(int bytes, QueuedDataBudget? budget)
+    {
+        ReturnSendCredit(bytes);
+        budget?.Release(bytes);
     }
 
     /// <summary>Sends everything <paramref name="source"/> yields as body, then ends the stream's sending side.</summary>
