@@ -45,58 +45,102 @@ public static class TunnelServerApp
         // Every log event carries the node's name (structured sinks show it; the console template may add {Node}).
         builder.Configuration.AddInMemoryCollection([new("Serilog:Properties:Node", options.Cluster.ResolvedNodeName)]);
 
-        builder.Services.AddHostSerilog(builder.Configuration);
-        builder.Services.AddOptions<TunnelServerOptions>()
-            .Bind(builder.Configuration.GetSection(TunnelServerOptions.SectionName))
+        AddCoreServices(builder.Services, builder.Configuration);
+        AddAdminServices(builder.Services, options);
+        AddSecurityServices(builder.Services, options);
+        AddUplinkAndShutdownServices(builder.Services, options);
+        UseListenSockets(builder.WebHost, options);
+        ServerEndpoints endpoints = ConfigureListeners(builder, options);
+
+        WebApplication app = builder.Build();
+        RenamedKeys.LogWarnings(app.Services, renamed);
+        // Read now, not at the first login: the file's visitor rules must guard the public port from its first request.
+        _ = app.Services.GetService<CredentialsFile>();
+        UsePipeline(app, options, endpoints);
+        app.UseRouting();
+        NodeWarmUp warmUp = MapHealthAndFallback(app, options, endpoints);
+        LogWhenStarted(app, options, endpoints, warmUp);
+        return app;
+    }
+
+    /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
+    public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);
+
+    /// <summary>Logging, the options with their validators (in the order their failures are listed), ProxyEntry, metrics and tracing.</summary>
+    private static void AddCoreServices(IServiceCollection services, IConfiguration configuration)
+    {
+        services.AddHostSerilog(configuration);
+        services.AddOptions<TunnelServerOptions>()
+            .Bind(configuration.GetSection(TunnelServerOptions.SectionName))
             .ValidateOnStart();
-        builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsAnnotations>();
-        builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
-        builder.Services.AddSingleton<IValidateOptions<TunnelServerOptions>, Tunnel2.TunnelServer.Tcp.TcpServerOptionsValidator>();
-        builder.Services.AddProxyEntry(builder.Configuration);
-        builder.Services.AddSingleton<TunnelServerMetrics>();
-        builder.Services.AddTracingExport(builder.Configuration, "TunnelServer", ProxyEntryTracing.SourceName, "Microsoft.AspNetCore");
-        if (!string.IsNullOrEmpty(options.Admin.Url))
+        services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsAnnotations>();
+        services.AddSingleton<IValidateOptions<TunnelServerOptions>, TunnelServerOptionsValidator>();
+        services.AddSingleton<IValidateOptions<TunnelServerOptions>, Tunnel2.TunnelServer.Tcp.TcpServerOptionsValidator>();
+        services.AddProxyEntry(configuration);
+        services.AddSingleton<TunnelServerMetrics>();
+        services.AddTracingExport(configuration, "TunnelServer", ProxyEntryTracing.SourceName, "Microsoft.AspNetCore");
+    }
+
+    /// <summary>With an admin listener: its metrics, OpenAPI document, live traffic charts and JSON contract.</summary>
+    private static void AddAdminServices(IServiceCollection services, TunnelServerOptions options)
+    {
+        if (string.IsNullOrEmpty(options.Admin.Url))
         {
-            builder.Services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
-            builder.Services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.ConfigureResource(resource =>
-                resource.AddService("TunnelServer", serviceInstanceId: options.Cluster.ResolvedNodeName)));
-            builder.Services.AddOpenApi();
-            builder.Services.AddSingleton<LiveTraffic>();
-            builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, AdminJsonContext.Default));
+            return;
         }
 
+        services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
+        services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.ConfigureResource(resource =>
+            resource.AddService("TunnelServer", serviceInstanceId: options.Cluster.ResolvedNodeName)));
+        services.AddOpenApi();
+        services.AddSingleton<LiveTraffic>();
+        services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, AdminJsonContext.Default));
+    }
+
+    /// <summary>The TLS certificate, the credentials file, the certificate ask, and who may open an uplink.</summary>
+    private static void AddSecurityServices(IServiceCollection services, TunnelServerOptions options)
+    {
         if (!string.IsNullOrEmpty(options.Tls.Certificate))
         {
-            builder.Services.AddSingleton(services => new ServerCertificate(
-                options.Tls.Certificate, options.Tls.CertificateKey!, services.GetRequiredService<ILogger<ServerCertificate>>()));
+            services.AddSingleton(provider => new ServerCertificate(
+                options.Tls.Certificate, options.Tls.CertificateKey!, provider.GetRequiredService<ILogger<ServerCertificate>>()));
         }
 
         if (!string.IsNullOrEmpty(options.CredentialsFile))
         {
-            builder.Services.AddSingleton(services => new CredentialsFile(options.CredentialsFile,
-                services.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), services.GetRequiredService<ILogger<CredentialsFile>>()));
+            services.AddSingleton(provider => new CredentialsFile(options.CredentialsFile,
+                provider.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), provider.GetRequiredService<ILogger<CredentialsFile>>()));
         }
 
         if (options.Admin.CertificateAsk)
         {
-            builder.Services.AddCertificateAsk(options.Token);
+            services.AddCertificateAsk(options.Token);
         }
 
-        builder.Services.AddSingleton(services => new ClientAuthenticator(options.Token, services.GetService<CredentialsFile>()));
-        builder.Services.AddSingleton(services => new CredentialRevocation(
-            services.GetRequiredService<ILogger<CredentialRevocation>>(), services.GetService<CredentialsFile>()));
-        builder.Services.AddUplinkAcceptance();
-        builder.Services.AddHostedService<UplinkListener>();
-        builder.Services.AddHostedService<GracefulShutdown>();
-        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));
-        builder.Services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
-            PublicReadAhead.Apply(proxy.Value, kestrel.Limits));
-        builder.Services.AddOptions<SocketTransportOptions>().Configure<IOptions<KestrelServerOptions>>((sockets, kestrel) =>
-            PublicReadAhead.Apply(kestrel.Value.Limits, sockets));
+        services.AddSingleton(provider => new ClientAuthenticator(options.Token, provider.GetService<CredentialsFile>()));
+        services.AddSingleton(provider => new CredentialRevocation(
+            provider.GetRequiredService<ILogger<CredentialRevocation>>(), provider.GetService<CredentialsFile>()));
+    }
 
+    /// <summary>The tunnel port's listener, the graceful shutdown and its budget, and the public port's read-ahead.</summary>
+    private static void AddUplinkAndShutdownServices(IServiceCollection services, TunnelServerOptions options)
+    {
+        services.AddUplinkAcceptance();
+        services.AddHostedService<UplinkListener>();
+        services.AddHostedService<GracefulShutdown>();
+        services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));
+        services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
+            PublicReadAhead.Apply(proxy.Value, kestrel.Limits));
+        services.AddOptions<SocketTransportOptions>().Configure<IOptions<KestrelServerOptions>>((sockets, kestrel) =>
+            PublicReadAhead.Apply(kestrel.Value.Limits, sockets));
+    }
+
+    /// <summary>Kestrel's listen sockets get the configured unsent-bytes limit and receive buffer.</summary>
+    private static void UseListenSockets(IWebHostBuilder webHost, TunnelServerOptions options)
+    {
         // Accepted sockets inherit TCP_NOTSENT_LOWAT from their listener, so one setting covers every caller (and the
         // tunnel port's own listener sets it for the uplinks).
-        builder.WebHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint =>
+        webHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint =>
         {
             Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
             UnsentBytesLimit.TryApply(listener, options.Listeners.UnsentBytesLimit);
@@ -107,7 +151,11 @@ public static class TunnelServerApp
 
             return listener;
         });
+    }
 
+    /// <summary>Kestrel's limits and listeners (public, public h2c, admin); the endpoints learn their addresses once bound.</summary>
+    private static ServerEndpoints ConfigureListeners(WebApplicationBuilder builder, TunnelServerOptions options)
+    {
         var endpoints = new ServerEndpoints();
         builder.Services.AddSingleton(endpoints);
         builder.WebHost.ConfigureKestrel(kestrel =>
@@ -118,13 +166,7 @@ public static class TunnelServerApp
             endpoints.PublicListener = ListenPublic(kestrel, options, endpoints);
             if (!string.IsNullOrEmpty(options.Listeners.PublicH2cUrl) && ListenAddress.TryParse(options.Listeners.PublicH2cUrl, out ListenAddress? h2c, out _))
             {
-                ListenOptions? h2cListener = null;
-                kestrel.Listen(h2c.EndPoint, listen =>
-                {
-                    h2cListener = listen;
-                    listen.Protocols = HttpProtocols.Http2;
-                });
-                endpoints.PublicH2cListener = h2cListener;
+                endpoints.PublicH2cListener = ListenH2c(kestrel, h2c);
             }
 
             if (!string.IsNullOrEmpty(options.Admin.Url) && ListenAddress.TryParse(options.Admin.Url, out ListenAddress? admin, out _))
@@ -134,11 +176,24 @@ public static class TunnelServerApp
                 endpoints.AdminListener = adminListener;
             }
         });
+        return endpoints;
+    }
 
-        WebApplication app = builder.Build();
-        RenamedKeys.LogWarnings(app.Services, renamed);
-        // Read now, not at the first login: the file's visitor rules must guard the public port from its first request.
-        _ = app.Services.GetService<CredentialsFile>();
+    /// <summary>The public h2c listener: HTTP/2 without TLS (prior knowledge).</summary>
+    private static ListenOptions? ListenH2c(KestrelServerOptions kestrel, ListenAddress h2c)
+    {
+        ListenOptions? h2cListener = null;
+        kestrel.Listen(h2c.EndPoint, listen =>
+        {
+            h2cListener = listen;
+            listen.Protocols = HttpProtocols.Http2;
+        });
+        return h2cListener;
+    }
+
+    /// <summary>The middleware: with an admin listener, its requests and the public ones take separate branches.</summary>
+    private static void UsePipeline(WebApplication app, TunnelServerOptions options, ServerEndpoints endpoints)
+    {
         if (endpoints.AdminListener is not null)
         {
             // Requests that arrived on the admin listener never reach ProxyEntry: they pass the admin token and /metrics,
@@ -159,8 +214,11 @@ public static class TunnelServerApp
             // host from putting its implicit one first, so /session/... never pays for endpoint matching.
             app.UseNodeHeader(options).UseProxyEntry();
         }
+    }
 
-        app.UseRouting();
+    /// <summary>/healthz (503 while draining or warming up) and the 404 for any other path; returns the warm-up to begin.</summary>
+    private static NodeWarmUp MapHealthAndFallback(WebApplication app, TunnelServerOptions options, ServerEndpoints endpoints)
+    {
         // A draining node says so at once, so a balancer's health check stops sending to it while it drains.
         // A node warming up says so too, until its clients have had time to reconnect (ProxyEntry:WarmUp).
         PublicDrain drain = app.Services.GetRequiredService<PublicDrain>();
@@ -176,7 +234,12 @@ public static class TunnelServerApp
             "Not found", context.Connection.LocalPort == endpoints.AdminPort
                 ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
                 : "Public requests go to /session/{id}/{path}."));
+        return warmUp;
+    }
 
+    /// <summary>Once started: the warm-up begins and the listening addresses and node are logged.</summary>
+    private static void LogWhenStarted(WebApplication app, TunnelServerOptions options, ServerEndpoints endpoints, NodeWarmUp warmUp)
+    {
         app.Lifetime.ApplicationStarted.Register(() =>
         {
             warmUp.Begin();
@@ -188,39 +251,14 @@ public static class TunnelServerApp
                 TunnelServerLog.AdminListening(logger, adminUrl);
             }
         });
-        return app;
     }
-
-    /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
-    public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);
 
     private static TunnelServerOptions BindAndValidate(IConfiguration configuration)
     {
-        var options = new TunnelServerOptions();
+        TunnelServerOptions options = Bind(configuration);
         var failures = new List<string>();
-        try
-        {
-            configuration.GetSection(TunnelServerOptions.SectionName).Bind(options);
-        }
-        catch (InvalidOperationException ex)
-        {
-            // e.g. "Failed to convert configuration value 'bogus' at 'TunnelServer:Uplink:KeepAliveTimeout' to type 'System.TimeSpan'."
-            failures.Add(ex.Message);
-            throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
-        }
-
-        ValidateOptionsResult annotations = new TunnelServerOptionsAnnotations().Validate(null, options);
-        if (annotations.Failed)
-        {
-            failures.AddRange(annotations.Failures);
-        }
-
-        ValidateOptionsResult tcp = new Tunnel2.TunnelServer.Tcp.TcpServerOptionsValidator().Validate(null, options);
-        if (tcp.Failed)
-        {
-            failures.AddRange(tcp.Failures);
-        }
-
+        AddFailures(failures, new TunnelServerOptionsAnnotations().Validate(null, options));
+        AddFailures(failures, new Tunnel2.TunnelServer.Tcp.TcpServerOptionsValidator().Validate(null, options));
         ValidateOptionsResult custom = new TunnelServerOptionsValidator().Validate(null, options);
         if (custom.Failed)
         {
@@ -228,39 +266,71 @@ public static class TunnelServerApp
         }
         else
         {
-            try
-            {
-                if (!string.IsNullOrEmpty(options.Tls.Certificate))
-                {
-                    ServerCertificate.Read(options.Tls.Certificate, options.Tls.CertificateKey!).Dispose();
-                }
-            }
-            catch (InvalidConfigurationException ex)
-            {
-                failures.Add(ex.Message);
-            }
-
-            if (options.Admin.CertificateAsk && CertificateAskEndpoint.Problem(configuration) is { } askProblem)
-            {
-                failures.Add(askProblem);
-            }
-
-            try
-            {
-                if (!string.IsNullOrEmpty(options.CredentialsFile))
-                {
-                    CredentialsFile.Read(options.CredentialsFile);
-                }
-            }
-            catch (InvalidConfigurationException ex)
-            {
-                failures.Add(ex.Message);
-            }
+            // Only options that passed the checks above are worth reading files for.
+            ValidateFiles(options, configuration, failures);
         }
 
         return failures.Count == 0
             ? options
             : throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), failures);
+    }
+
+    /// <exception cref="OptionsValidationException">A value does not convert to its key's type.</exception>
+    private static TunnelServerOptions Bind(IConfiguration configuration)
+    {
+        var options = new TunnelServerOptions();
+        try
+        {
+            configuration.GetSection(TunnelServerOptions.SectionName).Bind(options);
+        }
+        catch (InvalidOperationException ex)
+        {
+            // e.g. "Failed to convert configuration value 'bogus' at 'TunnelServer:Uplink:KeepAliveTimeout' to type 'System.TimeSpan'."
+            throw new OptionsValidationException(TunnelServerOptions.SectionName, typeof(TunnelServerOptions), [ex.Message]);
+        }
+
+        return options;
+    }
+
+    private static void AddFailures(List<string> failures, ValidateOptionsResult result)
+    {
+        if (result.Failed)
+        {
+            failures.AddRange(result.Failures);
+        }
+    }
+
+    /// <summary>The files the options name (certificate, credentials) must read, and the certificate ask must be usable.</summary>
+    private static void ValidateFiles(TunnelServerOptions options, IConfiguration configuration, List<string> failures)
+    {
+        try
+        {
+            if (!string.IsNullOrEmpty(options.Tls.Certificate))
+            {
+                ServerCertificate.Read(options.Tls.Certificate, options.Tls.CertificateKey!).Dispose();
+            }
+        }
+        catch (InvalidConfigurationException ex)
+        {
+            failures.Add(ex.Message);
+        }
+
+        if (options.Admin.CertificateAsk && CertificateAskEndpoint.Problem(configuration) is { } askProblem)
+        {
+            failures.Add(askProblem);
+        }
+
+        try
+        {
+            if (!string.IsNullOrEmpty(options.CredentialsFile))
+            {
+                CredentialsFile.Read(options.CredentialsFile);
+            }
+        }
+        catch (InvalidConfigurationException ex)
+        {
+            failures.Add(ex.Message);
+        }
     }
 
     /// <summary>

@@ -14,17 +14,39 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
     public ValidateOptionsResult Validate(string? name, TunnelClientOptions options)
     {
         var failures = new List<string>();
+        IReadOnlyList<Uri>? servers = ValidateServers(options, failures);
+        ValidateHealthPath(options, failures);
+        ValidateTls(options, servers, failures);
+        ValidateBackends(options, failures);
+        failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.Admin.Token,
+            ("Admin:Url", "--admin-url", options.Admin.Url), ("Inspector:Url", "--inspect-url", options.Inspector.Url)));
+        ValidateVisitors(options, failures);
+        ValidateSessionAndTimers(options, failures);
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+
+    private static IReadOnlyList<Uri>? ValidateServers(TunnelClientOptions options, List<string> failures)
+    {
         IReadOnlyList<Uri>? servers = ServerList.Parse(options.Server, out string? serverError);
         if (servers is null)
         {
             failures.Add($"TunnelClient:Server must be an http:// or https:// URL such as http://127.0.0.1:12001, or several separated by commas: {serverError}.");
         }
 
+        return servers;
+    }
+
+    private static void ValidateHealthPath(TunnelClientOptions options, List<string> failures)
+    {
         if (options.Health.Path is { } healthPath && (!healthPath.StartsWith('/') || !Uri.TryCreate(healthPath, UriKind.Relative, out _)))
         {
             failures.Add($"TunnelClient:Health:Path must be a path on the backend starting with '/', such as /healthz, not '{healthPath}'.");
         }
+    }
 
+    /// <summary>The CA file and the pin must read, and they need an https:// server to check.</summary>
+    private static void ValidateTls(TunnelClientOptions options, IReadOnlyList<Uri>? servers, List<string> failures)
+    {
         bool https = false;
         foreach (Uri server in servers ?? [])
         {
@@ -59,7 +81,10 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
         {
             failures.Add("--ca-certificate and --server-certificate-sha256 check an https:// server; TunnelClient:Server names none.");
         }
+    }
 
+    private static void ValidateBackends(TunnelClientOptions options, List<string> failures)
+    {
         if (BackendAddress.ParseList(options.Backends.Urls, out string? backendError) is null)
         {
             failures.Add($"TunnelClient:Backends:Urls must be an http:// or https:// URL, or several separated by commas, each optionally followed by weight=N: {backendError}");
@@ -74,10 +99,10 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
         {
             failures.Add("TunnelClient:Backends:Affinity is Header but TunnelClient:Backends:AffinityHeader names no header (--backend-affinity-header).");
         }
+    }
 
-        failures.AddRange(AdminSettings.Problems(TunnelClientOptions.SectionName, options.Admin.Token,
-            ("Admin:Url", "--admin-url", options.Admin.Url), ("Inspector:Url", "--inspect-url", options.Inspector.Url)));
-
+    private static void ValidateVisitors(TunnelClientOptions options, List<string> failures)
+    {
         if (options.Visitors.BasicAuth is { } basic && basic.Split(':', 2) is not [{ Length: > 0 }, { Length: >= 8 }])
         {
             failures.Add("TunnelClient:Visitors:BasicAuth must be user:password with a password of at least 8 characters (--basic-auth).");
@@ -90,7 +115,10 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
                 failures.Add($"TunnelClient:{setting} must be networks in CIDR form separated by commas, e.g. 10.0.0.0/8,2001:db8::/32.");
             }
         }
+    }
 
+    private static void ValidateSessionAndTimers(TunnelClientOptions options, List<string> failures)
+    {
         if (!string.IsNullOrEmpty(options.Session) && !HandshakeProtocol.IsValidSessionId(options.Session))
         {
             failures.Add($"TunnelClient:Session '{options.Session}' must be 1 to 128 characters of A-Z a-z 0-9 - _ . ~, and not '.' or '..'.");
@@ -105,7 +133,5 @@ public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClient
         {
             failures.Add("TunnelClient:Uplink:KeepAliveTimeout must be longer than KeepAliveInterval.");
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

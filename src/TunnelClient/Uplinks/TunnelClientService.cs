@@ -174,26 +174,7 @@ public sealed class TunnelClientService : BackgroundService
                 await using (DialedUplink dialed = await _dialer.ConnectAsync(target, slot, stoppingToken))
                 {
                     failedAttempts = 0;
-                    _status.OnConnected();
-                    _metrics.UplinkUp(target.Label);
-                    try
-                    {
-                        TunnelClientLog.Connected(_logger, target.Label, _options.Uplink.Transport, _options.Session, _options.Backends.Urls, _instance.ForUplink(slot));
-                        if (dialed.PublicUrl is { } publicUrl && _options.Tcp.ServesHttp && _status.OnPublicUrl(publicUrl))
-                        {
-                            TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backends.Urls);
-                        }
-
-                        _tcpForwarding.OnConnected(dialed.TcpAddress, _options.Tcp.Target);
-
-                        await RunUntilStoppedAsync(target, dialed.Uplink, stoppingToken);
-                    }
-                    finally
-                    {
-                        reason = dialed.Uplink.CloseReason ?? "closed";
-                        _status.OnDisconnected(reason);
-                        _metrics.UplinkDown(target.Label);
-                    }
+                    reason = await ServeAsync(target, slot, dialed, stoppingToken);
                 }
 
                 if (stoppingToken.IsCancellationRequested)
@@ -206,17 +187,13 @@ public sealed class TunnelClientService : BackgroundService
             catch (UplinkRefusedException refused) when (refused.IsAuthenticationFailure)
             {
                 TunnelClientLog.TokenRefused(_logger, refused.StatusCode, refused.Detail);
-                _status.OnConnectFailed(refused.Message);
-                _status.ExitCode = 3;
-                _lifetime.StopApplication();
+                StopRefused(refused.Message, exitCode: 3);
                 return;
             }
             catch (ServerCertificateRejectedException rejected)
             {
                 TunnelClientLog.CertificateRefused(_logger, server.OriginalString, rejected.Reason);
-                _status.OnConnectFailed(rejected.Message);
-                _status.ExitCode = CertificateRefusedExitCode;
-                _lifetime.StopApplication();
+                StopRefused(rejected.Message, CertificateRefusedExitCode);
                 return;
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
@@ -227,17 +204,60 @@ public sealed class TunnelClientService : BackgroundService
                                            or OperationCanceledException or InvalidDataException or AuthenticationException
                                            or System.Net.WebSockets.WebSocketException or HttpRequestException)
             {
-                reason = ex is OperationCanceledException ? "connect timed out" : ex.Message;
-                _status.OnConnectFailed(reason);
-                TimeSpan failedDelay = _backoff.NextDelay(failedAttempts++, Random.Shared);
-                TunnelClientLog.ConnectFailed(_logger, target.Label, reason, (long)failedDelay.TotalMilliseconds);
-                await DelayAsync(failedDelay, stoppingToken);
+                await RetryAfterFailureAsync(target, ex, failedAttempts++, stoppingToken);
                 continue;
             }
 
             // A connection that was up and dropped: come back quickly, but jittered.
             await DelayAsync(_backoff.NextDelay(failedAttempts++, Random.Shared), stoppingToken);
         }
+    }
+
+    /// <summary>Reports the uplink up, runs it until it drops or the client stops, then reports it down.</summary>
+    /// <returns>Why the uplink closed.</returns>
+    private async Task<string> ServeAsync(UplinkTarget target, int slot, DialedUplink dialed, CancellationToken stoppingToken)
+    {
+        string reason;
+        _status.OnConnected();
+        _metrics.UplinkUp(target.Label);
+        try
+        {
+            TunnelClientLog.Connected(_logger, target.Label, _options.Uplink.Transport, _options.Session, _options.Backends.Urls, _instance.ForUplink(slot));
+            if (dialed.PublicUrl is { } publicUrl && _options.Tcp.ServesHttp && _status.OnPublicUrl(publicUrl))
+            {
+                TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backends.Urls);
+            }
+
+            _tcpForwarding.OnConnected(dialed.TcpAddress, _options.Tcp.Target);
+
+            await RunUntilStoppedAsync(target, dialed.Uplink, stoppingToken);
+        }
+        finally
+        {
+            reason = dialed.Uplink.CloseReason ?? "closed";
+            _status.OnDisconnected(reason);
+            _metrics.UplinkDown(target.Label);
+        }
+
+        return reason;
+    }
+
+    /// <summary>A refusal that retrying cannot cure (a bad token, an untrusted certificate): the client stops with this exit code.</summary>
+    private void StopRefused(string message, int exitCode)
+    {
+        _status.OnConnectFailed(message);
+        _status.ExitCode = exitCode;
+        _lifetime.StopApplication();
+    }
+
+    /// <summary>A connect that failed: waits the next backoff delay before the caller tries again.</summary>
+    private async Task RetryAfterFailureAsync(UplinkTarget target, Exception ex, int failedAttempts, CancellationToken stoppingToken)
+    {
+        string reason = ex is OperationCanceledException ? "connect timed out" : ex.Message;
+        _status.OnConnectFailed(reason);
+        TimeSpan failedDelay = _backoff.NextDelay(failedAttempts, Random.Shared);
+        TunnelClientLog.ConnectFailed(_logger, target.Label, reason, (long)failedDelay.TotalMilliseconds);
+        await DelayAsync(failedDelay, stoppingToken);
     }
 
     /// <summary>

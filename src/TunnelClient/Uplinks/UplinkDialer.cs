@@ -59,10 +59,7 @@ public sealed class UplinkDialer
             return await ConnectWebSocketAsync(target, instanceId, slot, timeout.Token);
         }
 
-        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        UnsentBytesLimit.TryApply(socket, _options.Uplink.UnsentBytesLimit);
-        UplinkReceiveBuffer.TryApply(socket, _options.Uplink.ReceiveBuffer); // before connect, so the window scale fits it
-        UplinkSegmentSize.TryApply(socket, _options.Uplink.SegmentSize);
+        Socket socket = CreateUplinkSocket();
         Stream? network = null;
         try
         {
@@ -74,19 +71,7 @@ public sealed class UplinkDialer
             }
 
             var transport = DuplexPipe.Over(network);
-
-            await transport.Output.WriteAsync(BuildRequest(server, instanceId), timeout.Token);
-            HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, timeout.Token);
-            if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
-            {
-                throw new UplinkRefusedException(response.StatusCode, string.IsNullOrEmpty(response.Body) ? "(no detail)" : response.Body);
-            }
-
-            if (!string.Equals(response["Upgrade"], HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase))
-            {
-                throw new IOException($"The server switched to '{response["Upgrade"]}' instead of {HandshakeProtocol.UpgradeToken}.");
-            }
-
+            HandshakeResponse response = await UpgradeAsync(transport, server, instanceId, timeout.Token);
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader]);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
@@ -106,6 +91,34 @@ public sealed class UplinkDialer
 
             throw;
         }
+    }
+
+    private Socket CreateUplinkSocket()
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        UnsentBytesLimit.TryApply(socket, _options.Uplink.UnsentBytesLimit);
+        UplinkReceiveBuffer.TryApply(socket, _options.Uplink.ReceiveBuffer); // before connect, so the window scale fits it
+        UplinkSegmentSize.TryApply(socket, _options.Uplink.SegmentSize);
+        return socket;
+    }
+
+    /// <summary>Sends the upgrade request and reads the answer, which must switch to the tunnel protocol.</summary>
+    /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
+    private async Task<HandshakeResponse> UpgradeAsync(DuplexPipe transport, Uri server, string instanceId, CancellationToken cancellationToken)
+    {
+        await transport.Output.WriteAsync(BuildRequest(server, instanceId), cancellationToken);
+        HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, cancellationToken);
+        if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
+        {
+            throw new UplinkRefusedException(response.StatusCode, string.IsNullOrEmpty(response.Body) ? "(no detail)" : response.Body);
+        }
+
+        if (!string.Equals(response["Upgrade"], HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase))
+        {
+            throw new IOException($"The server switched to '{response["Upgrade"]}' instead of {HandshakeProtocol.UpgradeToken}.");
+        }
+
+        return response;
     }
 
     /// <summary>TLS over the connection; the returned stream owns <paramref name="network"/>.</summary>
@@ -146,42 +159,8 @@ public sealed class UplinkDialer
         HttpMessageInvoker? invoker = null;
         try
         {
-            if (server.Scheme == Uri.UriSchemeHttps || target.Address is not null)
-            {
-                // A handler of its own carries the trust settings (a private CA, a pin) that ClientWebSocket's options
-                // cannot, and dials the one node's address when the name has several.
-                var handler = new SocketsHttpHandler { ConnectTimeout = _options.ConnectTimeout };
-                if (server.Scheme == Uri.UriSchemeHttps)
-                {
-                    handler.SslOptions = CertificatePolicy.CreateOptions(server.IdnHost, reason => refusal = reason);
-                }
-
-                if (target.Address is not null)
-                {
-                    handler.ConnectCallback = (_, token) => ConnectStreamAsync(EndPointOf(target), token);
-                }
-
-                invoker = new HttpMessageInvoker(handler);
-            }
-
-            webSocket.Options.CollectHttpResponseDetails = true;
-            webSocket.Options.KeepAliveInterval = TimeSpan.Zero; // the uplink's own Ping frames watch the link
-            webSocket.Options.SetRequestHeader("Authorization", $"Bearer {_options.Token}");
-            webSocket.Options.SetRequestHeader(HandshakeProtocol.SessionHeader, _options.Session);
-            webSocket.Options.SetRequestHeader(HandshakeProtocol.VersionHeader, HandshakeProtocol.OfferedVersions);
-            webSocket.Options.SetRequestHeader(HandshakeProtocol.InstanceHeader, instanceId);
-            webSocket.Options.SetRequestHeader(HandshakeProtocol.WeightHeader, _options.Weight.ToString(CultureInfo.InvariantCulture));
-            webSocket.Options.SetRequestHeader(HandshakeProtocol.HealthHeader, HealthValue);
-            foreach (KeyValuePair<string, string> rule in _visitorRules)
-            {
-                webSocket.Options.SetRequestHeader(rule.Key, rule.Value);
-            }
-
-            if (_options.Tcp.Target is not null)
-            {
-                webSocket.Options.SetRequestHeader(HandshakeProtocol.TcpHeader, HandshakeProtocol.TcpOn);
-            }
-
+            invoker = CreateInvoker(target, reason => refusal = reason);
+            SetHandshakeHeaders(webSocket.Options, instanceId);
             var url = new UriBuilder(server)
             {
                 Scheme = server.Scheme == Uri.UriSchemeHttps ? Uri.UriSchemeWss : Uri.UriSchemeWs,
@@ -204,18 +183,7 @@ public sealed class UplinkDialer
                 throw new IOException($"WebSocket handshake failed: {ex.Message}", ex);
             }
 
-            IReadOnlyDictionary<string, IEnumerable<string>> headers = webSocket.HttpResponseHeaders ?? new Dictionary<string, IEnumerable<string>>();
-            UplinkSettings settings = NegotiatedSettings(name => headers.TryGetValue(name, out IEnumerable<string>? values) ? string.Join(',', values) : null);
-            string? tcpAddress = TcpAddressOf(settings,
-                headers.TryGetValue(HandshakeProtocol.TcpAddressHeader, out IEnumerable<string>? tcpValues) ? tcpValues.FirstOrDefault() : null);
-            Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
-            var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{target.Label} #{slot} (websocket)");
-            return new DialedUplink(stream, uplink, invoker,
-                headers.TryGetValue(HandshakeProtocol.PublicUrlHeader, out IEnumerable<string>? urls) ? urls.FirstOrDefault() : null)
-            {
-                TcpAddress = tcpAddress,
-            };
+            return WrapWebSocket(webSocket, invoker, target, slot);
         }
         catch
         {
@@ -223,6 +191,72 @@ public sealed class UplinkDialer
             invoker?.Dispose();
             throw;
         }
+    }
+
+    /// <summary>
+    /// A handler of its own, or null for ClientWebSocket's default: it carries the trust settings (a private CA, a pin) that
+    /// ClientWebSocket's options cannot, and dials the one node's address when the name has several.
+    /// </summary>
+    private HttpMessageInvoker? CreateInvoker(UplinkTarget target, Action<string> onRefusal)
+    {
+        Uri server = target.Server;
+        if (server.Scheme != Uri.UriSchemeHttps && target.Address is null)
+        {
+            return null;
+        }
+
+        var handler = new SocketsHttpHandler { ConnectTimeout = _options.ConnectTimeout };
+        if (server.Scheme == Uri.UriSchemeHttps)
+        {
+            handler.SslOptions = CertificatePolicy.CreateOptions(server.IdnHost, onRefusal);
+        }
+
+        if (target.Address is not null)
+        {
+            handler.ConnectCallback = (_, token) => ConnectStreamAsync(EndPointOf(target), token);
+        }
+
+        return new HttpMessageInvoker(handler);
+    }
+
+    /// <summary>The login's headers, the same as <see cref="BuildRequest"/> sends on the HTTP/1.1 upgrade.</summary>
+    private void SetHandshakeHeaders(ClientWebSocketOptions options, string instanceId)
+    {
+        options.CollectHttpResponseDetails = true;
+        options.KeepAliveInterval = TimeSpan.Zero; // the uplink's own Ping frames watch the link
+        options.SetRequestHeader("Authorization", $"Bearer {_options.Token}");
+        options.SetRequestHeader(HandshakeProtocol.SessionHeader, _options.Session);
+        options.SetRequestHeader(HandshakeProtocol.VersionHeader, HandshakeProtocol.OfferedVersions);
+        options.SetRequestHeader(HandshakeProtocol.InstanceHeader, instanceId);
+        options.SetRequestHeader(HandshakeProtocol.WeightHeader, _options.Weight.ToString(CultureInfo.InvariantCulture));
+        options.SetRequestHeader(HandshakeProtocol.HealthHeader, HealthValue);
+        foreach (KeyValuePair<string, string> rule in _visitorRules)
+        {
+            options.SetRequestHeader(rule.Key, rule.Value);
+        }
+
+        if (_options.Tcp.Target is not null)
+        {
+            options.SetRequestHeader(HandshakeProtocol.TcpHeader, HandshakeProtocol.TcpOn);
+        }
+    }
+
+    /// <summary>The uplink over the connected WebSocket, with the settings its 101 response negotiated.</summary>
+    /// <exception cref="UplinkRefusedException">The client asked for TCP and the server gave no port.</exception>
+    private DialedUplink WrapWebSocket(ClientWebSocket webSocket, HttpMessageInvoker? invoker, UplinkTarget target, int slot)
+    {
+        IReadOnlyDictionary<string, IEnumerable<string>> headers = webSocket.HttpResponseHeaders ?? new Dictionary<string, IEnumerable<string>>();
+        UplinkSettings settings = NegotiatedSettings(name => headers.TryGetValue(name, out IEnumerable<string>? values) ? string.Join(',', values) : null);
+        string? tcpAddress = TcpAddressOf(settings,
+            headers.TryGetValue(HandshakeProtocol.TcpAddressHeader, out IEnumerable<string>? tcpValues) ? tcpValues.FirstOrDefault() : null);
+        Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
+        var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
+            name: $"{_options.Session}->{target.Label} #{slot} (websocket)");
+        return new DialedUplink(stream, uplink, invoker,
+            headers.TryGetValue(HandshakeProtocol.PublicUrlHeader, out IEnumerable<string>? urls) ? urls.FirstOrDefault() : null)
+        {
+            TcpAddress = tcpAddress,
+        };
     }
 
     private static async ValueTask<Stream> ConnectStreamAsync(EndPoint endPoint, CancellationToken cancellationToken)

@@ -10,25 +10,34 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
     public ValidateOptionsResult Validate(string? name, TunnelServerOptions options)
     {
         var failures = new List<string>();
-        bool anyHttps = false;
-        if (!ListenAddress.TryParse(options.Listeners.PublicUrl, out ListenAddress? publicAddress, out string? publicError))
+        bool anyHttps = ValidateListener("PublicUrl", options.Listeners.PublicUrl, failures);
+        anyHttps |= ValidateListener("TunnelUrl", options.Listeners.TunnelUrl, failures);
+        ValidateCertificate(options, anyHttps, failures);
+        ValidateH2c(options, failures);
+        ValidateAccess(options, failures);
+        if (options.Uplink.KeepAliveTimeout <= options.Uplink.KeepAliveInterval)
         {
-            failures.Add($"TunnelServer:Listeners:PublicUrl {publicError}");
-        }
-        else
-        {
-            anyHttps |= publicAddress.IsHttps;
-        }
-
-        if (!ListenAddress.TryParse(options.Listeners.TunnelUrl, out ListenAddress? tunnelAddress, out string? tunnelError))
-        {
-            failures.Add($"TunnelServer:Listeners:TunnelUrl {tunnelError}");
-        }
-        else
-        {
-            anyHttps |= tunnelAddress.IsHttps;
+            failures.Add("TunnelServer:Uplink:KeepAliveTimeout must be longer than TunnelServer:Uplink:KeepAliveInterval.");
         }
 
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+
+    /// <returns>Whether the listener is an https:// one (false when it does not parse).</returns>
+    private static bool ValidateListener(string key, string url, List<string> failures)
+    {
+        if (!ListenAddress.TryParse(url, out ListenAddress? address, out string? error))
+        {
+            failures.Add($"TunnelServer:Listeners:{key} {error}");
+            return false;
+        }
+
+        return address.IsHttps;
+    }
+
+    /// <summary>The certificate and its key go together, and are set exactly when a listener is https://.</summary>
+    private static void ValidateCertificate(TunnelServerOptions options, bool anyHttps, List<string> failures)
+    {
         bool hasCertificate = !string.IsNullOrEmpty(options.Tls.Certificate);
         if (hasCertificate != !string.IsNullOrEmpty(options.Tls.CertificateKey))
         {
@@ -42,19 +51,28 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
         {
             failures.Add("A certificate is set but no listener uses it: make TunnelServer:Listeners:PublicUrl and/or TunnelUrl https:// URLs.");
         }
+    }
 
-        if (!string.IsNullOrEmpty(options.Listeners.PublicH2cUrl))
+    private static void ValidateH2c(TunnelServerOptions options, List<string> failures)
+    {
+        if (string.IsNullOrEmpty(options.Listeners.PublicH2cUrl))
         {
-            if (!ListenAddress.TryParse(options.Listeners.PublicH2cUrl, out ListenAddress? h2cAddress, out string? h2cError))
-            {
-                failures.Add($"TunnelServer:Listeners:PublicH2cUrl {h2cError}");
-            }
-            else if (h2cAddress.IsHttps)
-            {
-                failures.Add("TunnelServer:Listeners:PublicH2cUrl is for cleartext HTTP/2 (http://); an https:// public URL offers HTTP/2 by ALPN.");
-            }
+            return;
         }
 
+        if (!ListenAddress.TryParse(options.Listeners.PublicH2cUrl, out ListenAddress? h2cAddress, out string? h2cError))
+        {
+            failures.Add($"TunnelServer:Listeners:PublicH2cUrl {h2cError}");
+        }
+        else if (h2cAddress.IsHttps)
+        {
+            failures.Add("TunnelServer:Listeners:PublicH2cUrl is for cleartext HTTP/2 (http://); an https:// public URL offers HTTP/2 by ALPN.");
+        }
+    }
+
+    /// <summary>Clients need a token or a credentials file; the admin listener its token; the certificate ask the admin listener.</summary>
+    private static void ValidateAccess(TunnelServerOptions options, List<string> failures)
+    {
         if (string.IsNullOrEmpty(options.Token) && string.IsNullOrEmpty(options.CredentialsFile))
         {
             failures.Add("TunnelServer:Token or TunnelServer:CredentialsFile is required: one token for every client (--token, TunnelServer__Token) "
@@ -67,12 +85,5 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
         {
             failures.Add("TunnelServer:Admin:CertificateAsk answers on the admin listener: set --admin-url too (e.g. http://127.0.0.1:12002).");
         }
-
-        if (options.Uplink.KeepAliveTimeout <= options.Uplink.KeepAliveInterval)
-        {
-            failures.Add("TunnelServer:Uplink:KeepAliveTimeout must be longer than TunnelServer:Uplink:KeepAliveInterval.");
-        }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }
