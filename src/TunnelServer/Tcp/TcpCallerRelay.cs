@@ -19,8 +19,7 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
 
     private static readonly (string Cause, string Text) Closed = ("closed", "closed by both sides");
 
-    private long _idleBytes = -1;
-    private long _idleSince;
+    private readonly StreamIdleWatch _idle = new(stream);
     private volatile bool _idleClosed;
 
     public IPEndPoint? Caller => remote;
@@ -72,18 +71,7 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
     public void OnStreamAborted() => Abort();
 
     /// <summary>Sampled by the idle sweep (never concurrently): true once no byte moved either way for the timeout.</summary>
-    public bool IsIdle(long now, long timeoutMs)
-    {
-        long bytes = stream.SentBytes + stream.ReceivedBytes;
-        if (bytes != _idleBytes)
-        {
-            _idleBytes = bytes;
-            _idleSince = now;
-            return false;
-        }
-
-        return now - _idleSince >= timeoutMs;
-    }
+    public bool IsIdle(long now, long timeoutMs) => _idle.IsIdle(now, timeoutMs);
 
     public void CloseIdle()
     {

@@ -18,7 +18,7 @@ internal sealed class UpgradedStreams : IDisposable
     private readonly ILogger _logger;
     private readonly TunnelClientMetrics _metrics;
     private readonly Lock _sync = new();
-    private readonly HashSet<IdleWatch> _relaying = [];
+    private readonly HashSet<StreamIdleWatch> _relaying = [];
     private readonly Timer _sweep;
     private int _reserved;
 
@@ -66,7 +66,7 @@ internal sealed class UpgradedStreams : IDisposable
     /// </summary>
     public async Task RelayAsync(UplinkStream stream, BackendConnection connection)
     {
-        var watch = new IdleWatch(stream);
+        var watch = new StreamIdleWatch(stream);
         lock (_sync)
         {
             _relaying.Add(watch);
@@ -131,8 +131,8 @@ internal sealed class UpgradedStreams : IDisposable
         // in case one ends a relay on this thread.
         lock (_sync)
         {
-            List<IdleWatch>? idle = null;
-            foreach (IdleWatch watch in _relaying)
+            List<StreamIdleWatch>? idle = null;
+            foreach (StreamIdleWatch watch in _relaying)
             {
                 if (watch.IsIdle(now, _idleTimeoutMs))
                 {
@@ -145,7 +145,7 @@ internal sealed class UpgradedStreams : IDisposable
                 return;
             }
 
-            foreach (IdleWatch watch in idle)
+            foreach (StreamIdleWatch watch in idle)
             {
                 if (_relaying.Contains(watch))
                 {
@@ -154,28 +154,6 @@ internal sealed class UpgradedStreams : IDisposable
                     watch.Stream.Reset(ProtocolErrorCode.IdleTimeout);
                 }
             }
-        }
-    }
-
-    /// <summary>When a stream last moved a byte, sampled by the sweep (its byte counts are read, never written, here).</summary>
-    private sealed class IdleWatch(UplinkStream stream)
-    {
-        private long _bytes = -1;
-        private long _since;
-
-        public UplinkStream Stream => stream;
-
-        public bool IsIdle(long now, long timeoutMs)
-        {
-            long bytes = stream.SentBytes + stream.ReceivedBytes;
-            if (bytes != _bytes)
-            {
-                _bytes = bytes;
-                _since = now;
-                return false;
-            }
-
-            return now - _since >= timeoutMs;
         }
     }
 }
