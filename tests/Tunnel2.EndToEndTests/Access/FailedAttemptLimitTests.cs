@@ -76,6 +76,19 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
     }
 
     [Fact]
+    public async Task A_hundred_guesses_at_once_behind_the_edge_get_exactly_the_limit_of_401s_while_twenty_clients_beside_them_log_in()
+    {
+        Task<string>[] guesses = [.. Enumerable.Range(0, 100).Select(i => LoginAsync(Edge, "wrong-token-" + i, forwardedFor: "198.51.100.60"))];
+        Task<string>[] clients = [.. Enumerable.Range(0, 20).Select(i => LoginAsync(Edge, TunnelStack.Token, forwardedFor: "198.51.100." + (100 + i)))];
+        string[] guessed = await Task.WhenAll(guesses);
+        string[] logins = await Task.WhenAll(clients);
+
+        Assert.Equal(Limit, guessed.Count(a => a.StartsWith("HTTP/1.1 401", StringComparison.Ordinal)));
+        Assert.Equal(100 - Limit, guessed.Count(a => a.StartsWith("HTTP/1.1 429", StringComparison.Ordinal)));
+        Assert.All(logins, a => Assert.StartsWith("HTTP/1.1 101", a, StringComparison.Ordinal));
+    }
+
+    [Fact]
     public async Task X_Forwarded_For_from_an_address_that_is_not_a_trusted_proxy_changes_nothing()
     {
         IPAddress guesser = IPAddress.Parse("127.0.0.51");
