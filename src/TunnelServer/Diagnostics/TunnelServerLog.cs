@@ -25,14 +25,14 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 6, Level = LogLevel.Information, Message = "Uplink replaced: session {Session}, old uplink {Old} of instance {Instance}: {Reason}")]
     public static partial void UplinkReplaced(ILogger logger, string session, string old, string instance, string reason);
 
-    [LoggerMessage(EventId = 7, Level = LogLevel.Information, Message = "Draining: no new uplinks or public requests; GoAway sent on {Uplinks} uplinks; waiting up to {TimeoutMs} ms for {InFlight} requests in flight")]
-    public static partial void Draining(ILogger logger, int uplinks, long inFlight, long timeoutMs);
+    [LoggerMessage(EventId = 7, Level = LogLevel.Information, Message = "Draining: no new uplinks or public requests; TCP ports closed to new callers; GoAway sent on {Uplinks} uplinks; waiting up to {TimeoutMs} ms for {InFlight} requests and {TcpConnections} TCP connections in flight")]
+    public static partial void Draining(ILogger logger, int uplinks, long timeoutMs, long inFlight, int tcpConnections);
 
-    [LoggerMessage(EventId = 8, Level = LogLevel.Information, Message = "Drained: every public request finished")]
+    [LoggerMessage(EventId = 8, Level = LogLevel.Information, Message = "Drained: every public request and TCP connection finished")]
     public static partial void Drained(ILogger logger);
 
-    [LoggerMessage(EventId = 9, Level = LogLevel.Warning, Message = "Drain deadline passed with {InFlight} public requests still in flight ({Upgraded} of them upgraded connections such as WebSockets); cutting them")]
-    public static partial void DrainTimedOut(ILogger logger, long inFlight, long upgraded);
+    [LoggerMessage(EventId = 9, Level = LogLevel.Warning, Message = "Drain deadline passed with {InFlight} public requests ({Upgraded} of them upgraded connections such as WebSockets) and {TcpConnections} TCP connections still open; cutting them")]
+    public static partial void DrainTimedOut(ILogger logger, long inFlight, long upgraded, int tcpConnections);
 
     [LoggerMessage(EventId = 10, Level = LogLevel.Debug, Message = "Uplink handshake from {Remote} abandoned: {Reason}")]
     public static partial void HandshakeAbandoned(ILogger logger, IPAddress? remote, string reason);

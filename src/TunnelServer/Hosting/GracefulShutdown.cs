@@ -4,17 +4,19 @@ using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
+using Tunnel2.TunnelServer.Tcp;
 
 namespace Tunnel2.TunnelServer.Hosting;
 
 /// <summary>
-/// On shutdown (SIGTERM, Ctrl+C), before Kestrel stops: refuse new uplinks and public requests (503), send GoAway on
-/// every uplink, wait for the public requests in flight (up to <see cref="TunnelServerOptions.DrainTimeout"/>), then
-/// close the uplinks after flushing what they still carry.
+/// On shutdown (SIGTERM, Ctrl+C), before Kestrel stops: refuse new uplinks and public requests (503), close the public
+/// TCP ports to new callers, send GoAway on every uplink, wait for the public requests and TCP connections in flight (up
+/// to <see cref="TunnelServerOptions.DrainTimeout"/>), then close the uplinks after flushing what they still carry.
 /// </summary>
 public sealed class GracefulShutdown(
     PublicDrain drain,
     SessionRegistry registry,
+    TcpSessions tcp,
     IOptions<TunnelServerOptions> options,
     ILogger<GracefulShutdown> logger) : IHostedLifecycleService
 {
@@ -31,20 +33,22 @@ public sealed class GracefulShutdown(
     {
         TimeSpan timeout = options.Value.DrainTimeout;
         drain.Begin();
+        tcp.StopAccepting();
         List<Uplink> uplinks = registry.GetAllUplinks();
         foreach (Uplink uplink in uplinks)
         {
             uplink.BeginDrain();
         }
 
-        TunnelServerLog.Draining(logger, uplinks.Count, drain.InFlight, (long)timeout.TotalMilliseconds);
-        if (await drain.WaitIdleAsync(timeout))
+        TunnelServerLog.Draining(logger, uplinks.Count, (long)timeout.TotalMilliseconds, drain.InFlight, tcp.OpenConnectionsTotal);
+        bool[] idle = await Task.WhenAll(drain.WaitIdleAsync(timeout), tcp.WaitIdleAsync(timeout));
+        if (idle[0] && idle[1])
         {
             TunnelServerLog.Drained(logger);
         }
         else
         {
-            TunnelServerLog.DrainTimedOut(logger, drain.InFlight, drain.Upgraded);
+            TunnelServerLog.DrainTimedOut(logger, drain.InFlight, drain.Upgraded, tcp.OpenConnectionsTotal);
         }
 
         // Every stream is done (or out of time): each uplink flushes its last frames and closes.

@@ -93,6 +93,13 @@ internal sealed class TcpSessionListener : IDisposable
         }
     }
 
+    /// <summary>Closes the port to new callers; the connections open on it go on.</summary>
+    public void StopAccepting()
+    {
+        _stop.Cancel();
+        _socket.Dispose();
+    }
+
     public void Dispose()
     {
         _stop.Cancel();
@@ -166,6 +173,8 @@ internal sealed class TcpSessionListener : IDisposable
                 _relays.Add(relay);
             }
 
+            _owner.ConnectionOpened();
+
             await relay.RunAsync();
         }
         finally
@@ -176,6 +185,8 @@ internal sealed class TcpSessionListener : IDisposable
                 {
                     _relays.Remove(relay);
                 }
+
+                _owner.ConnectionClosed();
             }
 
             caller.Dispose();

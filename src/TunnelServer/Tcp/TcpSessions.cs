@@ -30,6 +30,9 @@ public sealed class TcpSessions : IDisposable
     private readonly Dictionary<string, int> _lastPorts = new(StringComparer.Ordinal);
     private readonly Timer _sweep;
     private int _nextInRange;
+    private int _open;
+    private bool _draining;
+    private TaskCompletionSource? _idle;
 
     public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions, VisitorAccess visitors,
         TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null)
@@ -74,11 +77,61 @@ public sealed class TcpSessions : IDisposable
         }
     }
 
+    /// <summary>TCP connections open now, over every session.</summary>
+    public int OpenConnectionsTotal => Volatile.Read(ref _open);
+
+    /// <summary>
+    /// Shutdown: every port stops accepting, so callers find it closed and a balancer in front sends them to another node;
+    /// the connections already open go on until <see cref="WaitIdleAsync"/> says they are done or the drain's deadline.
+    /// </summary>
+    public void StopAccepting()
+    {
+        lock (_sync)
+        {
+            _draining = true;
+            foreach (TcpSessionListener listener in _listeners.Values)
+            {
+                listener.StopAccepting();
+            }
+        }
+    }
+
+    /// <summary>True once no TCP connection is open; false when <paramref name="timeout"/> passed first.</summary>
+    public async Task<bool> WaitIdleAsync(TimeSpan timeout)
+    {
+        var idle = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Volatile.Write(ref _idle, idle);
+        if (Volatile.Read(ref _open) == 0)
+        {
+            return true;
+        }
+
+        Task first = await Task.WhenAny(idle.Task, Task.Delay(timeout));
+        return first == idle.Task;
+    }
+
+    internal void ConnectionOpened() => Interlocked.Increment(ref _open);
+
+    internal void ConnectionClosed()
+    {
+        if (Interlocked.Decrement(ref _open) == 0)
+        {
+            Volatile.Read(ref _idle)?.TrySetResult();
+        }
+    }
+
     /// <summary>A lease on the session's TCP port for a login that asked for TCP, opening the port if it is not open yet.</summary>
     public TcpReservation Reserve(string session)
     {
         lock (_sync)
         {
+            if (_draining)
+            {
+                return Refuse(session, 503, "server-draining", "Server draining",
+                    "This server is shutting down and opens no TCP port; try another node or again later.",
+                    KeyValuePair.Create("Retry-After", _retryAfterSeconds.ToString(CultureInfo.InvariantCulture)));
+            }
+
             if (_listeners.TryGetValue(session, out TcpSessionListener? open))
             {
                 open.AddLease();

@@ -159,7 +159,7 @@ public sealed class GracefulDrainTests(TunnelStackFixture fixture)
             }
 
             Assert.Equal(0, await server.WaitForExitAsync(ExitTimeout));
-            Assert.Contains("Drained: every public request finished", server.Output, StringComparison.Ordinal);
+            Assert.Contains("Drained: every public request and TCP connection finished", server.Output, StringComparison.Ordinal);
             Assert.Equal(1, waits.CompletedWaits);
         }
         finally
