@@ -6,6 +6,8 @@ using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Hosting;
 
+using Tunnel2.TunnelServer.Tcp;
+
 namespace Tunnel2.TunnelServer.Admin;
 
 /// <summary>
@@ -43,10 +45,11 @@ public static class AdminApi
     }
 
     /// <summary>The feed ends when the server stops, too: an open dashboard held its shutdown for the whole shutdown timeout (40 s).</summary>
-    private static ServerSentEventsResult<string> Live(SessionRegistry registry, LiveTraffic traffic, IHostApplicationLifetime lifetime, HttpContext context) =>
-        TypedResults.ServerSentEvents(Snapshots(registry, traffic, context.RequestAborted, lifetime.ApplicationStopping), eventType: "snapshot");
+    private static ServerSentEventsResult<string> Live(SessionRegistry registry, LiveTraffic traffic, TcpSessions tcp, IHostApplicationLifetime lifetime,
+        HttpContext context) =>
+        TypedResults.ServerSentEvents(Snapshots(registry, traffic, tcp, context.RequestAborted, lifetime.ApplicationStopping), eventType: "snapshot");
 
-    private static async IAsyncEnumerable<string> Snapshots(SessionRegistry registry, LiveTraffic traffic, CancellationToken requestAborted,
+    private static async IAsyncEnumerable<string> Snapshots(SessionRegistry registry, LiveTraffic traffic, TcpSessions tcp, CancellationToken requestAborted,
         CancellationToken stopping, [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken enumeration = default)
     {
         using var ended = CancellationTokenSource.CreateLinkedTokenSource(requestAborted, stopping, enumeration);
@@ -54,7 +57,7 @@ public static class AdminApi
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
         do
         {
-            yield return JsonSerializer.Serialize(LiveSnapshotOf(registry, traffic), AdminJsonContext.Default.LiveSnapshot);
+            yield return JsonSerializer.Serialize(LiveSnapshotOf(registry, traffic, tcp), AdminJsonContext.Default.LiveSnapshot);
         }
         while (await WaitAsync(timer, aborted));
     }
@@ -71,7 +74,7 @@ public static class AdminApi
         }
     }
 
-    internal static LiveSnapshot LiveSnapshotOf(SessionRegistry registry, LiveTraffic traffic)
+    internal static LiveSnapshot LiveSnapshotOf(SessionRegistry registry, LiveTraffic traffic, TcpSessions tcp)
     {
         const int Seconds = 60;
         Dictionary<string, long[]> perSecond = traffic.Timeline(Seconds);
@@ -96,7 +99,7 @@ public static class AdminApi
 
             traffics.TryGetValue(id, out LiveTraffic.SessionTraffic seen);
             sessions.Add(new LiveSession(id, members.Count, ready, Math.Round(seen.RequestsPerSecond, 2), seen.Requests, seen.ServerErrors,
-                seen.P50Ms, seen.P99Ms, perSecond.GetValueOrDefault(id) ?? new long[Seconds]));
+                seen.P50Ms, seen.P99Ms, perSecond.GetValueOrDefault(id) ?? new long[Seconds], tcp.PortOf(id), tcp.OpenConnections(id)));
         }
 
         sessions.Sort(static (a, b) => b.Requests != a.Requests ? b.Requests.CompareTo(a.Requests) : string.CompareOrdinal(a.Id, b.Id));
@@ -110,7 +113,7 @@ public static class AdminApi
             registry.SessionCount, registry.GetAllUplinks().Count, drain.IsDraining));
     }
 
-    private static Ok<SessionSummary[]> GetSessions(SessionRegistry registry)
+    private static Ok<SessionSummary[]> GetSessions(SessionRegistry registry, TcpSessions tcp)
     {
         var sessions = new List<SessionSummary>();
         foreach (string id in registry.GetSessionIds())
@@ -133,14 +136,15 @@ public static class AdminApi
             }
 
             BalancingPolicy policy = registry.PolicyFor(id);
-            sessions.Add(new SessionSummary(id, members.Count, ready, open, requests, errors, policy.Strategy.ToString(), policy.Affinity.ToString()));
+            sessions.Add(new SessionSummary(id, members.Count, ready, open, requests, errors, policy.Strategy.ToString(), policy.Affinity.ToString(),
+                tcp.PortOf(id), tcp.OpenConnections(id)));
         }
 
         sessions.Sort(static (a, b) => b.Requests.CompareTo(a.Requests));
         return TypedResults.Ok(sessions.ToArray());
     }
 
-    private static Results<Ok<SessionDetail>, ProblemHttpResult> GetSession(string session, SessionRegistry registry)
+    private static Results<Ok<SessionDetail>, ProblemHttpResult> GetSession(string session, SessionRegistry registry, TcpSessions tcp)
     {
         IReadOnlyList<SessionMember> members = registry.GetMembers(session);
         if (members.Count == 0)
@@ -159,7 +163,8 @@ public static class AdminApi
         }
 
         BalancingPolicy policy = registry.PolicyFor(session);
-        return TypedResults.Ok(new SessionDetail(session, policy.Strategy.ToString(), policy.Affinity.ToString(), clients));
+        return TypedResults.Ok(new SessionDetail(session, policy.Strategy.ToString(), policy.Affinity.ToString(),
+            tcp.PortOf(session), tcp.OpenConnections(session), clients));
     }
 
     private static Results<Accepted<ClientAction>, ProblemHttpResult> DrainClient(string session, long client, SessionRegistry registry)

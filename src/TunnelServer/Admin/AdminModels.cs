@@ -7,7 +7,10 @@ namespace Tunnel2.TunnelServer.Admin;
 public sealed record ServerInfo(string Name, string Version, DateTimeOffset StartedAt, string PublicUrl, string TunnelUrl, int Sessions, int Uplinks, bool Draining);
 
 /// <summary>One session in the list: its clients counted, its traffic summed over them.</summary>
-public sealed record SessionSummary(string Id, int Clients, int ReadyClients, int OpenStreams, long Requests, long ServerErrors, string Strategy, string Affinity);
+/// <param name="TcpPort">The session's public TCP port on this server; null when it has none open.</param>
+/// <param name="TcpConnections">TCP connections open on that port now.</param>
+public sealed record SessionSummary(string Id, int Clients, int ReadyClients, int OpenStreams, long Requests, long ServerErrors, string Strategy, string Affinity,
+    int? TcpPort, int TcpConnections);
 
 /// <summary>One client (one uplink) of a session.</summary>
 /// <param name="Id">The server's number for it, used in the drain and disconnect URLs.</param>
@@ -17,7 +20,10 @@ public sealed record SessionSummary(string Id, int Clients, int ReadyClients, in
 public sealed record ClientInfo(long Id, string? InstanceId, string? Remote, string Transport, int ProtocolVersion, DateTimeOffset ConnectedAt, int Weight,
     int OpenStreams, long Requests, long ServerErrors, bool Ready, bool Draining);
 
-public sealed record SessionDetail(string Id, string Strategy, string Affinity, IReadOnlyList<ClientInfo> Clients);
+/// <summary>One session and its clients.</summary>
+/// <param name="TcpPort">The session's public TCP port on this server; null when it has none open.</param>
+/// <param name="TcpConnections">TCP connections open on that port now.</param>
+public sealed record SessionDetail(string Id, string Strategy, string Affinity, int? TcpPort, int TcpConnections, IReadOnlyList<ClientInfo> Clients);
 
 /// <summary>What a drain or disconnect did.</summary>
 public sealed record ClientAction(long Id, string Session, string Action);
@@ -27,7 +33,7 @@ public sealed record LiveSnapshot(DateTimeOffset Time, int Uplinks, IReadOnlyLis
 
 /// <summary>A session over the last minute: rate, 5xx answers, p50/p99 (ms, bucket bounds), and requests per second for the chart.</summary>
 public sealed record LiveSession(string Id, int Clients, int ReadyClients, double RequestsPerSecond, long Requests, long ServerErrors,
-    double P50Ms, double P99Ms, long[] PerSecond);
+    double P50Ms, double P99Ms, long[] PerSecond, int? TcpPort, int TcpConnections);
 
 /// <summary>The admin API's JSON, generated at build time (no reflection: the server is Native AOT ready).</summary>
 [JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
