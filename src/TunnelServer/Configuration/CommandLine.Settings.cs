@@ -128,7 +128,7 @@ public static partial class CommandLine
           TunnelServer:Tcp:PortRange, --tcp-ports  [default none]
               Ports given to sessions that have none of their own, e.g. 20000-20100. Empty: none (the default).
           TunnelServer:Tcp:BindAddress  [default 0.0.0.0]
-              The address the sessions' TCP ports listen on.
+              The address the sessions' TCP ports listen on; :: takes IPv6 and IPv4 callers alike (dual stack).
           TunnelServer:Tcp:MaxConnectionsPerSession  [default 1000]
               TCP connections open at once per session; beyond that a new caller is closed at once.
           TunnelServer:Tcp:IdleTimeout  [default 00:10:00]

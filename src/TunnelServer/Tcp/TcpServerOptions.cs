@@ -13,7 +13,7 @@ public sealed class TcpServerOptions
     /// <summary>Ports given to sessions that have none of their own, e.g. <c>20000-20100</c>. Empty: none (the default).</summary>
     public string? PortRange { get; set; }
 
-    /// <summary>The address the sessions' TCP ports listen on.</summary>
+    /// <summary>The address the sessions' TCP ports listen on; <c>::</c> takes IPv6 and IPv4 callers alike (dual stack).</summary>
     [Required]
     public string BindAddress { get; set; } = "0.0.0.0";
 

@@ -274,6 +274,11 @@ public sealed class TcpSessions : IDisposable
         var socket = new Socket(_bindAddress.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         try
         {
+            if (_bindAddress.Equals(IPAddress.IPv6Any))
+            {
+                socket.DualMode = true; // "::" takes IPv4 callers too, as Kestrel's listeners do
+            }
+
             socket.Bind(new IPEndPoint(_bindAddress, port));
             socket.Listen(512);
             return new TcpSessionListener(this, session, socket, _bindAddress, port);
