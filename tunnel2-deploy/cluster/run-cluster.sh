@@ -34,16 +34,20 @@ usage() {
 Usage: tunnel2-deploy/cluster/run-cluster.sh [--no-build] [--clients N] [--nodes N] [--help]
 
 Starts on 127.0.0.1, each piece in its own session:
-  HAProxy        http://127.0.0.1:$b  (tunnel2-deploy/cluster/haproxy.cfg; its status page :$((b + 9)))
+  HAProxy        http://127.0.0.1:$b  (tunnel2-deploy/cluster/haproxy.cfg; its status page :$((b + 9))), and in TCP mode
+                 the TCP sessions' ports 127.0.0.1:$((b + 10))-$((b + 19))
   node-1..3      TunnelServer, public :$((b + 1))..$((b + 3)), tunnel :$((b + 4))..$((b + 6)), --node-name node-N,
                  --node-header true (each answer says which node served it in Tunnel2-Node), --warm-up $WARM_UP
-                 (after a start, /healthz says 503 while the clients reconnect)
+                 (after a start, /healthz says 503 while the clients reconnect); TCP ports $((b + 10))-$((b + 19)) on
+                 127.0.0.N+1 (127.0.0.2..4: one address per node, so all three can listen on a session's one port)
   TestBackend    http://127.0.0.1:$((b + 7))
   TunnelClient   N clients (default 1) on session $SESSION, each with one uplink to every node
-                 (--server given three times), all relaying to TestBackend, reconnecting within $CLIENT_RECONNECT_MAX_DELAY,
+                 (--server given three times), all relaying to TestBackend, over HTTP and as a raw TCP service
+                 (--tcp 127.0.0.1:$((b + 7))), reconnecting within $CLIENT_RECONNECT_MAX_DELAY,
                  dropping an uplink whose node is silent for $CLIENT_KEEP_ALIVE_TIMEOUT (pings every $CLIENT_KEEP_ALIVE_INTERVAL)
 Builds Release first (unless --no-build), waits until the session answers through every node and through
-HAProxy, prints the URL, then runs until Ctrl-C / SIGTERM and stops everything in reverse order. A node that
+HAProxy, over HTTP and over its TCP port (written to \$TUNNEL2_RUN_DIR/tcp-port), prints the URLs, then runs
+until Ctrl-C / SIGTERM and stops everything in reverse order. A node that
 exits (killed, or stopped with SIGTERM after its drain) is started again after 1 s, as a service manager would.
 --nodes 1 or 2 starts fewer nodes (HAProxy keeps the others' places, down), to compare cost per node.
 Each process's pid is written to \$TUNNEL2_RUN_DIR/<name>.pid for the failure scripts
@@ -52,7 +56,7 @@ Each process's pid is written to \$TUNNEL2_RUN_DIR/<name>.pid for the failure sc
 Needs haproxy (Debian: apt-get install haproxy; installed when missing and run as root), curl and dotnet.
 
 Environment:
-  TUNNEL2_CLUSTER_BASE_PORT (12040: the ten ports from it are used as above)
+  TUNNEL2_CLUSTER_BASE_PORT (12040: the twenty ports from it are used as above)
   TUNNEL2_RUN_DIR (/tmp/tunnel2-cluster)  logs: haproxy.log node-N.log backend.log client-N.log
   TUNNEL2_START_TIMEOUT (60 s)  TUNNEL2_STOP_TIMEOUT (15 s before SIGKILL)
 
@@ -105,11 +109,15 @@ fi
 HAPROXY_PORT=$BASE_PORT
 STATS_PORT=$((BASE_PORT + 9))
 BACKEND_PORT=$((BASE_PORT + 7))
+TCP_FIRST=$((BASE_PORT + 10))
+TCP_LAST=$((BASE_PORT + 19))
 public_port() { echo $((BASE_PORT + $1)); }
 tunnel_port() { echo $((BASE_PORT + 3 + $1)); }
+# Each node's TCP ports listen on an address of its own, as nodes on separate hosts would: 127.0.0.2, .3, .4.
+tcp_address() { echo "127.0.0.$(($1 + 1))"; }
 
 busy=0
-for port in "$HAPROXY_PORT" "$STATS_PORT" "$BACKEND_PORT" $(for n in $(seq 1 "$NODES"); do public_port "$n"; tunnel_port "$n"; done); do
+for port in "$HAPROXY_PORT" "$STATS_PORT" "$BACKEND_PORT" $(seq "$TCP_FIRST" "$TCP_LAST") $(for n in $(seq 1 "$NODES"); do public_port "$n"; tunnel_port "$n"; done); do
   if port_in_use "$port"; then
     holder="$(describe_listener "$port")"
     err "port $port is already in use${holder:+ by $holder} (another run-cluster.sh?); set TUNNEL2_CLUSTER_BASE_PORT"
@@ -149,6 +157,7 @@ start_node() {
   start_recorded "node-$n" "$(dirname "$(dll TunnelServer)")" dotnet "$(dll TunnelServer)" --environment Development \
     --public-url "http://127.0.0.1:$(public_port "$n")" --tunnel-url "http://127.0.0.1:$(tunnel_port "$n")" \
     --node-name "node-$n" --node-header true --warm-up "$WARM_UP" \
+    --tcp-ports "$TCP_FIRST-$TCP_LAST" "--TunnelServer:Tcp:BindAddress=$(tcp_address "$n")" \
     --trusted-proxy 127.0.0.1/32  # HAProxy's X-Forwarded-For names the visitor (docs/security.md)
 }
 
@@ -161,6 +170,9 @@ done
 export TUNNEL2_HAPROXY_BIND="127.0.0.1:$HAPROXY_PORT" TUNNEL2_HAPROXY_STATS="127.0.0.1:$STATS_PORT"
 TUNNEL2_NODE1="127.0.0.1:$(public_port 1)" TUNNEL2_NODE2="127.0.0.1:$(public_port 2)" TUNNEL2_NODE3="127.0.0.1:$(public_port 3)"
 export TUNNEL2_NODE1 TUNNEL2_NODE2 TUNNEL2_NODE3
+export TUNNEL2_HAPROXY_TCP_BIND="127.0.0.1:$TCP_FIRST-$TCP_LAST"
+TUNNEL2_TCP_NODE1="$(tcp_address 1)" TUNNEL2_TCP_NODE2="$(tcp_address 2)" TUNNEL2_TCP_NODE3="$(tcp_address 3)"
+export TUNNEL2_TCP_NODE1 TUNNEL2_TCP_NODE2 TUNNEL2_TCP_NODE3
 haproxy -c -q -f "$SCRIPT_DIR/haproxy.cfg" || { err "haproxy.cfg does not pass 'haproxy -c'"; exit 1; }
 # -db: stay in the foreground, so that this script owns it like the other pieces.
 start_recorded haproxy "$RUN_DIR" haproxy -db -f "$SCRIPT_DIR/haproxy.cfg"
@@ -172,7 +184,7 @@ done
 
 for c in $(seq 1 "$CLIENTS"); do
   start_recorded "client-$c" "$(dirname "$(dll TunnelClient)")" dotnet "$(dll TunnelClient)" --environment Development \
-    "${servers[@]}" --backend "http://127.0.0.1:$BACKEND_PORT" "--TunnelClient:Uplink:ReconnectMaxDelay=$CLIENT_RECONNECT_MAX_DELAY" \
+    "${servers[@]}" --backend "http://127.0.0.1:$BACKEND_PORT" --tcp "127.0.0.1:$BACKEND_PORT" "--TunnelClient:Uplink:ReconnectMaxDelay=$CLIENT_RECONNECT_MAX_DELAY" \
     "--TunnelClient:Uplink:KeepAliveInterval=$CLIENT_KEEP_ALIVE_INTERVAL" "--TunnelClient:Uplink:KeepAliveTimeout=$CLIENT_KEEP_ALIVE_TIMEOUT"
 done
 
@@ -183,9 +195,23 @@ done
 URL="http://127.0.0.1:$HAPROXY_PORT$PATH_PING"
 wait_until "the session through HAProxy ($URL)" answers "$URL" pong
 
+# The session's TCP port, the same on every node (the client asks each for the first one's): TestBackend's own
+# /loadtest/ping, with no /session prefix, since the bytes reach it as they are.
+session_tcp_port() { sed -n 's/.*Forwarding tcp:\/\/[0-9.]*:\([0-9]*\) .*/\1/p' "$RUN_DIR/client-1.log" | head -n 1; }
+tcp_port_known() { [[ -n "$(session_tcp_port)" ]]; }
+wait_until "the session's TCP port in client-1.log" tcp_port_known
+TCP_PORT="$(session_tcp_port)"
+echo "$TCP_PORT" >"$RUN_DIR/tcp-port"
+for n in $(seq 1 "$NODES"); do
+  wait_until "the session's TCP port on node-$n ($(tcp_address "$n"):$TCP_PORT)" answers "http://$(tcp_address "$n"):$TCP_PORT/loadtest/ping" pong
+done
+TCP_URL="http://127.0.0.1:$TCP_PORT/loadtest/ping"
+wait_until "the session's TCP port through HAProxy ($TCP_URL)" answers "$TCP_URL" pong
+
 log "ready: $URL"
 log "try:   curl -i $URL        (Tunnel2-Node says which node answered)"
 log "       HAProxy's status page: http://127.0.0.1:$STATS_PORT/"
+log "       curl $TCP_URL   (raw TCP: the session's port $TCP_PORT, HAProxy in TCP mode, any node)"
 log "a node that exits is started again after 1 s, as a service manager would (Restart=always); any other piece"
 log "exiting stops the cluster. Press Ctrl-C to stop"
 

@@ -33,8 +33,11 @@ Prints per scenario: requests sent and failed (non-2xx, errors, timeouts), the t
 marks the node down and until the node serves the session again (directly on its public port), and Tunnel2-Node
 counts of who answered. Target for GETs: 0 failed.
 
+Then checks the session's raw TCP port (docs/tcp.md): TestBackend's ping through HAProxy's TCP frontend and on
+each node's own TCP address answers, so every node, restarted ones too, listens on the session's one port.
+
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-cluster-failover/ (summary.txt, h2load output per scenario).
-Exit 0 when no GET failed, 1 otherwise.
+Exit 0 when no GET failed and TCP answered everywhere, 1 otherwise.
 EOF
 }
 
@@ -147,8 +150,14 @@ for scenario in $SCENARIOS; do
   for n in 1 2 3; do EVENT_NS=$(now_ns); wait_for up 30 is_up "$n" >/dev/null; done
 done
 
+# Raw TCP through HAProxy's TCP mode and on each node's own address, after the kills and restarts: a node that
+# came back listens on the session's port again (the client asked it for that port). A second or two at most.
+tcp_failed=0
+for _ in $(seq 1 20); do tcp_checks >/dev/null && break; sleep 0.5; done
+tcp_checks | tee -a "$SUMMARY" >&2 || tcp_failed=1
+
 log "who answered (Tunnel2-Node over 30 requests now):"
 for _ in $(seq 1 30); do curl -s -D - -o /dev/null "$CLUSTER_URL" | tr -d '\r' | awk -F': ' 'tolower($1) == "tunnel2-node" {print $2}'; done \
   | sort | uniq -c | sed 's/^/  /' | tee -a "$SUMMARY" >&2
 log "report: $SUMMARY"
-((failed_total == 0))
+((failed_total == 0 && tcp_failed == 0))

@@ -57,6 +57,13 @@ public static class HandshakeProtocol
     /// <summary>Response (version 5, to a login that sent <see cref="TcpHeader"/>): <c>host:port</c> where callers reach the session's TCP port.</summary>
     public const string TcpAddressHeader = "Tunnel2-Tcp-Address";
 
+    /// <summary>
+    /// Request, optional (version 5, with <see cref="TcpHeader"/>): the port another server (a node of the same cluster)
+    /// gave the session, so that every node listens on the same one. A server whose range holds it gives that port, or
+    /// refuses the login (503) while it is taken, rather than give the session another.
+    /// </summary>
+    public const string TcpPortHeader = "Tunnel2-Tcp-Port";
+
     public const string Ready = "ready";
 
     public const string Unready = "unready";

@@ -201,6 +201,27 @@ public sealed partial class UplinkStream
     }
 
     /// <summary>
+    /// Completes once the peer has sent a byte on the stream or ended its side. Nothing is consumed: the next read gets
+    /// the same bytes at once. The server's TCP port waits for this to learn that a client's target took a connection.
+    /// </summary>
+    /// <exception cref="StreamResetException">The peer reset the stream before that.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died before that.</exception>
+    public async ValueTask WaitForInputAsync(CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            PipeReader input = _inbound.Reader;
+            ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            input.AdvanceTo(result.Buffer.Start);
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>
     /// Copies the peer's body into <paramref name="destination"/>, as it is or (with <paramref name="chunked"/>) in
     /// HTTP/1.1 chunked framing, one chunk per read. Credit goes back only once the destination has taken the bytes (its
     /// flush returns when its buffer drains), so a reader who is slow holds the window here instead of in ever more

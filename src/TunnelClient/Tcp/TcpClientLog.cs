@@ -17,6 +17,9 @@ internal static partial class TcpClientLog
     [LoggerMessage(EventId = 4655, Level = LogLevel.Warning, Message = "TCP stream {StreamId} opened on a client without --tcp: refused")]
     public static partial void TcpRefused(ILogger logger, uint streamId);
 
+    [LoggerMessage(EventId = 4657, Level = LogLevel.Warning, Message = "Server {Server} gave the session TCP port {Port}, not {Agreed} as the others: callers sent to it on {Agreed} miss this session (its own TcpPorts entry, or a port it had opened already)")]
+    public static partial void PortDiffers(ILogger logger, string server, int port, int agreed);
+
     [LoggerMessage(EventId = 4656, Level = LogLevel.Error, Message = "TCP stream {StreamId}: relay failed")]
     public static partial void RelayCrashed(ILogger logger, uint streamId, Exception exception);
 }

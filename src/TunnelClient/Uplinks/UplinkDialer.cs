@@ -16,7 +16,7 @@ using Tunnel2.TunnelClient.Tls;
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>Opens a TCP connection to the server, performs the HTTP/1.1 upgrade and wraps the result in an <see cref="Uplink"/>.</summary>
-public sealed class UplinkDialer
+public sealed class UplinkDialer : IDisposable
 {
     private readonly TunnelClientOptions _options;
     private readonly KeyValuePair<string, string>[] _visitorRules;
@@ -24,6 +24,7 @@ public sealed class UplinkDialer
     private readonly ILoggerFactory _loggerFactory;
     private readonly ClientInstance _instance;
     private readonly BackendHealth _health;
+    private readonly Tcp.TcpClusterPort _tcpPort;
     private ServerCertificatePolicy? _certificatePolicy;
 
     public UplinkDialer(IOptions<TunnelClientOptions> options, IUplinkStreamHandler relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health)
@@ -34,7 +35,10 @@ public sealed class UplinkDialer
         _visitorRules = VisitorRuleHeaders.From(_options);
         _relay = relay;
         _loggerFactory = loggerFactory;
+        _tcpPort = new Tcp.TcpClusterPort(loggerFactory.CreateLogger<UplinkDialer>());
     }
+
+    public void Dispose() => _tcpPort.Dispose();
 
     /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
     /// <param name="server">The server (one of <see cref="TunnelClientOptions.Server"/>) to dial.</param>
@@ -46,6 +50,22 @@ public sealed class UplinkDialer
     /// <param name="target">The server, and the one address of its name to dial when it names several nodes.</param>
     /// <param name="slot">Which of the client's uplinks this is; never the same for two uplinks of one client.</param>
     public async Task<DialedUplink> ConnectAsync(UplinkTarget target, int slot, CancellationToken cancellationToken)
+    {
+        bool first = _options.Tcp.Target is not null && await _tcpPort.WaitForFirstLoginAsync(cancellationToken);
+        try
+        {
+            return await LogInAsync(target, slot, cancellationToken);
+        }
+        finally
+        {
+            if (first)
+            {
+                _tcpPort.EndFirstLogin();
+            }
+        }
+    }
+
+    private async Task<DialedUplink> LogInAsync(UplinkTarget target, int slot, CancellationToken cancellationToken)
     {
         Uri server = target.Server;
         string instanceId = _instance.ForUplink(slot);
@@ -73,7 +93,7 @@ public sealed class UplinkDialer
             var transport = DuplexPipe.Over(network);
             HandshakeResponse response = await UpgradeAsync(transport, server, instanceId, timeout.Token);
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
-            string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader]);
+            string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader], target.Label);
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{target.Label} #{slot}");
             return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
@@ -238,6 +258,10 @@ public sealed class UplinkDialer
         if (_options.Tcp.Target is not null)
         {
             options.SetRequestHeader(HandshakeProtocol.TcpHeader, HandshakeProtocol.TcpOn);
+            if (_tcpPort.Wanted is { } port)
+            {
+                options.SetRequestHeader(HandshakeProtocol.TcpPortHeader, port.ToString(CultureInfo.InvariantCulture));
+            }
         }
     }
 
@@ -248,7 +272,7 @@ public sealed class UplinkDialer
         IReadOnlyDictionary<string, IEnumerable<string>> headers = webSocket.HttpResponseHeaders ?? new Dictionary<string, IEnumerable<string>>();
         UplinkSettings settings = NegotiatedSettings(name => headers.TryGetValue(name, out IEnumerable<string>? values) ? string.Join(',', values) : null);
         string? tcpAddress = TcpAddressOf(settings,
-            headers.TryGetValue(HandshakeProtocol.TcpAddressHeader, out IEnumerable<string>? tcpValues) ? tcpValues.FirstOrDefault() : null);
+            headers.TryGetValue(HandshakeProtocol.TcpAddressHeader, out IEnumerable<string>? tcpValues) ? tcpValues.FirstOrDefault() : null, target.Label);
         Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
         var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
             name: $"{_options.Session}->{target.Label} #{slot} (websocket)");
@@ -295,6 +319,10 @@ public sealed class UplinkDialer
         if (_options.Tcp.Target is not null)
         {
             request.Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.TcpHeader}: {HandshakeProtocol.TcpOn}\r\n");
+            if (_tcpPort.Wanted is { } port)
+            {
+                request.Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.TcpPortHeader}: {port}\r\n");
+            }
         }
 
         request.Append("\r\n");
@@ -306,17 +334,21 @@ public sealed class UplinkDialer
     /// carry the client's TCP service: the login counts as refused, and retrying the same server cannot help.
     /// </summary>
     /// <exception cref="UplinkRefusedException">The client asked for TCP and the server gave no port.</exception>
-    private string? TcpAddressOf(UplinkSettings settings, string? address)
+    private string? TcpAddressOf(UplinkSettings settings, string? address, string server)
     {
         if (_options.Tcp.Target is null)
         {
             return null;
         }
 
-        return settings.ProtocolVersion >= HandshakeProtocol.TcpVersion && !string.IsNullOrEmpty(address)
-            ? address
-            : throw new UplinkRefusedException(403,
+        if (settings.ProtocolVersion < HandshakeProtocol.TcpVersion || string.IsNullOrEmpty(address))
+        {
+            throw new UplinkRefusedException(403,
                 $"the server does not carry TCP tunnels (it chose protocol version {settings.ProtocolVersion} and named no TCP port; version {HandshakeProtocol.TcpVersion} is needed)");
+        }
+
+        _tcpPort.OnGiven(address, server);
+        return address;
     }
 
     private string HealthValue => _health.IsReady ? HandshakeProtocol.Ready : HandshakeProtocol.Unready;

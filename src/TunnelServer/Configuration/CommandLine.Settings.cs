@@ -133,6 +133,18 @@ public static partial class CommandLine
               TCP connections open at once per session; beyond that a new caller is closed at once.
           TunnelServer:Tcp:IdleTimeout  [default 00:10:00]
               A TCP connection that moved no byte either way for this long is closed (both sides).
+          TunnelServer:Tcp:Strategy  [default RoundRobin]
+              How a session's TCP connections spread over its clients: RoundRobin (each in turn), LeastRequests (the
+              client with fewer TCP connections open, of two drawn at random) or Weighted (each as often as its
+              --weight). One of: RoundRobin, LeastRequests, Weighted.
+          TunnelServer:Tcp:EjectAfter  [default 1]
+              After this many connections in a row whose target a client could not reach (refused, or no answer within
+              the client's connect timeout), that client is passed over for EjectionBackoff, doubled on each ejection
+              that follows without a connection between, up to MaxEjectionBackoff. 0 turns passive ejection off.
+          TunnelServer:Tcp:EjectionBackoff  [default 00:00:01]
+              How long a client whose target refused is first passed over.
+          TunnelServer:Tcp:MaxEjectionBackoff  [default 00:00:30]
+              The longest a client whose target keeps refusing is passed over.
 
         ProxyEntry: What public requests meet on their way to a session (section ProxyEntry): routing, limits,
           balancing over a session's clients, rate limits, trusted proxies. The server process itself (listeners, TLS,
@@ -250,6 +262,10 @@ public static partial class CommandLine
         "TunnelServer:Tcp:BindAddress",
         "TunnelServer:Tcp:MaxConnectionsPerSession",
         "TunnelServer:Tcp:IdleTimeout",
+        "TunnelServer:Tcp:Strategy",
+        "TunnelServer:Tcp:EjectAfter",
+        "TunnelServer:Tcp:EjectionBackoff",
+        "TunnelServer:Tcp:MaxEjectionBackoff",
         "ProxyEntry:MetricsSessionLimit",
         "ProxyEntry:WarmUp",
         "ProxyEntry:RetryAfterSeconds",

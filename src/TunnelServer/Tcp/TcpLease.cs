@@ -25,10 +25,11 @@ public sealed class TcpLease : IDisposable
     /// <summary><c>host:port</c> as the client is told it (<c>Tunnel2-Tcp-Address</c>).</summary>
     public string AddressFor(string? dialledHost) => TcpPublicAddress.For(Listener.BindAddress, Listener.Port, dialledHost);
 
-    public void Attach(Uplink uplink)
+    /// <param name="weight">The client's share under the weighted strategy (<c>--weight</c>).</param>
+    public void Attach(Uplink uplink, int weight = 1)
     {
         _uplink = uplink;
-        Listener.AddMember(uplink);
+        Listener.AddMember(uplink, weight);
     }
 
     public void Dispose()

@@ -30,4 +30,10 @@ internal static partial class TcpLog
 
     [LoggerMessage(EventId = 4608, Level = LogLevel.Error, Message = "TCP port {Port} of session {Session} stopped accepting")]
     public static partial void AcceptFailed(ILogger logger, string session, int port, Exception exception);
+
+    [LoggerMessage(EventId = 4610, Level = LogLevel.Information, Message = "TCP caller {Caller} of session {Session}: its target refused the connection (client {Uplink}, stream {StreamId}); nothing reached a target, so another client may take it")]
+    public static partial void TargetRefused(ILogger logger, string session, IPEndPoint? caller, uint streamId, string uplink);
+
+    [LoggerMessage(EventId = 4611, Level = LogLevel.Warning, Message = "TCP client {Uplink} of session {Session} ejected for {BackoffMs} ms: its target refused connections (TunnelServer:Tcp:EjectAfter)")]
+    public static partial void ClientEjected(ILogger logger, string session, string uplink, long backoffMs);
 }

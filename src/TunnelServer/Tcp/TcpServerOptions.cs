@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using Tunnel2.Balancing;
 using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.TunnelServer.Tcp;
@@ -24,4 +25,28 @@ public sealed class TcpServerOptions
     /// <summary>A TCP connection that moved no byte either way for this long is closed (both sides).</summary>
     [TimeSpanRange("00:00:01", "7.00:00:00")]
     public TimeSpan IdleTimeout { get; set; } = TimeSpan.FromMinutes(10);
+
+    /// <summary>
+    /// How a session's TCP connections spread over its clients: <c>RoundRobin</c> (each in turn), <c>LeastRequests</c>
+    /// (the client with fewer TCP connections open, of two drawn at random) or <c>Weighted</c> (each as often as its
+    /// <c>--weight</c>).
+    /// </summary>
+    public BalancingStrategy Strategy { get; set; } = BalancingStrategy.RoundRobin;
+
+    /// <summary>
+    /// After this many connections in a row whose target a client could not reach (refused, or no answer within the
+    /// client's connect timeout), that client is passed over for <see cref="EjectionBackoff"/>, doubled on each
+    /// ejection that follows without a connection between, up to <see cref="MaxEjectionBackoff"/>. 0 turns passive
+    /// ejection off.
+    /// </summary>
+    [Range(0, 1000)]
+    public int EjectAfter { get; set; } = 1;
+
+    /// <summary>How long a client whose target refused is first passed over.</summary>
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
+    public TimeSpan EjectionBackoff { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The longest a client whose target keeps refusing is passed over.</summary>
+    [TimeSpanRange("00:00:00.010", "01:00:00")]
+    public TimeSpan MaxEjectionBackoff { get; set; } = TimeSpan.FromSeconds(30);
 }

@@ -4,7 +4,7 @@ using Tunnel2.TunnelServer.Configuration;
 
 namespace Tunnel2.TunnelServer.Tcp;
 
-/// <summary>Checks what data annotations cannot in <c>TunnelServer:Tcp</c>: the port range and the bind address parse.</summary>
+/// <summary>Checks what data annotations cannot in <c>TunnelServer:Tcp</c>: the port range and the bind address parse, and the ejection backoffs are in order.</summary>
 public sealed class TcpServerOptionsValidator : IValidateOptions<TunnelServerOptions>
 {
     public ValidateOptionsResult Validate(string? name, TunnelServerOptions options)
@@ -19,6 +19,11 @@ public sealed class TcpServerOptionsValidator : IValidateOptions<TunnelServerOpt
         if (!IPAddress.TryParse(tcp.BindAddress, out _))
         {
             failures.Add($"TunnelServer:Tcp:BindAddress must be an IP address (0.0.0.0, ::, 127.0.0.1), not '{tcp.BindAddress}'.");
+        }
+
+        if (tcp.MaxEjectionBackoff < tcp.EjectionBackoff)
+        {
+            failures.Add("TunnelServer:Tcp:MaxEjectionBackoff must not be below EjectionBackoff.");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

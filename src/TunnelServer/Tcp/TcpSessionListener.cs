@@ -1,5 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
+using Tunnel2.Balancing;
+using Tunnel2.Balancing.Affinity;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
@@ -9,7 +11,8 @@ namespace Tunnel2.TunnelServer.Tcp;
 
 /// <summary>
 /// One session's public TCP port: accepts callers and, for each, checks the session's address rules and its cap on open
-/// connections before anything reaches a client, then opens a TCP stream on one of the session's TCP uplinks (in turn)
+/// connections before anything reaches a client, then puts it on one of the session's TCP clients under
+/// <see cref="TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
 /// and relays (<see cref="TcpCallerRelay"/>).
 /// </summary>
 internal sealed class TcpSessionListener : IDisposable
@@ -17,16 +20,19 @@ internal sealed class TcpSessionListener : IDisposable
     private readonly TcpSessions _owner;
     private readonly Socket _socket;
     private readonly CancellationTokenSource _stop = new();
+    private readonly CancellationToken _stopping;
     private readonly Lock _sync = new();
     private readonly HashSet<TcpCallerRelay> _relays = [];
-    private Uplink[] _members = [];
+    private Members _members = new([], []);
     private int _leases;
+    private int _dispatching;
     private uint _cursor;
 
     public TcpSessionListener(TcpSessions owner, string session, Socket socket, IPAddress bindAddress, int port)
     {
         _owner = owner;
         _socket = socket;
+        _stopping = _stop.Token; // kept: callers still being served may read it after Dispose
         Session = session;
         BindAddress = bindAddress;
         Port = port;
@@ -38,16 +44,20 @@ internal sealed class TcpSessionListener : IDisposable
 
     public int Port { get; }
 
+    /// <summary>Connections relayed now, and those still being put on a client.</summary>
     public int OpenConnections
     {
         get
         {
             lock (_sync)
             {
-                return _relays.Count;
+                return _relays.Count + Volatile.Read(ref _dispatching);
             }
         }
     }
+
+    /// <summary>The session's TCP clients now.</summary>
+    public int MemberCount => Volatile.Read(ref _members).All.Length;
 
     public void Start() => _ = AcceptLoopAsync();
 
@@ -56,11 +66,11 @@ internal sealed class TcpSessionListener : IDisposable
     /// <returns>The leases left.</returns>
     public int RemoveLease() => Interlocked.Decrement(ref _leases);
 
-    public void AddMember(Uplink uplink)
+    public void AddMember(Uplink uplink, int weight)
     {
         lock (_sync)
         {
-            _members = [.. _members, uplink];
+            Publish([.. _members.All, new TcpMember(uplink, weight)]);
         }
     }
 
@@ -68,7 +78,27 @@ internal sealed class TcpSessionListener : IDisposable
     {
         lock (_sync)
         {
-            _members = Array.FindAll(_members, member => !ReferenceEquals(member, uplink));
+            Publish(Array.FindAll(_members.All, member => !ReferenceEquals(member.Uplink, uplink)));
+        }
+    }
+
+    /// <summary>The client for a new caller under the session's strategy, passing over <paramref name="exclude"/>; null when none can take it.</summary>
+    public TcpMember? Pick(TcpMember? exclude)
+    {
+        Members members = Volatile.Read(ref _members);
+        return MemberPicker.Pick(members.All, members.WeightedSchedule, ref _cursor, _owner.Options.Strategy, NoAffinity.Instance,
+            affinityKey: null, exclude, TimeProvider.System.GetTimestamp());
+    }
+
+    /// <summary>A client's target refused a caller before anything reached it: logged, and counted towards the client's ejection.</summary>
+    public void OnTargetRefused(TcpMember member, IPEndPoint? caller, uint streamId)
+    {
+        TcpLog.TargetRefused(_owner.Logger, Session, caller, streamId, member.Uplink.Name);
+        _owner.Metrics.TargetRefused();
+        if (member.OnTargetRefused(TimeProvider.System.GetTimestamp(), TimeProvider.System.TimestampFrequency, _owner.Options, out TimeSpan ejectedFor))
+        {
+            TcpLog.ClientEjected(_owner.Logger, Session, member.Uplink.Name, (long)ejectedFor.TotalMilliseconds);
+            _owner.Metrics.ClientEjected();
         }
     }
 
@@ -157,17 +187,17 @@ internal sealed class TcpSessionListener : IDisposable
             return;
         }
 
+        TcpDispatch? dispatch = null;
         TcpCallerRelay? relay = null;
         try
         {
-            UplinkStream? stream = OpenStream(remote!, (IPEndPoint)caller.LocalEndPoint!, out string? why);
-            if (stream is null)
+            dispatch = await DispatchAsync(caller, remote!);
+            if (dispatch is null)
             {
-                Refuse(caller, remote, "no-client", why!);
                 return;
             }
 
-            relay = new TcpCallerRelay(Session, caller, remote, stream, _owner.Logger, _owner.Metrics);
+            relay = new TcpCallerRelay(Session, caller, remote, dispatch.Stream!, _owner.Logger, _owner.Metrics);
             lock (_sync)
             {
                 _relays.Add(relay);
@@ -189,7 +219,44 @@ internal sealed class TcpSessionListener : IDisposable
                 _owner.ConnectionClosed();
             }
 
+            dispatch?.Member?.Closed();
             caller.Dispose();
+        }
+    }
+
+    /// <summary>The caller put on a client (<see cref="TcpDispatch"/>); null when none took it (refused and logged here).</summary>
+    private async Task<TcpDispatch?> DispatchAsync(Socket caller, IPEndPoint remote)
+    {
+        var dispatch = new TcpDispatch(this, caller, remote, TcpStreamOpen.Of(remote, (IPEndPoint)caller.LocalEndPoint!));
+        TcpDispatchOutcome outcome;
+        Interlocked.Increment(ref _dispatching);
+        try
+        {
+            outcome = await dispatch.RunAsync(_owner.Options.IdleTimeout, _stopping);
+        }
+        catch
+        {
+            dispatch.Drop();
+            throw;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _dispatching);
+        }
+
+        switch (outcome)
+        {
+            case TcpDispatchOutcome.Connected:
+                TcpLog.CallerOpened(_owner.Logger, Session, remote, dispatch.Stream!.Id, dispatch.Member!.Uplink.Name);
+                return dispatch;
+            case TcpDispatchOutcome.AllRefused:
+                TcpLog.CallerRefused(_owner.Logger, Session, remote, $"every client's target refused it ({dispatch.Refusals} tried)");
+                _owner.Metrics.Refused("targets-refused");
+                CloseCleanly(caller);
+                return null;
+            default:
+                Refuse(caller, remote, "no-client", MemberCount == 0 ? "no client serves the session now" : "no client of the session takes another stream");
+                return null;
         }
     }
 
@@ -204,12 +271,10 @@ internal sealed class TcpSessionListener : IDisposable
                 return ("credentials-required", "credentials-required (the session's visitor rules ask for credentials, which raw TCP cannot carry)");
         }
 
-        lock (_sync)
-        {
-            return _relays.Count >= _owner.Options.MaxConnectionsPerSession
-                ? ("too-many-connections", $"too many connections ({_relays.Count} open, TunnelServer:Tcp:MaxConnectionsPerSession)")
-                : (null, null);
-        }
+        int open = OpenConnections;
+        return open >= _owner.Options.MaxConnectionsPerSession
+            ? ("too-many-connections", $"too many connections ({open} open, TunnelServer:Tcp:MaxConnectionsPerSession)")
+            : (null, null);
     }
 
     private void Refuse(Socket caller, IPEndPoint? remote, string reason, string detail)
@@ -217,39 +282,6 @@ internal sealed class TcpSessionListener : IDisposable
         TcpLog.CallerRefused(_owner.Logger, Session, remote, detail);
         _owner.Metrics.Refused(reason);
         Close(caller);
-    }
-
-    /// <summary>A TCP stream on the next member that takes one, each tried once; null (with why) when none does.</summary>
-    private UplinkStream? OpenStream(IPEndPoint remote, IPEndPoint local, out string? why)
-    {
-        why = null;
-        Uplink[] members = Volatile.Read(ref _members);
-        TcpStreamOpen open = TcpStreamOpen.Of(remote, local);
-        uint start = Interlocked.Increment(ref _cursor);
-        for (int i = 0; i < members.Length; i++)
-        {
-            Uplink uplink = members[(int)((start + (uint)i) % (uint)members.Length)];
-            if (uplink.PeerReady && TryOpen(uplink, open) is { } stream)
-            {
-                TcpLog.CallerOpened(_owner.Logger, Session, remote, stream.Id, uplink.Name);
-                return stream;
-            }
-        }
-
-        why = members.Length == 0 ? "no client serves the session now" : "no client of the session takes another stream";
-        return null;
-    }
-
-    private static UplinkStream? TryOpen(Uplink uplink, TcpStreamOpen open)
-    {
-        try
-        {
-            return uplink.TryOpenTcpStream(open, out UplinkStream? stream) == StreamOpenStatus.Opened ? stream : null;
-        }
-        catch (UplinkClosedException)
-        {
-            return null; // it closed between the check and the open: the next member may take the caller
-        }
     }
 
     /// <summary>Closes a refused caller at once, with a reset: nothing was relayed, and nothing will be.</summary>
@@ -266,4 +298,27 @@ internal sealed class TcpSessionListener : IDisposable
 
         caller.Dispose();
     }
+
+    /// <summary>
+    /// Closes a caller every client's target refused with a FIN, not a reset: it reached the tunnel, and the tunnel
+    /// found nowhere to take it (as HAProxy closes a TCP caller when every server refused).
+    /// </summary>
+    private static void CloseCleanly(Socket caller)
+    {
+        try
+        {
+            caller.Shutdown(SocketShutdown.Both);
+        }
+        catch (SocketException)
+        {
+            // already gone
+        }
+
+        caller.Dispose();
+    }
+
+    private void Publish(TcpMember[] next) =>
+        Volatile.Write(ref _members, new Members(next, _owner.Options.Strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(next) : []));
+
+    private sealed record Members(TcpMember[] All, int[] WeightedSchedule);
 }

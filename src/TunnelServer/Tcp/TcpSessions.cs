@@ -12,9 +12,10 @@ namespace Tunnel2.TunnelServer.Tcp;
 
 /// <summary>
 /// The sessions' public TCP ports: a TCP login reserves its session's port (the same one for every client of the
-/// session; a fixed one from the credentials file's <c>TcpPorts</c>, else the one it had last if still free, else the
-/// next free one of <c>TunnelServer:Tcp:PortRange</c>), and the port closes when its last client leaves. One timer
-/// closes connections idle beyond <see cref="TcpServerOptions.IdleTimeout"/>.
+/// session; a fixed one from the credentials file's <c>TcpPorts</c>, else the one another node of the cluster gave it
+/// when the client names that, else the one it had last if still free, else a free one of
+/// <c>TunnelServer:Tcp:PortRange</c>, searched from a place that depends on the session's id only), and the port closes
+/// when its last client leaves. One timer closes connections idle beyond <see cref="TcpServerOptions.IdleTimeout"/>.
 /// </summary>
 public sealed class TcpSessions : IDisposable
 {
@@ -29,7 +30,6 @@ public sealed class TcpSessions : IDisposable
     private readonly Dictionary<string, TcpSessionListener> _listeners = new(StringComparer.Ordinal);
     private readonly Dictionary<string, int> _lastPorts = new(StringComparer.Ordinal);
     private readonly Timer _sweep;
-    private int _nextInRange;
     private int _open;
     private bool _draining;
     private TaskCompletionSource? _idle;
@@ -121,7 +121,11 @@ public sealed class TcpSessions : IDisposable
     }
 
     /// <summary>A lease on the session's TCP port for a login that asked for TCP, opening the port if it is not open yet.</summary>
-    public TcpReservation Reserve(string session)
+    /// <param name="wanted">
+    /// The port another node gave the session (<c>Tunnel2-Tcp-Port</c>): inside the range, that port or a refusal while
+    /// it is taken, so that callers a balancer sends to any node on that port reach this session and no other.
+    /// </param>
+    public TcpReservation Reserve(string session, int? wanted = null)
     {
         lock (_sync)
         {
@@ -145,13 +149,16 @@ public sealed class TcpSessions : IDisposable
                     $"This server gives session '{session}' no TCP port: its operator sets TunnelServer:Tcp:PortRange, or a TcpPorts entry in the credentials file.");
             }
 
-            TcpSessionListener? listener = fixedPort is { } own ? TryListen(session, own) : ListenInRange(session);
+            int? asked = fixedPort is null && wanted is { } hint && _range!.Value.Contains(hint) ? hint : null;
+            TcpSessionListener? listener = fixedPort is { } own ? TryListen(session, own)
+                : asked is { } hinted ? ListenOn(session, hinted)
+                : ListenInRange(session);
             if (listener is null)
             {
                 return Refuse(session, 503, "tcp-ports-exhausted", "No free TCP port",
-                    fixedPort is { } busy
-                        ? $"Session '{session}''s TCP port {busy} is in use; try again later."
-                        : $"Every port of TunnelServer:Tcp:PortRange ({_options.PortRange}) is taken; try again later.",
+                    fixedPort is { } busy ? $"Session '{session}''s TCP port {busy} is in use; try again later."
+                    : asked is { } taken ? $"Session '{session}''s TCP port {taken}, which another node gave it (Tunnel2-Tcp-Port), is in use here; try again later."
+                    : $"Every port of TunnelServer:Tcp:PortRange ({_options.PortRange}) is taken; try again later.",
                     KeyValuePair.Create("Retry-After", _retryAfterSeconds.ToString(CultureInfo.InvariantCulture)));
             }
 
@@ -206,9 +213,10 @@ public sealed class TcpSessions : IDisposable
             return again;
         }
 
+        int start = StartInRange(session, range.Count);
         for (int i = 0; i < range.Count; i++)
         {
-            int port = range.First + ((_nextInRange + i) % range.Count);
+            int port = range.First + ((start + i) % range.Count);
             if (IsTaken(port) || IsFixedForAnother(session, port) || IsRememberedByAnother(session, port))
             {
                 continue;
@@ -216,12 +224,31 @@ public sealed class TcpSessions : IDisposable
 
             if (TryListen(session, port) is { } listener)
             {
-                _nextInRange = (port - range.First + 1) % range.Count;
                 return listener;
             }
         }
 
         return null;
+    }
+
+    /// <summary>The port another node gave the session, when no other session here holds or owns it.</summary>
+    private TcpSessionListener? ListenOn(string session, int port) =>
+        IsTaken(port) || IsFixedForAnother(session, port) ? null : TryListen(session, port);
+
+    /// <summary>
+    /// Where the search for a session's port starts: a hash of its id (FNV-1a, the same in every process, unlike
+    /// string.GetHashCode), so that nodes of a cluster that share nothing, with the same range, give a session the same
+    /// port whenever the same ports are free on them, even for logins that reach them at once.
+    /// </summary>
+    internal static int StartInRange(string session, int count)
+    {
+        uint hash = 2166136261;
+        foreach (char c in session)
+        {
+            hash = (hash ^ c) * 16777619;
+        }
+
+        return (int)(hash % (uint)count);
     }
 
     private bool IsTaken(int port)

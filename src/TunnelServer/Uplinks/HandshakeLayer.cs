@@ -65,7 +65,7 @@ public sealed class HandshakeLayer(
 
         if (accepted.Tcp && tcp is not null)
         {
-            TcpReservation reservation = tcp.Reserve(accepted.Session);
+            TcpReservation reservation = tcp.Reserve(accepted.Session, accepted.TcpPort);
             if (reservation.Refusal is { } tcpRefused)
             {
                 admission.Release(connection.Peer); // admitted, but this login never became an uplink

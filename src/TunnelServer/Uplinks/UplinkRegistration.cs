@@ -24,7 +24,7 @@ public sealed class UplinkRegistration(
 
         Uplink? replaced = registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight, connection.Remote?.ToString(), transportName);
         revocation.LoggedIn(uplink, accepted.Session, accepted.Login);
-        connection.TcpLease?.Attach(uplink); // detached when HandshakeLayer ends the lease, after this returns
+        connection.TcpLease?.Attach(uplink, accepted.Weight); // detached when HandshakeLayer ends the lease, after this returns
         events.Connected(accepted.Session, connection.Peer, accepted.Version, transportName, accepted.Instance, replaced);
         try
         {

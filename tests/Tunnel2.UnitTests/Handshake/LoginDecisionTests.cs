@@ -260,6 +260,27 @@ public sealed class LoginDecisionTests
         Assert.Equal((400, "bad-tcp"), (refusal.Status, refusal.Reason));
     }
 
+    [Fact]
+    public async Task A_tcp_login_may_name_the_port_another_node_gave_the_session()
+    {
+        (HandshakeAcceptance? tcp, _) = Handshake.Decide(
+            await HeadAsync(Request(version: "5", extra: "Tunnel2-Tcp: on\r\nTunnel2-Tcp-Port: 20007\r\n")), draining: false);
+
+        Assert.Equal(20007, tcp!.TcpPort);
+    }
+
+    [Theory]
+    [InlineData("0")]
+    [InlineData("65536")]
+    [InlineData("+80")]
+    [InlineData("http")]
+    public async Task A_tcp_port_that_is_not_a_port_gets_400(string value)
+    {
+        HandshakeRefusal refusal = await RefusalAsync(Request(version: "5", extra: $"Tunnel2-Tcp: on\r\nTunnel2-Tcp-Port: {value}\r\n"));
+
+        Assert.Equal((400, "bad-tcp"), (refusal.Status, refusal.Reason));
+    }
+
     private static string Request(
         string method = "GET",
         string path = "/tunnel2/connect",

@@ -71,21 +71,56 @@ public sealed class TcpSessionsTests : IDisposable
         Assert.Equal((ports["a"], ports["b"]), (a.Port, b.Port));
     }
 
-    private TcpSessions Create(string? portRange)
+    [Fact]
+    public void Two_servers_that_share_nothing_give_a_session_the_same_port_of_the_same_range()
     {
-        var server = new TunnelServerOptions { Tcp = new TcpServerOptions { PortRange = portRange, BindAddress = "127.0.0.1" } };
+        (int first, int last) = FreeRange(20, "127.0.0.2", "127.0.0.3");
+        using TcpSessions node1 = Create($"{first}-{last}", "127.0.0.2");
+        using TcpSessions node2 = Create($"{first}-{last}", "127.0.0.3");
+        string[] sessions = ["db", "cache", "ssh-bastion", "22222222-2222-2222-2222-222222222222"];
+
+        // Logins reaching the nodes in opposite orders: where a session's search starts depends on its id only.
+        var onNode1 = sessions.ToDictionary(session => session, session => node1.Reserve(session).Lease!.Port);
+        var onNode2 = sessions.Reverse().ToDictionary(session => session, session => node2.Reserve(session).Lease!.Port);
+
+        Assert.All(sessions, session => Assert.Equal(onNode1[session], onNode2[session]));
+        Assert.Equal(sessions.Length, onNode1.Values.Distinct().Count());
+    }
+
+    [Fact]
+    public void A_login_that_names_the_port_another_node_gave_gets_it_or_a_503_while_another_session_holds_it()
+    {
+        (int first, int last) = FreeRange(5);
+        using TcpSessions sessions = Create($"{first}-{last}");
+        int wanted = first + 1; // not where the search for "db" starts (first + 3)
+
+        using TcpLease db = sessions.Reserve("db", wanted).Lease!;
+        TcpReservation clash = sessions.Reserve("cache", wanted);
+        using TcpLease outside = sessions.Reserve("web", 1).Lease!; // outside the range: the node's own choice
+
+        Assert.Equal(wanted, db.Port);
+        Assert.Equal((503, "tcp-ports-exhausted"), (clash.Refusal!.Status, clash.Refusal.Reason));
+        Assert.Contains("Tunnel2-Tcp-Port", clash.Refusal.Detail, StringComparison.Ordinal);
+        Assert.InRange(outside.Port, first, last);
+        Assert.NotEqual(wanted, outside.Port);
+    }
+
+    private TcpSessions Create(string? portRange, string bindAddress = "127.0.0.1")
+    {
+        var server = new TunnelServerOptions { Tcp = new TcpServerOptions { PortRange = portRange, BindAddress = bindAddress } };
         IOptions<ProxyEntryOptions> proxy = Options.Create(new ProxyEntryOptions());
         return new TcpSessions(Options.Create(server), proxy, new VisitorAccess(proxy, NullLogger<VisitorAccess>.Instance),
             new TcpMetrics(_services.GetRequiredService<IMeterFactory>()), NullLogger<TcpSessions>.Instance);
     }
 
-    /// <summary>Consecutive loopback ports free now, below the ephemeral range.</summary>
-    private static (int First, int Last) FreeRange(int count)
+    /// <summary>Consecutive ports free now on each of <paramref name="addresses"/> (127.0.0.1 by default), below the ephemeral range.</summary>
+    private static (int First, int Last) FreeRange(int count, params string[] addresses)
     {
+        IPAddress[] on = addresses.Length == 0 ? [IPAddress.Loopback] : [.. addresses.Select(IPAddress.Parse)];
         for (int attempt = 0; attempt < 100; attempt++)
         {
             int first = Random.Shared.Next(20_000, 32_000);
-            if (Enumerable.Range(first, count).All(IsFree))
+            if (Enumerable.Range(first, count).All(port => on.All(address => IsFree(address, port))))
             {
                 return (first, first + count - 1);
             }
@@ -94,12 +129,12 @@ public sealed class TcpSessionsTests : IDisposable
         throw new InvalidOperationException("no free range of loopback ports");
     }
 
-    private static bool IsFree(int port)
+    private static bool IsFree(IPAddress address, int port)
     {
         using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         try
         {
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, port));
+            probe.Bind(new IPEndPoint(address, port));
             return true;
         }
         catch (SocketException)

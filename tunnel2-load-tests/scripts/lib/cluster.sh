@@ -14,6 +14,22 @@ node_url() { echo "http://127.0.0.1:$((CLUSTER_BASE_PORT + $1))/session/$SESSION
 piece_pid() { cat "$CLUSTER_RUN_DIR/$1.pid" 2>/dev/null; }
 node_pid() { piece_pid "node-$1"; }
 
+# tcp_checks: the session's raw TCP port (run-cluster.sh writes it to tcp-port) answers TestBackend's ping through
+# HAProxy's TCP frontend and on every node's own address (127.0.0.2..4), so every node listens on that one port.
+# Prints one line; returns 1 when any of them did not answer.
+tcp_checks() {
+  local port ok=1 n line
+  port="$(cat "$CLUSTER_RUN_DIR/tcp-port" 2>/dev/null || true)"
+  [[ -n "$port" ]] || { echo "tcp: no TCP port (is this run-cluster.sh older than its TCP support?)"; return 1; }
+  line="tcp port $port: through HAProxy"
+  if answers "http://127.0.0.1:$port/loadtest/ping" pong; then line+=" ok"; else line+=" FAILED"; ok=0; fi
+  for n in 1 2 3; do
+    if answers "http://127.0.0.$((n + 1)):$port/loadtest/ping" pong; then line+=", node-$n ok"; else line+=", node-$n FAILED"; ok=0; fi
+  done
+  echo "$line"
+  ((ok))
+}
+
 # haproxy_status N: node N's state on HAProxy's status page (UP, DOWN, "UP 1/2", ...).
 haproxy_status() { curl -fsS --max-time 1 "$CLUSTER_STATS_CSV" 2>/dev/null | awk -F, -v s="node-$1" '$1 == "nodes" && $2 == s {print $18}'; }
 

@@ -17,6 +17,9 @@ public sealed record HandshakeAcceptance(
     /// <summary>The client carries raw TCP too (<c>Tunnel2-Tcp: on</c>, version 5): its session gets a public TCP port.</summary>
     public bool Tcp { get; init; }
 
+    /// <summary>The port another node gave the session (<c>Tunnel2-Tcp-Port</c>), which this one gives too when it can.</summary>
+    public int? TcpPort { get; init; }
+
     public bool IsWebSocket => WebSocketKey is not null;
 }
 

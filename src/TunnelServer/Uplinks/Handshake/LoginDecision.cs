@@ -177,10 +177,22 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
         }
 
         login.Tcp = tcp == HandshakeProtocol.TcpOn && login.Version >= HandshakeProtocol.TcpVersion;
-        return login.Tcp
-            ? null
-            : Refuse(400, "bad-tcp", "Invalid TCP login",
+        if (!login.Tcp)
+        {
+            return Refuse(400, "bad-tcp", "Invalid TCP login",
                 $"{HandshakeProtocol.TcpHeader} is optional; when sent it is '{HandshakeProtocol.TcpOn}', with {HandshakeProtocol.VersionHeader} {HandshakeProtocol.TcpVersion}.");
+        }
+
+        if (login.Head[HandshakeProtocol.TcpPortHeader] is not { } wanted)
+        {
+            return null;
+        }
+
+        login.TcpPort = int.TryParse(wanted, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int port)
+            && port is >= 1 and <= 65535 ? port : null;
+        return login.TcpPort is not null
+            ? null
+            : Refuse(400, "bad-tcp", "Invalid TCP login", $"{HandshakeProtocol.TcpPortHeader} is optional; when sent it is a port from 1 to 65535.");
     }
 
     private static HandshakeRefusal? NoBody(Http1Head head) =>
@@ -255,9 +267,11 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
 
         public bool Tcp { get; set; }
 
+        public int? TcpPort { get; set; }
+
         public VisitorPolicy? Declared { get; set; }
 
         public HandshakeAcceptance Accept() =>
-            new(Session, Instance, Version, WebSocketKey, Weight, Ready, Declared) { Login = Credential, Tcp = Tcp };
+            new(Session, Instance, Version, WebSocketKey, Weight, Ready, Declared) { Login = Credential, Tcp = Tcp, TcpPort = TcpPort };
     }
 }

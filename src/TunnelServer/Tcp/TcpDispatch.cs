@@ -1,0 +1,209 @@
+using System.Buffers;
+using System.Net;
+using System.Net.Sockets;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Tcp;
+
+namespace Tunnel2.TunnelServer.Tcp;
+
+/// <summary>
+/// Puts one caller of a session's TCP port on a client whose target takes it. It picks a client under the session's
+/// strategy, opens the stream, and waits for the first sign of how the dial went before the caller's bytes start to
+/// flow: the target's first byte or FIN (it took the connection), the client's reset with <c>BackendConnectFailed</c>
+/// (it refused), or the caller's own first bytes. Those first bytes (one read) are sent on, and also kept: while the
+/// target has said nothing and the caller nothing more, a refusal is still a refusal of a connection nothing reached,
+/// so the client is counted towards its ejection and the caller, with the bytes it sent, is tried on the next client
+/// (HAProxy's <c>option redispatch</c>). Once the caller sends more, or the idle timeout passes first, the relay takes
+/// over and a later reset goes to the caller as before.
+/// </summary>
+internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IPEndPoint remote, TcpStreamOpen open)
+{
+    private const int FirstBytesSize = 16 * 1024;
+
+    private byte[]? _firstBytes;
+    private int _firstLength;
+
+    /// <summary>The stream the relay takes over, on <see cref="Member"/>, once <see cref="RunAsync"/> says Connected.</summary>
+    public UplinkStream? Stream { get; private set; }
+
+    public TcpMember? Member { get; private set; }
+
+    /// <summary>Clients whose target refused this caller.</summary>
+    public int Refusals { get; private set; }
+
+    public async Task<TcpDispatchOutcome> RunAsync(TimeSpan window, CancellationToken stop)
+    {
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(stop);
+        deadline.CancelAfter(window);
+        TcpMember? refused = null;
+        try
+        {
+            for (int attempt = 0; attempt < listener.MemberCount; attempt++)
+            {
+                if (listener.Pick(refused) is not { } member || Open(member) is not { } stream)
+                {
+                    break;
+                }
+
+                Verdict verdict = await WaitAsync(stream, deadline.Token);
+                if (verdict != Verdict.Refused)
+                {
+                    if (verdict == Verdict.TargetAnswered)
+                    {
+                        member.OnTargetConnected();
+                    }
+
+                    return TcpDispatchOutcome.Connected;
+                }
+
+                Refusals++;
+                listener.OnTargetRefused(member, remote, stream.Id);
+                Drop();
+                refused = member;
+            }
+
+            return Refusals == 0 ? TcpDispatchOutcome.NoClient : TcpDispatchOutcome.AllRefused;
+        }
+        finally
+        {
+            if (_firstBytes is not null)
+            {
+                ArrayPool<byte>.Shared.Return(_firstBytes);
+                _firstBytes = null;
+            }
+        }
+    }
+
+    /// <summary>The stream (and the member's count) of a dispatch that ends without a relay.</summary>
+    public void Drop()
+    {
+        Stream?.Dispose();
+        Member?.Closed();
+        Stream = null;
+        Member = null;
+    }
+
+    private UplinkStream? Open(TcpMember member)
+    {
+        try
+        {
+            if (member.Uplink.TryOpenTcpStream(open, out UplinkStream? stream) != StreamOpenStatus.Opened)
+            {
+                return null;
+            }
+
+            member.Opened();
+            (Stream, Member) = (stream, member);
+            return stream;
+        }
+        catch (UplinkClosedException)
+        {
+            return null; // it closed between the pick and the open
+        }
+    }
+
+    /// <summary>What the stream and the caller said first; the caller's first bytes are sent (again) on the way.</summary>
+    private async Task<Verdict> WaitAsync(UplinkStream stream, CancellationToken deadline)
+    {
+        if (_firstBytes is not null && !await TrySendFirstBytesAsync(stream))
+        {
+            return Judge(stream);
+        }
+
+        while (true)
+        {
+            using var either = CancellationTokenSource.CreateLinkedTokenSource(deadline);
+            Task input = stream.WaitForInputAsync(either.Token).AsTask();
+            Task<int> callerReady = caller.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, either.Token).AsTask();
+            Task first = await Task.WhenAny(input, callerReady);
+            either.Cancel();
+            await Observe(input);
+            await Observe(callerReady); // nothing was consumed: a zero-byte read only waits for the caller's bytes
+
+            if (first == input || stream.IsAborted || deadline.IsCancellationRequested || !callerReady.IsCompletedSuccessfully
+                || _firstBytes is not null)
+            {
+                return Judge(stream);
+            }
+
+            if (!await TryTakeFirstBytesAsync() || !await TrySendFirstBytesAsync(stream))
+            {
+                return Judge(stream);
+            }
+        }
+    }
+
+    private static Verdict Judge(UplinkStream stream) =>
+        stream.ResetCode == ProtocolErrorCode.BackendConnectFailed ? Verdict.Refused
+        : !stream.IsAborted && stream.ReceivedBytes > 0 ? Verdict.TargetAnswered
+        : Verdict.Relay;
+
+    /// <summary>One read of what the caller sent first; false when it ended or failed instead (the relay sees to that).</summary>
+    private async Task<bool> TryTakeFirstBytesAsync()
+    {
+        try
+        {
+            // As much as has arrived, at most one stream window's worth: a one-line command holds a small buffer.
+            int size = Math.Clamp(caller.Available, 1, FirstBytesSize);
+            _firstBytes = ArrayPool<byte>.Shared.Rent(size);
+            _firstLength = await caller.ReceiveAsync(_firstBytes.AsMemory(0, size), SocketFlags.None);
+            return _firstLength > 0;
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+            return false;
+        }
+    }
+
+    private async Task<bool> TrySendFirstBytesAsync(UplinkStream stream)
+    {
+        try
+        {
+            await stream.SendAsync(new ReadOnlySequence<byte>(_firstBytes!, 0, _firstLength), endStream: false, CancellationToken.None);
+            return true;
+        }
+        catch (Exception ex) when (ex is StreamResetException or UplinkClosedException or InvalidOperationException or ObjectDisposedException)
+        {
+            return false; // the stream ended first: judged by its state
+        }
+    }
+
+    private static async Task Observe(Task task)
+    {
+        try
+        {
+            await task;
+        }
+        catch (Exception ex) when (ex is OperationCanceledException or StreamResetException or UplinkClosedException or SocketException
+                                   or ObjectDisposedException or InvalidOperationException)
+        {
+            // judged through the tasks' and the stream's state
+        }
+    }
+
+    private enum Verdict
+    {
+        /// <summary>The target sent a byte or its FIN: it took the connection.</summary>
+        TargetAnswered,
+
+        /// <summary>The client's target refused, and nothing reached a target: the next client may take the caller.</summary>
+        Refused,
+
+        /// <summary>Anything else (the caller sent more, the window passed, another reset): the relay takes over.</summary>
+        Relay,
+    }
+}
+
+/// <summary>How <see cref="TcpDispatch"/> ended.</summary>
+internal enum TcpDispatchOutcome
+{
+    /// <summary>A stream for the relay.</summary>
+    Connected,
+
+    /// <summary>No client could take the caller (none, all full, unready or ejected) before any refused it.</summary>
+    NoClient,
+
+    /// <summary>Every client tried had its target refuse.</summary>
+    AllRefused,
+}
