@@ -182,6 +182,8 @@ internal sealed class TcpSessionListener : IDisposable
 
         TcpDispatch? dispatch = null;
         TcpCallerRelay? relay = null;
+        bool dispatching = true; // counted towards the cap from here, among the relays once one runs
+        Interlocked.Increment(ref _dispatching);
         try
         {
             dispatch = await DispatchAsync(caller, remote!);
@@ -194,12 +196,19 @@ internal sealed class TcpSessionListener : IDisposable
             lock (_sync)
             {
                 _relays.Add(relay);
+                Interlocked.Decrement(ref _dispatching);
+                dispatching = false;
             }
 
             await relay.RunAsync();
         }
         finally
         {
+            if (dispatching)
+            {
+                Interlocked.Decrement(ref _dispatching);
+            }
+
             if (relay is not null)
             {
                 lock (_sync)
@@ -218,7 +227,6 @@ internal sealed class TcpSessionListener : IDisposable
     {
         var dispatch = new TcpDispatch(this, caller, remote, TcpStreamOpen.Of(remote, (IPEndPoint)caller.LocalEndPoint!));
         TcpDispatchOutcome outcome;
-        Interlocked.Increment(ref _dispatching);
         try
         {
             outcome = await dispatch.RunAsync(_owner.Options.IdleTimeout, _stopping);
@@ -227,10 +235,6 @@ internal sealed class TcpSessionListener : IDisposable
         {
             dispatch.Drop();
             throw;
-        }
-        finally
-        {
-            Interlocked.Decrement(ref _dispatching);
         }
 
         switch (outcome)
@@ -244,7 +248,8 @@ internal sealed class TcpSessionListener : IDisposable
                 CloseCleanly(caller);
                 return null;
             default:
-                Refuse(caller, remote, "no-client", MemberCount == 0 ? "no client serves the session now" : "no client of the session takes another stream");
+                Refuse(caller, remote, "no-client", MemberCount == 0 ? "no client serves the session now"
+                    : "no client of the session takes another stream (each is full, unready, draining or ejected)");
                 return null;
         }
     }
