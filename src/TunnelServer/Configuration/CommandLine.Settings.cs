@@ -134,9 +134,9 @@ public static partial class CommandLine
           TunnelServer:Tcp:IdleTimeout  [default 00:10:00]
               A TCP connection that moved no byte either way for this long is closed (both sides).
           TunnelServer:Tcp:Strategy  [default RoundRobin]
-              How a session's TCP connections spread over its clients: RoundRobin (each in turn), LeastRequests (the
-              client with fewer TCP connections open, of two drawn at random) or Weighted (each as often as its
-              --weight). One of: RoundRobin, LeastRequests, Weighted.
+              How a session's TCP connections spread over its clients, apart from its HTTP requests
+              (ProxyEntry:Balancing). Under LeastRequests a client's load is its TCP connections open on the port, not
+              its uplink's streams. One of: RoundRobin, LeastRequests, Weighted.
           TunnelServer:Tcp:EjectAfter  [default 1]
               After this many connections in a row whose target a client could not reach (refused, or no answer within
               the client's connect timeout), that client is passed over for EjectionBackoff, doubled on each ejection

@@ -27,9 +27,8 @@ public sealed class TcpServerOptions
     public TimeSpan IdleTimeout { get; set; } = TimeSpan.FromMinutes(10);
 
     /// <summary>
-    /// How a session's TCP connections spread over its clients: <c>RoundRobin</c> (each in turn), <c>LeastRequests</c>
-    /// (the client with fewer TCP connections open, of two drawn at random) or <c>Weighted</c> (each as often as its
-    /// <c>--weight</c>).
+    /// How a session's TCP connections spread over its clients, apart from its HTTP requests (<c>ProxyEntry:Balancing</c>).
+    /// Under <c>LeastRequests</c> a client's load is its TCP connections open on the port, not its uplink's streams.
     /// </summary>
     public BalancingStrategy Strategy { get; set; } = BalancingStrategy.RoundRobin;
 

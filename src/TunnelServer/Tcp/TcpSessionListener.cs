@@ -189,6 +189,8 @@ internal sealed class TcpSessionListener : IDisposable
 
         TcpDispatch? dispatch = null;
         TcpCallerRelay? relay = null;
+        bool dispatching = true; // counted towards the cap from here, among the relays once one runs
+        Interlocked.Increment(ref _dispatching);
         try
         {
             dispatch = await DispatchAsync(caller, remote!);
@@ -201,6 +203,8 @@ internal sealed class TcpSessionListener : IDisposable
             lock (_sync)
             {
                 _relays.Add(relay);
+                Interlocked.Decrement(ref _dispatching);
+                dispatching = false;
             }
 
             _owner.ConnectionOpened();
@@ -209,6 +213,11 @@ internal sealed class TcpSessionListener : IDisposable
         }
         finally
         {
+            if (dispatching)
+            {
+                Interlocked.Decrement(ref _dispatching);
+            }
+
             if (relay is not null)
             {
                 lock (_sync)
@@ -229,7 +238,6 @@ internal sealed class TcpSessionListener : IDisposable
     {
         var dispatch = new TcpDispatch(this, caller, remote, TcpStreamOpen.Of(remote, (IPEndPoint)caller.LocalEndPoint!));
         TcpDispatchOutcome outcome;
-        Interlocked.Increment(ref _dispatching);
         try
         {
             outcome = await dispatch.RunAsync(_owner.Options.IdleTimeout, _stopping);
@@ -238,10 +246,6 @@ internal sealed class TcpSessionListener : IDisposable
         {
             dispatch.Drop();
             throw;
-        }
-        finally
-        {
-            Interlocked.Decrement(ref _dispatching);
         }
 
         switch (outcome)
@@ -255,7 +259,8 @@ internal sealed class TcpSessionListener : IDisposable
                 CloseCleanly(caller);
                 return null;
             default:
-                Refuse(caller, remote, "no-client", MemberCount == 0 ? "no client serves the session now" : "no client of the session takes another stream");
+                Refuse(caller, remote, "no-client", MemberCount == 0 ? "no client serves the session now"
+                    : "no client of the session takes another stream (each is full, unready, draining or ejected)");
                 return null;
         }
     }
