@@ -191,6 +191,7 @@ internal sealed class TcpSessionListener : IDisposable
         TcpCallerRelay? relay = null;
         bool dispatching = true; // counted towards the cap from here, among the relays once one runs
         Interlocked.Increment(ref _dispatching);
+        _owner.ConnectionOpened(); // a server's drain waits for the caller from here, dispatched or relayed
         try
         {
             dispatch = await DispatchAsync(caller, remote!);
@@ -207,8 +208,6 @@ internal sealed class TcpSessionListener : IDisposable
                 dispatching = false;
             }
 
-            _owner.ConnectionOpened();
-
             await relay.RunAsync();
         }
         finally
@@ -224,9 +223,9 @@ internal sealed class TcpSessionListener : IDisposable
                 {
                     _relays.Remove(relay);
                 }
-
-                _owner.ConnectionClosed();
             }
+
+            _owner.ConnectionClosed();
 
             dispatch?.Member?.Closed();
             caller.Dispose();
