@@ -39,9 +39,9 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         TcpMember? refused = null;
         try
         {
-            for (int attempt = 0; attempt < listener.MemberCount; attempt++)
+            for (int attempt = 0; attempt < listener.Members.Count; attempt++)
             {
-                if (listener.Pick(refused) is not { } member || Open(member) is not { } stream)
+                if (listener.Members.Pick(refused) is not { } member || Open(member) is not { } stream)
                 {
                     break;
                 }
@@ -58,7 +58,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
                 }
 
                 Refusals++;
-                listener.OnTargetRefused(member, remote, stream.Id);
+                listener.Members.OnTargetRefused(member, remote, stream.Id);
                 Drop();
                 refused = member;
             }

@@ -29,7 +29,7 @@ public sealed class TcpLease : IDisposable
     public void Attach(Uplink uplink, int weight = 1)
     {
         _uplink = uplink;
-        Listener.AddMember(uplink, weight);
+        Listener.Members.Add(uplink, weight);
     }
 
     public void Dispose()
@@ -41,7 +41,7 @@ public sealed class TcpLease : IDisposable
 
         if (_uplink is not null)
         {
-            Listener.RemoveMember(_uplink);
+            Listener.Members.Remove(_uplink);
         }
 
         _owner.Release(Listener);

@@ -1,8 +1,5 @@
 using System.Net;
 using System.Net.Sockets;
-using Tunnel2.Balancing;
-using Tunnel2.Balancing.Affinity;
-using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.ProxyEntry.Access;
@@ -23,10 +20,8 @@ internal sealed class TcpSessionListener : IDisposable
     private readonly CancellationToken _stopping;
     private readonly Lock _sync = new();
     private readonly HashSet<TcpCallerRelay> _relays = [];
-    private Members _members = new([], []);
     private int _leases;
     private int _dispatching;
-    private uint _cursor;
 
     public TcpSessionListener(TcpSessions owner, string session, Socket socket, IPAddress bindAddress, int port)
     {
@@ -34,6 +29,7 @@ internal sealed class TcpSessionListener : IDisposable
         _socket = socket;
         _stopping = _stop.Token; // kept: callers still being served may read it after Dispose
         Session = session;
+        Members = new TcpMembers(owner, session);
         BindAddress = bindAddress;
         Port = port;
     }
@@ -56,8 +52,8 @@ internal sealed class TcpSessionListener : IDisposable
         }
     }
 
-    /// <summary>The session's TCP clients now.</summary>
-    public int MemberCount => Volatile.Read(ref _members).All.Length;
+    /// <summary>The session's TCP clients and the choice among them.</summary>
+    public TcpMembers Members { get; }
 
     public void Start() => _ = AcceptLoopAsync();
 
@@ -65,42 +61,6 @@ internal sealed class TcpSessionListener : IDisposable
 
     /// <returns>The leases left.</returns>
     public int RemoveLease() => Interlocked.Decrement(ref _leases);
-
-    public void AddMember(Uplink uplink, int weight)
-    {
-        lock (_sync)
-        {
-            Publish([.. _members.All, new TcpMember(uplink, weight)]);
-        }
-    }
-
-    public void RemoveMember(Uplink uplink)
-    {
-        lock (_sync)
-        {
-            Publish(Array.FindAll(_members.All, member => !ReferenceEquals(member.Uplink, uplink)));
-        }
-    }
-
-    /// <summary>The client for a new caller under the session's strategy, passing over <paramref name="exclude"/>; null when none can take it.</summary>
-    public TcpMember? Pick(TcpMember? exclude)
-    {
-        Members members = Volatile.Read(ref _members);
-        return MemberPicker.Pick(members.All, members.WeightedSchedule, ref _cursor, _owner.Options.Strategy, NoAffinity.Instance,
-            affinityKey: null, exclude, TimeProvider.System.GetTimestamp());
-    }
-
-    /// <summary>A client's target refused a caller before anything reached it: logged, and counted towards the client's ejection.</summary>
-    public void OnTargetRefused(TcpMember member, IPEndPoint? caller, uint streamId)
-    {
-        TcpLog.TargetRefused(_owner.Logger, Session, caller, streamId, member.Uplink.Name);
-        _owner.Metrics.TargetRefused();
-        if (member.OnTargetRefused(TimeProvider.System.GetTimestamp(), TimeProvider.System.TimestampFrequency, _owner.Options, out TimeSpan ejectedFor))
-        {
-            TcpLog.ClientEjected(_owner.Logger, Session, member.Uplink.Name, (long)ejectedFor.TotalMilliseconds);
-            _owner.Metrics.ClientEjected();
-        }
-    }
 
     public void CloseIdle(long now, long timeoutMs)
     {
@@ -255,10 +215,10 @@ internal sealed class TcpSessionListener : IDisposable
             case TcpDispatchOutcome.AllRefused:
                 TcpLog.CallerRefused(_owner.Logger, Session, remote, $"every client's target refused it ({dispatch.Refusals} tried)");
                 _owner.Metrics.Refused("targets-refused");
-                CloseCleanly(caller);
+                TcpCallerClose.Finish(caller);
                 return null;
             default:
-                Refuse(caller, remote, "no-client", MemberCount == 0 ? "no client serves the session now"
+                Refuse(caller, remote, "no-client", Members.Count == 0 ? "no client serves the session now"
                     : "no client of the session takes another stream (each is full, unready, draining or ejected)");
                 return null;
         }
@@ -285,44 +245,6 @@ internal sealed class TcpSessionListener : IDisposable
     {
         TcpLog.CallerRefused(_owner.Logger, Session, remote, detail);
         _owner.Metrics.Refused(reason);
-        Close(caller);
+        TcpCallerClose.Reset(caller);
     }
-
-    /// <summary>Closes a refused caller at once, with a reset: nothing was relayed, and nothing will be.</summary>
-    private static void Close(Socket caller)
-    {
-        try
-        {
-            caller.LingerState = new LingerOption(true, 0);
-        }
-        catch (SocketException)
-        {
-            // already gone
-        }
-
-        caller.Dispose();
-    }
-
-    /// <summary>
-    /// Closes a caller every client's target refused with a FIN, not a reset: it reached the tunnel, and the tunnel
-    /// found nowhere to take it (as HAProxy closes a TCP caller when every server refused).
-    /// </summary>
-    private static void CloseCleanly(Socket caller)
-    {
-        try
-        {
-            caller.Shutdown(SocketShutdown.Both);
-        }
-        catch (SocketException)
-        {
-            // already gone
-        }
-
-        caller.Dispose();
-    }
-
-    private void Publish(TcpMember[] next) =>
-        Volatile.Write(ref _members, new Members(next, _owner.Options.Strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(next) : []));
-
-    private sealed record Members(TcpMember[] All, int[] WeightedSchedule);
 }

@@ -1,6 +1,5 @@
 using System.Globalization;
 using System.Net;
-using System.Net.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Forwarding;
@@ -12,23 +11,20 @@ namespace Tunnel2.TunnelServer.Tcp;
 
 /// <summary>
 /// The sessions' public TCP ports: a TCP login reserves its session's port (the same one for every client of the
-/// session; a fixed one from the credentials file's <c>TcpPorts</c>, else the one another node of the cluster gave it
-/// when the client names that, else the one it had last if still free, else a free one of
-/// <c>TunnelServer:Tcp:PortRange</c>, searched from a place that depends on the session's id only), and the port closes
-/// when its last client leaves. One timer closes connections idle beyond <see cref="TcpServerOptions.IdleTimeout"/>.
+/// session, chosen by <see cref="TcpPortChooser"/>), and the port closes when its last client leaves. On shutdown the
+/// ports stop accepting and the drain waits for their connections. One timer closes connections idle beyond
+/// <see cref="TcpServerOptions.IdleTimeout"/>.
 /// </summary>
 public sealed class TcpSessions : IDisposable
 {
     private readonly TcpServerOptions _options;
-    private readonly TcpPortRange? _range;
+    private readonly TcpPortChooser _ports;
     private readonly IPAddress _bindAddress;
-    private readonly CredentialsFile? _credentials;
     private readonly VisitorAccess _visitors;
     private readonly ILogger _logger;
     private readonly int _retryAfterSeconds;
     private readonly Lock _sync = new();
     private readonly Dictionary<string, TcpSessionListener> _listeners = new(StringComparer.Ordinal);
-    private readonly Dictionary<string, int> _lastPorts = new(StringComparer.Ordinal);
     private readonly Timer _sweep;
     private int _open;
     private bool _draining;
@@ -39,9 +35,8 @@ public sealed class TcpSessions : IDisposable
     {
         Metrics = metrics;
         _options = options.Value.Tcp;
-        _range = TcpPortRange.TryParse(_options.PortRange, out TcpPortRange range, out _) ? range : null;
         _bindAddress = IPAddress.Parse(_options.BindAddress);
-        _credentials = credentials;
+        _ports = new TcpPortChooser(TcpPortRange.TryParse(_options.PortRange, out TcpPortRange range, out _) ? range : null, _bindAddress, credentials);
         _visitors = visitors;
         _logger = logger;
         _retryAfterSeconds = proxyOptions.Value.RetryAfterSeconds;
@@ -142,18 +137,15 @@ public sealed class TcpSessions : IDisposable
                 return new TcpReservation(new TcpLease(this, open), null);
             }
 
-            int? fixedPort = _credentials?.Current.TcpPorts.TryGetValue(session, out int port) == true ? port : null;
-            if (fixedPort is null && _range is null)
+            int? fixedPort = _ports.FixedPortOf(session);
+            if (fixedPort is null && !_ports.HasRange)
             {
                 return Refuse(session, 403, "tcp-off", "No TCP port",
                     $"This server gives session '{session}' no TCP port: its operator sets TunnelServer:Tcp:PortRange, or a TcpPorts entry in the credentials file.");
             }
 
-            int? asked = fixedPort is null && wanted is { } hint && _range!.Value.Contains(hint) ? hint : null;
-            TcpSessionListener? listener = fixedPort is { } own ? TryListen(session, own)
-                : asked is { } hinted ? ListenOn(session, hinted)
-                : ListenInRange(session);
-            if (listener is null)
+            int? asked = _ports.Hint(fixedPort, wanted);
+            if (_ports.Bind(session, fixedPort, asked, OpenPorts()) is not { } bound)
             {
                 return Refuse(session, 503, "tcp-ports-exhausted", "No free TCP port",
                     fixedPort is { } busy ? $"Session '{session}''s TCP port {busy} is in use; try again later."
@@ -162,8 +154,8 @@ public sealed class TcpSessions : IDisposable
                     KeyValuePair.Create("Retry-After", _retryAfterSeconds.ToString(CultureInfo.InvariantCulture)));
             }
 
+            var listener = new TcpSessionListener(this, session, bound.Socket, _bindAddress, bound.Port);
             _listeners[session] = listener;
-            _lastPorts[session] = listener.Port;
             listener.AddLease();
             TcpLog.PortOpened(_logger, session, listener.Port, TcpPublicAddress.For(_bindAddress, listener.Port, null));
             listener.Start();
@@ -204,117 +196,15 @@ public sealed class TcpSessions : IDisposable
         }
     }
 
-    private TcpSessionListener? ListenInRange(string session)
+    private HashSet<int> OpenPorts()
     {
-        TcpPortRange range = _range!.Value;
-        if (_lastPorts.TryGetValue(session, out int last) && range.Contains(last) && !IsFixedForAnother(session, last)
-            && TryListen(session, last) is { } again)
-        {
-            return again;
-        }
-
-        int start = StartInRange(session, range.Count);
-        for (int i = 0; i < range.Count; i++)
-        {
-            int port = range.First + ((start + i) % range.Count);
-            if (IsTaken(port) || IsFixedForAnother(session, port) || IsRememberedByAnother(session, port))
-            {
-                continue;
-            }
-
-            if (TryListen(session, port) is { } listener)
-            {
-                return listener;
-            }
-        }
-
-        return null;
-    }
-
-    /// <summary>The port another node gave the session, when no other session here holds or owns it.</summary>
-    private TcpSessionListener? ListenOn(string session, int port) =>
-        IsTaken(port) || IsFixedForAnother(session, port) ? null : TryListen(session, port);
-
-    /// <summary>
-    /// Where the search for a session's port starts: a hash of its id (FNV-1a, the same in every process, unlike
-    /// string.GetHashCode), so that nodes of a cluster that share nothing, with the same range, give a session the same
-    /// port whenever the same ports are free on them, even for logins that reach them at once.
-    /// </summary>
-    internal static int StartInRange(string session, int count)
-    {
-        uint hash = 2166136261;
-        foreach (char c in session)
-        {
-            hash = (hash ^ c) * 16777619;
-        }
-
-        return (int)(hash % (uint)count);
-    }
-
-    private bool IsTaken(int port)
-    {
+        var open = new HashSet<int>(_listeners.Count);
         foreach (TcpSessionListener listener in _listeners.Values)
         {
-            if (listener.Port == port)
-            {
-                return true;
-            }
+            open.Add(listener.Port);
         }
 
-        return false;
-    }
-
-    private bool IsFixedForAnother(string session, int port)
-    {
-        foreach (KeyValuePair<string, int> entry in _credentials?.Current.TcpPorts ?? new Dictionary<string, int>())
-        {
-            if (entry.Value == port && entry.Key != session)
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
-
-    /// <summary>A port another session had last is left to it while others are free, so a reconnecting client keeps its port.</summary>
-    private bool IsRememberedByAnother(string session, int port)
-    {
-        if (_lastPorts.Count >= _range!.Value.Count)
-        {
-            return false; // every port remembered by someone: the oldest memories give way
-        }
-
-        foreach (KeyValuePair<string, int> entry in _lastPorts)
-        {
-            if (entry.Value == port && entry.Key != session)
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
-
-    private TcpSessionListener? TryListen(string session, int port)
-    {
-        var socket = new Socket(_bindAddress.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-        try
-        {
-            if (_bindAddress.Equals(IPAddress.IPv6Any))
-            {
-                socket.DualMode = true; // "::" takes IPv4 callers too, as Kestrel's listeners do
-            }
-
-            socket.Bind(new IPEndPoint(_bindAddress, port));
-            socket.Listen(512);
-            return new TcpSessionListener(this, session, socket, _bindAddress, port);
-        }
-        catch (SocketException)
-        {
-            socket.Dispose();
-            return null; // taken by someone else on this machine: the next port, or a refusal
-        }
+        return open;
     }
 
     private TcpReservation Refuse(string session, int status, string reason, string title, string detail, params KeyValuePair<string, string>[] headers)

@@ -26,7 +26,7 @@ public sealed partial class TcpClusterProcessTests
 
         // Where either node would place the session on its own is taken on node 1 only, so node 1 gives the next port,
         // and node 2, started later with that port free, gives node 1's because the client asks for it.
-        int ownChoice = first + TcpSessions.StartInRange(session, last - first + 1);
+        int ownChoice = first + TcpPortChooser.StartInRange(session, last - first + 1);
         using var squatter = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         squatter.Bind(new IPEndPoint(Node1, ownChoice));
         squatter.Listen();
