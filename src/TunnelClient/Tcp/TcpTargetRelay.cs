@@ -1,4 +1,4 @@
-using System.IO.Pipelines;
+using System.Buffers;
 using System.Net.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Frames;
@@ -19,8 +19,6 @@ namespace Tunnel2.TunnelClient.Tcp;
 /// </summary>
 public sealed class TcpTargetRelay
 {
-    private const int ReadBufferSize = 16 * 1024;
-
     private readonly TcpTarget? _target;
     private readonly bool _proxyProtocol;
     private readonly TimeSpan _connectTimeout;
@@ -99,22 +97,17 @@ public sealed class TcpTargetRelay
 
     private async Task<string> RelayBytesAsync(UplinkStream stream, Socket socket, TcpStreamOpen open)
     {
-        var network = new NetworkStream(socket, ownsSocket: false);
-        PipeReader targetInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true, useZeroByteReads: true));
-        PipeWriter targetOutput = PipeWriter.Create(network, new StreamPipeWriterOptions(leaveOpen: true));
         var abort = new SocketAbort(socket);
         stream.SetAbortListener(abort);
         try
         {
             if (_proxyProtocol)
             {
-                int written = ProxyProtocolV2.Write(open, targetOutput.GetSpan(ProxyProtocolV2.LengthOf(open)));
-                targetOutput.Advance(written); // flushed with the caller's first bytes, or at once below when there are none yet
-                await targetOutput.FlushAsync();
+                await SendProxyHeaderAsync(socket, open);
             }
 
-            Task up = stream.SendBodyAsync(targetInput, CancellationToken.None);
-            Task down = CopyDownAsync(stream, targetOutput, socket);
+            Task up = SocketToStream.PumpAsync(socket, stream);
+            Task down = CopyDownAsync(stream, socket);
             Task first = await Task.WhenAny(up, down);
             string reason = "closed by both sides";
             if (!first.IsCompletedSuccessfully)
@@ -139,14 +132,28 @@ public sealed class TcpTargetRelay
         finally
         {
             stream.ClearAbortListener();
-            await targetInput.CompleteAsync();
-            await targetOutput.CompleteAsync();
         }
     }
 
-    private static async Task CopyDownAsync(UplinkStream stream, PipeWriter targetOutput, Socket socket)
+    /// <summary>The PROXY protocol v2 header, before any of the caller's bytes.</summary>
+    private static async Task SendProxyHeaderAsync(Socket socket, TcpStreamOpen open)
     {
-        await stream.CopyInputToAsync(targetOutput, chunked: false, CancellationToken.None);
+        int length = ProxyProtocolV2.LengthOf(open);
+        byte[] header = ArrayPool<byte>.Shared.Rent(length);
+        try
+        {
+            int written = ProxyProtocolV2.Write(open, header);
+            await socket.SendAsync(header.AsMemory(0, written), SocketFlags.None);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(header);
+        }
+    }
+
+    private static async Task CopyDownAsync(UplinkStream stream, Socket socket)
+    {
+        await stream.CopyInputToAsync(socket, CancellationToken.None);
         socket.Shutdown(SocketShutdown.Send); // the caller's FIN, passed on
     }
 

@@ -1,8 +1,8 @@
-using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Tcp;
 
 namespace Tunnel2.TunnelServer.Tcp;
 
@@ -15,8 +15,6 @@ namespace Tunnel2.TunnelServer.Tcp;
 internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger, TcpMetrics metrics)
     : IStreamAbortListener
 {
-    private const int ReadBufferSize = 16 * 1024;
-
     private static readonly (string Cause, string Text) Closed = ("closed", "closed by both sides");
 
     private readonly StreamIdleWatch _idle = new(stream);
@@ -28,16 +26,13 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
 
     public async Task RunAsync()
     {
-        var network = new NetworkStream(caller, ownsSocket: false);
-        PipeReader callerInput = PipeReader.Create(network, new StreamPipeReaderOptions(bufferSize: ReadBufferSize, leaveOpen: true, useZeroByteReads: true));
-        PipeWriter callerOutput = PipeWriter.Create(network, new StreamPipeWriterOptions(leaveOpen: true));
         (string Cause, string Text) reason = Closed;
         metrics.Opened();
         try
         {
             stream.SetAbortListener(this);
-            Task up = stream.SendBodyAsync(callerInput, CancellationToken.None);
-            Task down = CopyDownAsync(callerOutput);
+            Task up = SocketToStream.PumpAsync(caller, stream);
+            Task down = CopyDownAsync();
             Task first = await Task.WhenAny(up, down);
             if (!first.IsCompletedSuccessfully)
             {
@@ -59,8 +54,6 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
         finally
         {
             stream.ClearAbortListener();
-            await callerInput.CompleteAsync();
-            await callerOutput.CompleteAsync();
             TcpLog.CallerEnded(logger, session, remote, stream.Id, reason.Text, stream.SentBytes, stream.ReceivedBytes);
             metrics.Ended(reason.Cause);
             stream.Dispose();
@@ -80,9 +73,9 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
         Abort();
     }
 
-    private async Task CopyDownAsync(PipeWriter callerOutput)
+    private async Task CopyDownAsync()
     {
-        await stream.CopyInputToAsync(callerOutput, chunked: false, CancellationToken.None);
+        await stream.CopyInputToAsync(caller, CancellationToken.None);
         caller.Shutdown(SocketShutdown.Send); // the target's FIN, passed on
     }
 
