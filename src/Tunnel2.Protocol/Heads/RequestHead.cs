@@ -27,27 +27,6 @@ public sealed class RequestHead
     /// </summary>
     public bool IsUpgrade => _isUpgrade ??= HasUpgradeField(Headers);
 
-    /// <summary>
-    /// The body's length as its <c>Content-Length</c> announces it; null without one, or when it does not read as one
-    /// non-negative number (the backend's own parser judges such a head; this is only a hint for flow control).
-    /// </summary>
-    public long? AnnouncedBodyLength
-    {
-        get
-        {
-            foreach (HeaderField header in Headers)
-            {
-                if (header.Name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
-                {
-                    return long.TryParse(header.Value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out long length)
-                        ? length : null;
-                }
-            }
-
-            return null;
-        }
-    }
-
     private static bool HasUpgradeField(List<HeaderField> headers)
     {
         foreach (HeaderField header in headers)

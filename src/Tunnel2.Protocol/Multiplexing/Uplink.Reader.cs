@@ -234,11 +234,6 @@ public sealed partial class Uplink
             return;
         }
 
-        if (stream.RequestHasBody && stream.RequestHead?.AnnouncedBodyLength is { } announced && announced > Settings.InitialStreamWindow)
-        {
-            stream.GrantAnnouncedBody(announced);
-        }
-
         _streamHandler!.OnStreamOpened(stream);
     }
 

@@ -246,35 +246,6 @@ public sealed partial class UplinkStream : IDisposable
         _uplink.TryEnqueue(OutboundFrame.WindowUpdate(Id, grant));
     }
 
-    /// <summary>
-    /// A request that announces its body's length (client side) is granted credit for that body at once, up to the
-    /// stream's share of the receive budget, instead of after its reader has taken half the initial window: a body over
-    /// the initial window then does not wait one WindowUpdate round trip. The share and the budget are the ones every
-    /// top-up takes from (<see cref="OnInputConsumed"/>), so what a crowd can make this end buffer stays as bounded.
-    /// </summary>
-    internal void GrantAnnouncedBody(long announced)
-    {
-        int grant;
-        lock (_sync)
-        {
-            long want = Math.Min(announced, _uplink.StreamWindowTarget) - _receiveWindow - _unconsumed;
-            if (want <= 0 || (_state & StreamState.RemoteEnded) != 0)
-            {
-                return;
-            }
-
-            grant = _uplink.ReserveReceiveCredit((int)want, floor: 0);
-            if (grant == 0)
-            {
-                return;
-            }
-
-            _receiveWindow += grant;
-        }
-
-        _uplink.TryEnqueue(OutboundFrame.WindowUpdate(Id, grant));
-    }
-
     /// <summary>Cancels the exchange: the peer is told with a Reset frame and both directions fail.</summary>
     public void Reset(ProtocolErrorCode code)
     {
