@@ -19,7 +19,7 @@ public sealed partial class UplinkStream
     /// </summary>
     public const int WaitingReadSize = 16 * 1024;
 
-    /// <summary>Inbound bytes in several pieces up to this many go to a stream destination in one write (one send).</summary>
+    /// <summary>The largest write of inbound bytes that came in several pieces (one send each).</summary>
     private const int CoalescedWriteLimit = 64 * 1024;
 
     /// <summary>
@@ -108,7 +108,10 @@ public sealed partial class UplinkStream
         }
     }
 
-    /// <summary>One write for one piece or a few small ones (each write to a socket is a send); piece by piece beyond that.</summary>
+    /// <summary>
+    /// One write for a buffer in one piece; a buffer in several pieces (the inbound buffer's are 4 KiB) goes out joined
+    /// into writes of up to 64 KiB, since each write to a socket is a send of its own.
+    /// </summary>
     private static async ValueTask WriteAsync(Stream destination, ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
     {
         if (buffer.IsSingleSegment)
@@ -121,26 +124,20 @@ public sealed partial class UplinkStream
             return;
         }
 
-        if (buffer.Length <= CoalescedWriteLimit)
+        byte[] joined = ArrayPool<byte>.Shared.Rent((int)Math.Min(buffer.Length, CoalescedWriteLimit));
+        try
         {
-            int length = (int)buffer.Length;
-            byte[] joined = ArrayPool<byte>.Shared.Rent(length);
-            try
+            while (!buffer.IsEmpty)
             {
-                buffer.CopyTo(joined);
+                int length = (int)Math.Min(buffer.Length, joined.Length);
+                buffer.Slice(0, length).CopyTo(joined);
                 await destination.WriteAsync(joined.AsMemory(0, length), cancellationToken).ConfigureAwait(false);
+                buffer = buffer.Slice(length);
             }
-            finally
-            {
-                ArrayPool<byte>.Shared.Return(joined);
-            }
-
-            return;
         }
-
-        foreach (ReadOnlyMemory<byte> segment in buffer)
+        finally
         {
-            await destination.WriteAsync(segment, cancellationToken).ConfigureAwait(false);
+            ArrayPool<byte>.Shared.Return(joined);
         }
     }
 }

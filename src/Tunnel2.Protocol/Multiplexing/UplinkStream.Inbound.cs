@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Numerics;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 
@@ -9,9 +8,6 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// <summary>What the uplink's reader loop delivers to a stream.</summary>
 public sealed partial class UplinkStream
 {
-    /// <summary>The largest piece of the inbound buffer one frame's payload asks for.</summary>
-    private const int MaxInboundPiece = 1024 * 1024;
-
     internal void OnResponseHead(ResponseHead head, bool endStream)
     {
         if (_responseHead is null)
@@ -66,7 +62,10 @@ public sealed partial class UplinkStream
             if ((_state & StreamState.Disposed) == 0 && !payload.IsEmpty)
             {
                 _unconsumed += payload.Length;
-                WriteInbound(payload);
+                foreach (ReadOnlyMemory<byte> segment in payload)
+                {
+                    _inbound.Writer.Write(segment.Span);
+                }
 
                 // Never pauses (pauseWriterThreshold is 0), so the flush completes synchronously.
                 ValueTask<FlushResult> flush = _inbound.Writer.FlushAsync();
@@ -80,48 +79,6 @@ public sealed partial class UplinkStream
         if (endStream)
         {
             EndInbound();
-        }
-    }
-
-    /// <summary>
-    /// Copies a frame's payload into the inbound buffer in few pieces: each new piece is the largest power of two the
-    /// bytes still to come fill (at least the pipe's minimum), so a large frame lands in one or two pieces, which a
-    /// byte-stream destination takes in one write each, and a piece never holds much more than it carries.
-    /// </summary>
-    private void WriteInbound(in ReadOnlySequence<byte> payload)
-    {
-        PipeWriter writer = _inbound.Writer;
-        long remaining = payload.Length;
-        Span<byte> destination = default;
-        int filled = 0;
-        foreach (ReadOnlyMemory<byte> segment in payload)
-        {
-            ReadOnlySpan<byte> source = segment.Span;
-            while (!source.IsEmpty)
-            {
-                if (filled == destination.Length)
-                {
-                    // The piece is full (or none is open yet): the next one is sized by what is still to come.
-                    if (filled > 0)
-                    {
-                        writer.Advance(filled);
-                    }
-
-                    destination = writer.GetSpan(1 << BitOperations.Log2((uint)Math.Min(remaining, MaxInboundPiece)));
-                    filled = 0;
-                }
-
-                int length = Math.Min(destination.Length - filled, source.Length);
-                source[..length].CopyTo(destination[filled..]);
-                filled += length;
-                remaining -= length;
-                source = source[length..];
-            }
-        }
-
-        if (filled > 0)
-        {
-            writer.Advance(filled);
         }
     }
 

@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.IO.Pipelines;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.UnitTests.Infrastructure;
@@ -51,30 +49,6 @@ public sealed class ByteStreamTests
         Assert.Equal(UplinkStream.WaitingReadSize, source.Asked[0]);
         Assert.Equal(new UplinkSettings().DataChunkSize, source.Asked[1]);
         Assert.Equal(600_000, (await server.ReadAllAsync()).Length);
-    }
-
-    [Fact]
-    public async Task A_large_frame_lands_in_a_few_pieces_of_the_inbound_buffer()
-    {
-        await using var pair = UplinkPair.Start(new UplinkSettings { InitialStreamWindow = 1024 * 1024 });
-        (UplinkStream server, UplinkStream client) = await pair.OpenAsync(new RequestHead("POST", "/x", []), endStream: false);
-        byte[] body = StreamExchangeTests.Pattern(200_000, seed: 33);
-        Assert.Equal(body.Length, await server.AcquireSendCreditAsync(body.Length, CancellationToken.None));
-        byte[] pooled = ArrayPool<byte>.Shared.Rent(body.Length);
-        body.CopyTo(pooled, 0);
-
-        server.SendPooledData(pooled, body.Length, endStream: true);
-
-        ReadResult result = await client.Input.ReadAtLeastAsync(body.Length).AsTask().WithTimeout();
-        int pieces = 0;
-        foreach (ReadOnlyMemory<byte> _ in result.Buffer)
-        {
-            pieces++;
-        }
-
-        Assert.Equal(body, result.Buffer.ToArray());
-        Assert.InRange(pieces, 1, 3); // 128 KiB + 64 KiB + the rest, where 4 KiB pieces made 49
-        client.Input.AdvanceTo(result.Buffer.End);
     }
 
     /// <summary>A source that fills every read it is given, up to its total, and records how much each read asked for.</summary>
