@@ -75,15 +75,7 @@ public sealed partial class UplinkStream
     /// <exception cref="StreamResetException">The peer reset the stream.</exception>
     /// <exception cref="UplinkClosedException">The uplink died.</exception>
     /// <exception cref="IOException">The destination stopped taking the bytes.</exception>
-    public Task CopyInputToAsync(Stream destination, CancellationToken cancellationToken) =>
-        CopyInputAsync(new StreamDestination(destination), cancellationToken);
-
-    /// <summary>
-    /// The loop both byte-stream destinations share: the inbound buffer's own memory handed to the destination, the
-    /// credit given back once the destination took it, until the peer ends its side.
-    /// </summary>
-    private async Task CopyInputAsync<TDestination>(TDestination destination, CancellationToken cancellationToken)
-        where TDestination : IInboundDestination
+    public async Task CopyInputToAsync(Stream destination, CancellationToken cancellationToken)
     {
         Hold();
         try
@@ -96,7 +88,7 @@ public sealed partial class UplinkStream
                 long consumed = buffer.Length;
                 try
                 {
-                    await destination.WriteAsync(buffer, cancellationToken).ConfigureAwait(false);
+                    await WriteAsync(destination, buffer, cancellationToken).ConfigureAwait(false);
                 }
                 finally
                 {
@@ -114,18 +106,6 @@ public sealed partial class UplinkStream
         {
             Release();
         }
-    }
-
-    /// <summary>Where <see cref="CopyInputAsync{TDestination}"/> writes (a struct per kind, so the loop is not shared through a delegate).</summary>
-    private interface IInboundDestination
-    {
-        ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken);
-    }
-
-    private readonly struct StreamDestination(Stream stream) : IInboundDestination
-    {
-        public ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken) =>
-            UplinkStream.WriteAsync(stream, buffer, cancellationToken);
     }
 
     /// <summary>

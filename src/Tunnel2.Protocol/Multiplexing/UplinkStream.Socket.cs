@@ -16,18 +16,40 @@ public sealed partial class UplinkStream
     /// <exception cref="StreamResetException">The peer reset the stream mid-body.</exception>
     /// <exception cref="UplinkClosedException">The uplink died mid-body.</exception>
     /// <exception cref="SocketException">The socket stopped taking the body.</exception>
-    public Task CopyInputToAsync(Socket destination, CancellationToken cancellationToken) =>
-        CopyInputAsync(new SocketDestination(destination), cancellationToken);
-
-    private readonly struct SocketDestination(Socket socket) : IInboundDestination
+    public async Task CopyInputToAsync(Socket destination, CancellationToken cancellationToken)
     {
-        public async ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
+        Hold();
+        try
         {
-            foreach (ReadOnlyMemory<byte> segment in buffer)
+            PipeReader input = _inbound.Reader;
+            while (true)
             {
-                // A stream socket's send completes only once it has taken every byte.
-                await socket.SendAsync(segment, SocketFlags.None, cancellationToken).ConfigureAwait(false);
+                ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                long consumed = buffer.Length;
+                try
+                {
+                    foreach (ReadOnlyMemory<byte> segment in buffer)
+                    {
+                        // A stream socket's send completes only once it has taken every byte.
+                        await destination.SendAsync(segment, SocketFlags.None, cancellationToken).ConfigureAwait(false);
+                    }
+                }
+                finally
+                {
+                    input.AdvanceTo(buffer.End);
+                }
+
+                OnInputConsumed(consumed);
+                if (result.IsCompleted)
+                {
+                    return;
+                }
             }
+        }
+        finally
+        {
+            Release();
         }
     }
 }
