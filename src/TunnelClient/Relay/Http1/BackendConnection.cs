@@ -130,15 +130,18 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
 
     /// <summary>
     /// The stream this connection serves was reset or lost its uplink: ends every read and write in progress at once
-    /// (a pipe read comes back cancelled, a socket read with end of stream, a write fails), so the exchange stops
-    /// without a cancellation token per request. The connection is closed, never reused, after that.
+    /// (a pipe read comes back cancelled, a socket operation aborted), so the exchange stops without a cancellation token
+    /// per request. The socket is closed with a reset, not a FIN: the backend learns the request is over at once, and an
+    /// unfinished request's bytes still queued in the socket are dropped rather than fed to it at its own pace first (a
+    /// slow reader would take seconds per queued upload). The connection is never reused after that.
     /// </summary>
     public void OnStreamAborted()
     {
         try
         {
             Input.CancelPendingRead();
-            _socket.Shutdown(SocketShutdown.Both);
+            _socket.LingerState = new LingerOption(true, 0);
+            _socket.Close();
         }
         catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
         {
