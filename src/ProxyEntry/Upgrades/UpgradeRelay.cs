@@ -1,4 +1,3 @@
-using System.IO.Pipelines;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Logging;
@@ -20,8 +19,6 @@ namespace Tunnel2.ProxyEntry.Upgrades;
 /// </summary>
 internal sealed class UpgradeRelay
 {
-    private const int UpgradedReadBufferSize = 16 * 1024;
-
     private readonly ProxyEntryMetrics _metrics;
     private readonly PublicDrain _drain;
     private readonly ILogger _logger;
@@ -71,54 +68,45 @@ internal sealed class UpgradeRelay
     }
 
     /// <returns>Why the relay ended, for the log line.</returns>
+    /// <remarks>Each direction moves between the stream and the upgraded connection itself, with no pipe in between.</remarks>
     private static async Task<string> RelayBytesAsync(HttpContext context, UplinkStream stream, Stream connection)
     {
-        PipeReader callerInput = PipeReader.Create(connection, new StreamPipeReaderOptions(bufferSize: UpgradedReadBufferSize, leaveOpen: true));
-        PipeWriter callerOutput = PipeWriter.Create(connection, new StreamPipeWriterOptions(leaveOpen: true));
         using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
         string reason = "closed";
-        try
+        Task callerToBackend = stream.SendStreamAsync(connection, ended.Token);
+        Task backendToCaller = stream.CopyInputToAsync(connection, ended.Token);
+        if (await Task.WhenAny(callerToBackend, backendToCaller) == callerToBackend && callerToBackend.IsCompletedSuccessfully)
         {
-            Task callerToBackend = stream.SendBodyAsync(callerInput, ended.Token);
-            Task backendToCaller = stream.CopyInputToAsync(callerOutput, chunked: false, ended.Token);
-            if (await Task.WhenAny(callerToBackend, backendToCaller) == callerToBackend && callerToBackend.IsCompletedSuccessfully)
-            {
-                // The caller half-closed: its end went up as END_STREAM, and the backend's answer may still be coming.
-                await Observe(backendToCaller);
-            }
-
-            // The backend's side ending cleanly ends the exchange cleanly, whatever the caller's side was doing.
-            bool backendEnded = backendToCaller.IsCompletedSuccessfully;
-            if (!backendEnded)
-            {
-                reason = context.RequestAborted.IsCancellationRequested ? "caller gone"
-                    : stream.IsAborted ? $"stream reset ({stream.ResetCode})"
-                    : "relay failed";
-            }
-            else if (!callerToBackend.IsCompleted)
-            {
-                reason = "backend closed";
-            }
-
-            ended.Cancel();
-            await Observe(callerToBackend);
-            if (!backendEnded || !callerToBackend.IsCompletedSuccessfully)
-            {
-                stream.Reset(ProtocolErrorCode.Cancelled);
-            }
-
-            if (!backendEnded)
-            {
-                context.Abort(); // something broke: the caller sees its connection cut, not a clean end
-            }
-
-            return reason;
+            // The caller half-closed: its end went up as END_STREAM, and the backend's answer may still be coming.
+            await Observe(backendToCaller);
         }
-        finally
+
+        // The backend's side ending cleanly ends the exchange cleanly, whatever the caller's side was doing.
+        bool backendEnded = backendToCaller.IsCompletedSuccessfully;
+        if (!backendEnded)
         {
-            await callerInput.CompleteAsync();
-            await callerOutput.CompleteAsync();
+            reason = context.RequestAborted.IsCancellationRequested ? "caller gone"
+                : stream.IsAborted ? $"stream reset ({stream.ResetCode})"
+                : "relay failed";
         }
+        else if (!callerToBackend.IsCompleted)
+        {
+            reason = "backend closed";
+        }
+
+        ended.Cancel();
+        await Observe(callerToBackend);
+        if (!backendEnded || !callerToBackend.IsCompletedSuccessfully)
+        {
+            stream.Reset(ProtocolErrorCode.Cancelled);
+        }
+
+        if (!backendEnded)
+        {
+            context.Abort(); // something broke: the caller sees its connection cut, not a clean end
+        }
+
+        return reason;
     }
 
     /// <summary>Waits for a relay direction to end, whichever way it ends; the caller looks at the task afterwards.</summary>

@@ -9,6 +9,13 @@ public sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPip
 
     public PipeWriter Output { get; } = output;
 
+    /// <summary>
+    /// The connection under <see cref="Output"/>, when the uplink's writer may send a large Data payload straight to it
+    /// (after flushing what <see cref="Output"/> holds) instead of copying it into <see cref="Output"/> first. Set by
+    /// <see cref="Over"/>.
+    /// </summary>
+    public Stream? Connection { get; init; }
+
     /// <summary>Pipes over a connection's stream, with the buffer sizes the uplink works best with.</summary>
     /// <param name="stream">The connection.</param>
     /// <param name="zeroByteReads">
@@ -20,5 +27,8 @@ public sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPip
     /// </param>
     public static DuplexPipe Over(Stream stream, bool zeroByteReads = false) => new(
         PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 4096, leaveOpen: true, useZeroByteReads: zeroByteReads)),
-        PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true)));
+        PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 64 * 1024, leaveOpen: true)))
+    {
+        Connection = stream,
+    };
 }

@@ -82,6 +82,19 @@ internal readonly struct OutboundFrame
         output.Advance(FrameHeader.Size + _length);
     }
 
+    /// <summary>Whether the payload is a pooled buffer of at least <paramref name="bytes"/> (which may go out without a copy).</summary>
+    public bool HasPooledPayloadOf(int bytes) => _pooled is not null && _length >= bytes;
+
+    /// <summary>The pooled payload, for a frame whose header went out with <see cref="WriteHeaderTo"/>; the caller returns it with <see cref="ReturnBuffer"/>.</summary>
+    public ReadOnlyMemory<byte> PooledPayload => _pooled.AsMemory(0, _length);
+
+    /// <summary>Writes only the header of a frame with a pooled payload; the payload follows it on the connection.</summary>
+    public void WriteHeaderTo(IBufferWriter<byte> output)
+    {
+        new FrameHeader(_length, Type, Flags, StreamId).WriteTo(output.GetSpan(FrameHeader.Size));
+        output.Advance(FrameHeader.Size);
+    }
+
     public void ReturnBuffer()
     {
         if (_pooled is not null)

@@ -69,7 +69,7 @@ public sealed partial class Uplink : IDisposable
         Name = name ?? role.ToString();
         _scheduler = new FrameScheduler(settings.QueuedDataLimit);
         StreamPool = new UplinkStreamPool(settings.StreamPoolSize);
-        _frameWriter = new UplinkFrameWriter(transport.Output, _scheduler, this);
+        _frameWriter = new UplinkFrameWriter(transport.Output, (transport as DuplexPipe)?.Connection, _scheduler, this);
         _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
         _closedToken = _closed.Token; // kept, so that callers holding the uplink can still read it after disposal
     }

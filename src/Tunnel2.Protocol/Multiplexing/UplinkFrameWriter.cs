@@ -4,24 +4,34 @@ namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
 /// The uplink's one writer: takes frames in the order the <see cref="FrameScheduler"/> picks, coalesces them into few
-/// transport writes, and on the way out gives the last buffered bytes one bounded flush.
+/// transport writes, and on the way out gives the last buffered bytes one bounded flush. A large Data payload goes
+/// straight from its pooled buffer to the connection, right after the batch that ends with its header, instead of
+/// being copied into the transport's buffer first.
 /// </summary>
 internal sealed class UplinkFrameWriter
 {
     /// <summary>Flush the transport at least every this many bytes while frames keep coming.</summary>
     private const int MaxUnflushedBytes = 64 * 1024;
 
+    /// <summary>A Data payload this large costs a send of its own (after its header's batch) rather than a copy.</summary>
+    private const int DirectPayloadBytes = 32 * 1024;
+
     /// <summary>How long the last flush may wait for a peer that does not read (e.g. frozen, buffers full).</summary>
     private static readonly TimeSpan FinalFlushTimeout = TimeSpan.FromMilliseconds(500);
 
     private readonly PipeWriter _output;
+    private readonly Stream? _connection;
     private readonly FrameScheduler _scheduler;
     private readonly Uplink _uplink;
+    private OutboundFrame _direct;
+    private bool _hasDirect;
     private long _lastSentTicks = Environment.TickCount64;
 
-    public UplinkFrameWriter(PipeWriter output, FrameScheduler scheduler, Uplink uplink)
+    /// <param name="connection">The stream under <paramref name="output"/> (large payloads go to it directly), or null.</param>
+    public UplinkFrameWriter(PipeWriter output, Stream? connection, FrameScheduler scheduler, Uplink uplink)
     {
         _output = output;
+        _connection = connection;
         _scheduler = scheduler;
         _uplink = uplink;
     }
@@ -40,7 +50,7 @@ internal sealed class UplinkFrameWriter
                 bool completed = _scheduler.IsCompleted;
                 int frames = 0;
                 int unflushed = WriteQueued(0, ref frames);
-                if (unflushed > 0 && unflushed < MaxUnflushedBytes)
+                if (unflushed > 0 && unflushed < MaxUnflushedBytes && !_hasDirect)
                 {
                     // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue,
                     // then goes out in one send: fewer syscalls and less CPU per request at a fixed rate
@@ -63,6 +73,11 @@ internal sealed class UplinkFrameWriter
 
                 UplinkMetrics.Sent(frames, unflushed);
                 FlushResult flush = await _output.FlushAsync().ConfigureAwait(false);
+                if (!flush.IsCanceled && !flush.IsCompleted && _hasDirect)
+                {
+                    await WriteDirectAsync().ConfigureAwait(false);
+                }
+
                 Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
                 if (flush.IsCanceled || flush.IsCompleted)
                 {
@@ -77,23 +92,59 @@ internal sealed class UplinkFrameWriter
         }
         finally
         {
+            ReturnDirect();
             _scheduler.DropQueued();
             await CompleteOutputAsync().ConfigureAwait(false);
         }
     }
 
-    /// <summary>Writes queued frames into the output until the batch reaches <see cref="MaxUnflushedBytes"/> or none is left.</summary>
-    /// <returns>The batch's unflushed bytes, starting from <paramref name="unflushed"/>.</returns>
+    /// <summary>
+    /// Writes queued frames into the output until the batch reaches <see cref="MaxUnflushedBytes"/> or none is left, or
+    /// up to the header of a large payload, which then waits in <see cref="_direct"/> for the batch to be flushed.
+    /// </summary>
+    /// <returns>The batch's unflushed bytes (a direct payload's included), starting from <paramref name="unflushed"/>.</returns>
     private int WriteQueued(int unflushed, ref int frames)
     {
         while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
         {
             unflushed += frame.TotalLength;
             frames++;
+            if (_connection is not null && frame.HasPooledPayloadOf(DirectPayloadBytes))
+            {
+                frame.WriteHeaderTo(_output);
+                _direct = frame;
+                _hasDirect = true;
+                break;
+            }
+
             frame.WriteTo(_output);
         }
 
         return unflushed;
+    }
+
+    /// <summary>Sends the waiting large payload straight to the connection; its header has just been flushed.</summary>
+    private async ValueTask WriteDirectAsync()
+    {
+        try
+        {
+            // The uplink's close ends a write that waits for a peer that does not read, as it wakes a flush.
+            await _connection!.WriteAsync(_direct.PooledPayload, _uplink.Closed).ConfigureAwait(false);
+        }
+        finally
+        {
+            ReturnDirect();
+        }
+    }
+
+    private void ReturnDirect()
+    {
+        if (_hasDirect)
+        {
+            _hasDirect = false;
+            _direct.ReturnBuffer();
+            _direct = default;
+        }
     }
 
     /// <summary>Wakes a flush that waits for a peer that does not read (the uplink is closing).</summary>

@@ -16,40 +16,18 @@ public sealed partial class UplinkStream
     /// <exception cref="StreamResetException">The peer reset the stream mid-body.</exception>
     /// <exception cref="UplinkClosedException">The uplink died mid-body.</exception>
     /// <exception cref="SocketException">The socket stopped taking the body.</exception>
-    public async Task CopyInputToAsync(Socket destination, CancellationToken cancellationToken)
-    {
-        Hold();
-        try
-        {
-            PipeReader input = _inbound.Reader;
-            while (true)
-            {
-                ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-                ReadOnlySequence<byte> buffer = result.Buffer;
-                long consumed = buffer.Length;
-                try
-                {
-                    foreach (ReadOnlyMemory<byte> segment in buffer)
-                    {
-                        // A stream socket's send completes only once it has taken every byte.
-                        await destination.SendAsync(segment, SocketFlags.None, cancellationToken).ConfigureAwait(false);
-                    }
-                }
-                finally
-                {
-                    input.AdvanceTo(buffer.End);
-                }
+    public Task CopyInputToAsync(Socket destination, CancellationToken cancellationToken) =>
+        CopyInputAsync(new SocketDestination(destination), cancellationToken);
 
-                OnInputConsumed(consumed);
-                if (result.IsCompleted)
-                {
-                    return;
-                }
-            }
-        }
-        finally
+    private readonly struct SocketDestination(Socket socket) : IInboundDestination
+    {
+        public async ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
         {
-            Release();
+            foreach (ReadOnlyMemory<byte> segment in buffer)
+            {
+                // A stream socket's send completes only once it has taken every byte.
+                await socket.SendAsync(segment, SocketFlags.None, cancellationToken).ConfigureAwait(false);
+            }
         }
     }
 }

@@ -1,3 +1,5 @@
+using System.Buffers;
+using System.IO.Pipelines;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -75,7 +77,7 @@ internal sealed class UpgradedStreams : IDisposable
         _metrics.UpgradeStarted();
         try
         {
-            Task backendToCaller = stream.SendBodyAsync(connection.Input, CancellationToken.None);
+            Task backendToCaller = SendBackendToCallerAsync(stream, connection);
             Task callerToBackend = CopyCallerToBackendAsync(stream, connection);
             Task first = await Task.WhenAny(backendToCaller, callerToBackend).ConfigureAwait(false);
             if (!first.IsCompletedSuccessfully)
@@ -116,9 +118,40 @@ internal sealed class UpgradedStreams : IDisposable
         }
     }
 
+    /// <summary>
+    /// What the head's read took in past the 101 goes first; then the backend's socket is read straight into Data
+    /// frames. A reset or a lost uplink shuts the socket down (the abort listener), which ends the read.
+    /// </summary>
+    private static async Task SendBackendToCallerAsync(UplinkStream stream, BackendConnection connection)
+    {
+        if (connection.Input.TryRead(out ReadResult buffered))
+        {
+            ReadOnlySequence<byte> early = buffered.Buffer;
+            try
+            {
+                if (!early.IsEmpty || buffered.IsCompleted)
+                {
+                    await stream.SendAsync(early, endStream: buffered.IsCompleted, CancellationToken.None).ConfigureAwait(false);
+                }
+            }
+            finally
+            {
+                connection.Input.AdvanceTo(early.End);
+            }
+
+            if (buffered.IsCompleted)
+            {
+                return;
+            }
+        }
+
+        await stream.SendStreamAsync(connection.Stream, CancellationToken.None).ConfigureAwait(false);
+    }
+
+    /// <summary>The caller's bytes go from the stream's inbound buffer straight to the backend's socket; its end half-closes the socket.</summary>
     private static async Task CopyCallerToBackendAsync(UplinkStream stream, BackendConnection connection)
     {
-        await stream.CopyInputToAsync(connection.Output, chunked: false, CancellationToken.None).ConfigureAwait(false);
+        await stream.CopyInputToAsync(connection.Stream, CancellationToken.None).ConfigureAwait(false);
         connection.ShutdownSend();
     }
 
