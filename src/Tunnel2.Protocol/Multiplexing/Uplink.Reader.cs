@@ -12,6 +12,9 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// </summary>
 public sealed partial class Uplink
 {
+    /// <summary>Streams whose response head came in the batch being dispatched (reader loop only).</summary>
+    private readonly List<UplinkStream> _arrivedHeads = [];
+
     private async Task ReadLoopAsync()
     {
         PipeReader input = _transport.Input;
@@ -44,6 +47,11 @@ public sealed partial class Uplink
                     }
 
                     input.AdvanceTo(buffer.Start, buffer.End);
+                }
+
+                if (_arrivedHeads.Count > 0)
+                {
+                    DeliverResponseHeads();
                 }
 
                 // Between batches no dispatch holds a stream it found in the table: finished ones may be cleared now.
@@ -80,8 +88,29 @@ public sealed partial class Uplink
         }
         finally
         {
+            _arrivedHeads.Clear(); // a batch cut short by an error: its streams fail with the uplink
             await input.CompleteAsync().ConfigureAwait(false);
         }
+    }
+
+    /// <summary>
+    /// Hands the response heads of the batch just dispatched to their owners (server side). A whole small answer is
+    /// relayed on this thread, so it crosses the process without another hand-off; but at most
+    /// <see cref="UplinkSettings.InlineAnswersPerBatch"/> of them, the last ones, so that under load the others go to
+    /// the pool first and run on the other cores meanwhile (a reader that did every send kept one core busy while
+    /// the other idled, docs/benchmarks/2026-11-23-performance.md).
+    /// </summary>
+    private void DeliverResponseHeads()
+    {
+        List<UplinkStream> heads = _arrivedHeads;
+        int inlineFrom = heads.Count - Settings.InlineAnswersPerBatch;
+        for (int i = 0; i < heads.Count; i++)
+        {
+            UplinkStream stream = heads[i];
+            stream.DeliverResponseHead(inline: i >= inlineFrom && stream.IsWholeSmallAnswer);
+        }
+
+        heads.Clear();
     }
 
     private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload)
@@ -97,7 +126,11 @@ public sealed partial class Uplink
                     throw new ProtocolViolationException("A client received a response head.");
                 }
 
-                FindStream(header)?.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream);
+                if (FindStream(header) is { } answered && answered.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream))
+                {
+                    _arrivedHeads.Add(answered); // handed over after the batch: its body may be in it too
+                }
+
                 break;
             case FrameType.Data:
                 FindStream(header)?.OnData(payload, header.EndStream);

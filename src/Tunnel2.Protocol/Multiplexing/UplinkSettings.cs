@@ -49,6 +49,13 @@ public sealed record UplinkSettings
     /// </summary>
     public int StreamPoolSize { get; init; } = UplinkStreamPool.DefaultCapacity;
 
+    /// <summary>
+    /// This end's own policy (server side): how many whole small answers of one batch of frames the uplink's reader
+    /// relays on its own thread (their owners' continuations run there, without a thread-pool hand-off); the others,
+    /// and every larger answer, go to the thread pool. 0: none.
+    /// </summary>
+    public int InlineAnswersPerBatch { get; init; } = 1;
+
     /// <summary>Most streams open at once on one uplink.</summary>
     public int MaxConcurrentStreams { get; init; } = 10_000;
 

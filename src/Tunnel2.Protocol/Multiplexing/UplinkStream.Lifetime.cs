@@ -54,7 +54,8 @@ public sealed partial class UplinkStream
         _sentBytes = 0;
         if (_uplink.Role == UplinkRole.Server)
         {
-            _responseHead = new TaskCompletionSource<ResponseHead>(TaskCreationOptions.RunContinuationsAsynchronously);
+            // Completed by the reader on its own thread for a whole small answer, else on a work item (UplinkStream.ResponseHead.cs).
+            _responseHead = new TaskCompletionSource<ResponseHead>();
             _openedAt = Environment.TickCount64;
         }
 
@@ -129,6 +130,7 @@ public sealed partial class UplinkStream
         // Both ends of the pipe were completed (the writer at RemoteEnded, the reader at Dispose), which Reset requires.
         _inbound.Reset();
         _responseHead = null;
+        _arrivedHead = null;
         _abortListener = null;
         RequestHead = null;
         return true;
