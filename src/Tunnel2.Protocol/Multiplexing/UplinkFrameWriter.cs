@@ -4,7 +4,8 @@ namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
 /// The uplink's one writer: takes frames in the order the <see cref="FrameScheduler"/> picks, coalesces them into few
-/// transport writes, and on the way out gives the last buffered bytes one bounded flush.
+/// transport writes, and on the way out gives the last buffered bytes one bounded flush. One owner writes at a time: the
+/// loop, or, when the loop is idle, a thread that has just queued the last frame of a step (<see cref="SendNowOrWake"/>).
 /// </summary>
 internal sealed class UplinkFrameWriter
 {
@@ -14,10 +15,21 @@ internal sealed class UplinkFrameWriter
     /// <summary>How long the last flush may wait for a peer that does not read (e.g. frozen, buffers full).</summary>
     private static readonly TimeSpan FinalFlushTimeout = TimeSpan.FromMilliseconds(500);
 
+    private const int Free = 0;
+    private const int Taken = 1;
+
     private readonly PipeWriter _output;
     private readonly FrameScheduler _scheduler;
     private readonly Uplink _uplink;
     private long _lastSentTicks = Environment.TickCount64;
+
+    /// <summary>Who writes to the output: <see cref="Free"/>, or <see cref="Taken"/> by the loop or an inline sender.</summary>
+    private int _owner;
+
+    /// <summary>1 when an inline sender left its pending flush (<see cref="_handedFlush"/>), and the output with it, to the loop.</summary>
+    private int _flushHandedOver;
+
+    private ValueTask<FlushResult> _handedFlush;
 
     public UplinkFrameWriter(PipeWriter output, FrameScheduler scheduler, Uplink uplink)
     {
@@ -32,54 +44,58 @@ internal sealed class UplinkFrameWriter
     /// <summary>Writes until the scheduler is completed and empty, or the transport fails (which closes the uplink).</summary>
     public async Task RunAsync()
     {
+        bool owned = false;
         try
         {
             while (true)
             {
                 // Read before taking frames: once completion is seen, every frame queued before it is visible too.
                 bool completed = _scheduler.IsCompleted;
-                int unflushed = 0;
-                int frames = 0;
-                bool yielded = false;
-                while (true)
+                if (!owned)
                 {
-                    while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
+                    Ownership taken = await TakeOutputAsync(completed).ConfigureAwait(false);
+                    if (taken == Ownership.Stopped)
                     {
-                        unflushed += frame.TotalLength;
-                        frames++;
-                        frame.WriteTo(_output);
+                        return;
                     }
 
-                    if (unflushed == 0 || unflushed >= MaxUnflushedBytes || yielded)
+                    if (taken == Ownership.Busy)
                     {
-                        break;
+                        // An inline sender is writing; it wakes this loop if it leaves frames behind.
+                        await _scheduler.WaitAsync().ConfigureAwait(false);
+                        continue;
                     }
 
+                    owned = true;
+                }
+
+                (int unflushed, int frames) = WriteQueued();
+                if (unflushed > 0 && unflushed < MaxUnflushedBytes)
+                {
                     // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue,
-                    // then goes out in one send. Measured at 5,000 req/s: 1.7 fewer syscalls and 8 µs less CPU per
-                    // request in the client, 4 µs less in the server, 0.27 ms less added p50 (2026-11-24-uplink-v2.md);
-                    // under Kestrel's upgrade its I/O queue had merged flushes this way.
-                    yielded = true;
+                    // then goes out in one send (docs/benchmarks/2026-11-24-uplink-v2.md, sitting C); under Kestrel's
+                    // upgrade its I/O queue had merged flushes this way.
                     await Task.Yield();
+                    (int more, int moreFrames) = WriteQueued(unflushed);
+                    (unflushed, frames) = (unflushed + more, frames + moreFrames);
                 }
 
                 if (unflushed == 0)
                 {
                     if (completed)
                     {
-                        return;
+                        return; // still owned: no inline sender starts after this
                     }
 
+                    owned = false;
+                    Volatile.Write(ref _owner, Free);
                     await _scheduler.WaitAsync().ConfigureAwait(false);
                     continue;
                 }
 
                 UplinkMetrics.Sent(frames, unflushed);
-                FlushResult flush = await _output.FlushAsync().ConfigureAwait(false);
-                Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
-                if (flush.IsCanceled || flush.IsCompleted)
+                if (!await FinishFlushAsync(_output.FlushAsync()).ConfigureAwait(false))
                 {
-                    _uplink.Close("transport stopped accepting writes");
                     return;
                 }
             }
@@ -92,6 +108,133 @@ internal sealed class UplinkFrameWriter
         {
             _scheduler.DropQueued();
             await CompleteOutputAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Sends what is queued on the caller's thread when the writer is idle (its loop waits and no batch is forming), as
+    /// long as the transport takes the bytes at once; otherwise wakes the loop. Called by whoever queued the last frame
+    /// of a step (a request head without body, the END_STREAM of an answer), so that a small exchange goes out without a
+    /// hand-off to the writer's loop. A flush that does not complete at once is handed to the loop, never waited for here.
+    /// </summary>
+    public void SendNowOrWake()
+    {
+        if (_scheduler.IsCompleted || Interlocked.CompareExchange(ref _owner, Taken, Free) != Free)
+        {
+            _scheduler.Wake(); // the loop is at work (a batch is forming) or the uplink closes: the loop sends it
+            return;
+        }
+
+        try
+        {
+            (int unflushed, int frames) = WriteQueued();
+            if (unflushed > 0)
+            {
+                UplinkMetrics.Sent(frames, unflushed);
+                ValueTask<FlushResult> flush = _output.FlushAsync();
+                if (!flush.IsCompleted)
+                {
+                    _handedFlush = flush;
+                    Volatile.Write(ref _flushHandedOver, 1); // the output stays taken: the loop owns it from here
+                    _scheduler.Wake();
+                    return;
+                }
+
+                OnFlushed(flush.GetAwaiter().GetResult());
+            }
+        }
+        catch (Exception ex) when (Uplink.IsTransportFailure(ex) || ex is InvalidOperationException)
+        {
+            _uplink.Close($"transport error while writing: {ex.Message}");
+        }
+
+        Volatile.Write(ref _owner, Free);
+        if (_scheduler.HasQueued || _scheduler.IsCompleted)
+        {
+            _scheduler.Wake(); // frames queued while this thread wrote, whose senders found the writer taken
+        }
+    }
+
+    /// <summary>Takes frames in the scheduler's order and writes them to the output, up to the batch's byte limit.</summary>
+    private (int Bytes, int Frames) WriteQueued(int alreadyWritten = 0)
+    {
+        int bytes = 0;
+        int frames = 0;
+        while (alreadyWritten + bytes < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
+        {
+            bytes += frame.TotalLength;
+            frames++;
+            frame.WriteTo(_output);
+        }
+
+        return (bytes, frames);
+    }
+
+    /// <returns>False when the transport no longer takes writes (the uplink has been closed).</returns>
+    private async ValueTask<bool> FinishFlushAsync(ValueTask<FlushResult> flush) => OnFlushed(await flush.ConfigureAwait(false));
+
+    private bool OnFlushed(FlushResult flush)
+    {
+        Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
+        if (flush.IsCanceled || flush.IsCompleted)
+        {
+            _uplink.Close("transport stopped accepting writes");
+            return false;
+        }
+
+        return true;
+    }
+
+    private enum Ownership
+    {
+        Owned,
+        Busy,
+        Stopped,
+    }
+
+    /// <summary>
+    /// Takes the output for the loop: free, or handed over with an inline sender's pending flush (which it finishes).
+    /// Busy when an inline sender writes; once the uplink closes, waits for it instead (<see cref="TakeOverFromInlineSender"/>).
+    /// </summary>
+    private async ValueTask<Ownership> TakeOutputAsync(bool completed)
+    {
+        bool handedOver = Interlocked.Exchange(ref _flushHandedOver, 0) == 1;
+        if (!handedOver && Interlocked.CompareExchange(ref _owner, Taken, Free) != Free)
+        {
+            if (!completed)
+            {
+                return Ownership.Busy;
+            }
+
+            TakeOverFromInlineSender(out handedOver);
+        }
+
+        // An inline sender's flush that did not complete at once: it left the flush, and the output, to this loop.
+        return handedOver && !await FinishFlushAsync(_handedFlush).ConfigureAwait(false) ? Ownership.Stopped : Ownership.Owned;
+    }
+
+    /// <summary>
+    /// The uplink closes while an inline sender writes: waits (it never blocks) until it lets go of the output or hands
+    /// its flush over, so that the loop's last flush and completion never overlap its writes.
+    /// </summary>
+    private void TakeOverFromInlineSender(out bool handedOver)
+    {
+        var spin = new SpinWait();
+        while (true)
+        {
+            if (Interlocked.Exchange(ref _flushHandedOver, 0) == 1)
+            {
+                handedOver = true;
+                return;
+            }
+
+            if (Interlocked.CompareExchange(ref _owner, Taken, Free) == Free)
+            {
+                handedOver = false;
+                return;
+            }
+
+            spin.SpinOnce();
         }
     }
 

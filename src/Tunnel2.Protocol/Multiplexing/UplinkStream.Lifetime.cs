@@ -52,6 +52,7 @@ public sealed partial class UplinkStream
         _unconsumed = 0;
         _receivedBytes = 0;
         _sentBytes = 0;
+        _headWaitsForBody = false;
         if (_uplink.Role == UplinkRole.Server)
         {
             // Completed by the reader on its own thread for a whole small answer, else on a work item (UplinkStream.ResponseHead.cs).
