@@ -36,7 +36,7 @@ public sealed partial class Uplink
                     while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
                     {
                         frames++;
-                        Dispatch(header, payload);
+                        Dispatch(header, payload, lastInBatch: buffer.IsEmpty);
                     }
                 }
                 finally
@@ -113,12 +113,12 @@ public sealed partial class Uplink
         heads.Clear();
     }
 
-    private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload, bool lastInBatch)
     {
         switch (header.Type)
         {
             case FrameType.RequestHead:
-                AcceptStream(header, payload);
+                AcceptStream(header, payload, lastInBatch);
                 break;
             case FrameType.ResponseHead:
                 if (Role != UplinkRole.Server)
@@ -200,7 +200,11 @@ public sealed partial class Uplink
         }
     }
 
-    private void AcceptStream(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    /// <param name="lastInBatch">
+    /// The head is the batch's last frame: a whole request (no body) may then be started on this thread
+    /// (<see cref="UplinkStream.MayStartOnReader"/>), one per batch, so under load the others still spread over the pool.
+    /// </param>
+    private void AcceptStream(in FrameHeader header, in ReadOnlySequence<byte> payload, bool lastInBatch)
     {
         if (Role != UplinkRole.Client)
         {
@@ -237,7 +241,9 @@ public sealed partial class Uplink
             return;
         }
 
+        stream.MayStartOnReader = lastInBatch && header.EndStream && Settings.InlineAnswersPerBatch > 0;
         _streamHandler!.OnStreamOpened(stream);
+        stream.MayStartOnReader = false;
     }
 
     /// <summary>The stream a frame is for; null when it already finished; a protocol error when it never existed.</summary>

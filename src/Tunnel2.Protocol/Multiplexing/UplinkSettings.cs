@@ -50,9 +50,10 @@ public sealed record UplinkSettings
     public int StreamPoolSize { get; init; } = UplinkStreamPool.DefaultCapacity;
 
     /// <summary>
-    /// This end's own policy (server side): how many whole small answers of one batch of frames the uplink's reader
-    /// relays on its own thread (their owners' continuations run there, without a thread-pool hand-off); the others,
-    /// and every larger answer, go to the thread pool. 0: none.
+    /// This end's own policy: how many whole small exchanges of one batch of frames the uplink's reader starts on its own
+    /// thread, without a thread-pool hand-off (server: answers, whose callers' continuations run there; client: requests
+    /// without body that are the batch's last frame, <see cref="UplinkStream.MayStartOnReader"/>); the others go to the
+    /// thread pool, so under load they still spread over the cores. 0: none.
     /// </summary>
     public int InlineAnswersPerBatch { get; init; } = 1;
 

@@ -51,6 +51,12 @@ public sealed partial class UplinkStream : IDisposable
     /// <summary>The request the server sent (client side only).</summary>
     public RequestHead? RequestHead { get; private set; }
 
+    /// <summary>
+    /// Client side, during <see cref="IUplinkStreamHandler.OnStreamOpened"/> only: the request is whole (no body) and was
+    /// the last frame of the reader's batch, so its handler may start it on the reader's thread instead of queuing it.
+    /// </summary>
+    public bool MayStartOnReader { get; internal set; }
+
     /// <summary>Whether a body follows the request head (client side only).</summary>
     public bool RequestHasBody { get; private set; }
 
