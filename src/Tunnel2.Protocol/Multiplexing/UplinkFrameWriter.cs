@@ -112,16 +112,20 @@ internal sealed class UplinkFrameWriter
     }
 
     /// <summary>
-    /// Sends what is queued on the caller's thread when the writer is idle (its loop waits and no batch is forming), as
-    /// long as the transport takes the bytes at once; otherwise wakes the loop. Called by whoever queued the last frame
+    /// Sends what is queued on the caller's thread when the writer is idle (its loop waits and no batch is forming: at
+    /// most <see cref="UplinkSettings.InlineSendMaxStreams"/> streams open), as long as the transport takes the bytes at
+    /// once; otherwise wakes the loop. Called by whoever queued the last frame
     /// of a step (a request head without body, the END_STREAM of an answer), so that a small exchange goes out without a
     /// hand-off to the writer's loop. A flush that does not complete at once is handed to the loop, never waited for here.
     /// </summary>
     public void SendNowOrWake()
     {
-        if (_scheduler.IsCompleted || Interlocked.CompareExchange(ref _owner, Taken, Free) != Free)
+        // With more streams open, other frames are about to come: the loop's batch sends them together in fewer sends
+        // (sending every step inline cost a fifth of the throughput under saturation, 2026-11-27-handoffs.md).
+        if (_scheduler.IsCompleted || _uplink.ActiveStreamCount > _uplink.Settings.InlineSendMaxStreams
+            || Interlocked.CompareExchange(ref _owner, Taken, Free) != Free)
         {
-            _scheduler.Wake(); // the loop is at work (a batch is forming) or the uplink closes: the loop sends it
+            _scheduler.Wake(); // the loop is at work (a batch is forming), the uplink is busy, or it closes: the loop sends it
             return;
         }
 

@@ -57,6 +57,13 @@ public sealed record UplinkSettings
     /// </summary>
     public int InlineAnswersPerBatch { get; init; } = 1;
 
+    /// <summary>
+    /// This end's own policy: the writer sends the last frame of a step on the thread that queued it (instead of waking
+    /// its loop, which batches) only while at most this many streams are open, the load at which no batch would form.
+    /// 0: never.
+    /// </summary>
+    public int InlineSendMaxStreams { get; init; } = 2;
+
     /// <summary>Most streams open at once on one uplink.</summary>
     public int MaxConcurrentStreams { get; init; } = 10_000;
 
