@@ -49,26 +49,13 @@ internal sealed class UplinkFrameWriter
         {
             while (true)
             {
-                // Read before taking frames: once completion is seen, every frame queued before it is visible too.
-                bool completed = _scheduler.IsCompleted;
-                if (!owned)
+                if (!owned && !(owned = await TakeOutputAsync().ConfigureAwait(false)))
                 {
-                    Ownership taken = await TakeOutputAsync(completed).ConfigureAwait(false);
-                    if (taken == Ownership.Stopped)
-                    {
-                        return;
-                    }
-
-                    if (taken == Ownership.Busy)
-                    {
-                        // An inline sender is writing; it wakes this loop if it leaves frames behind.
-                        await _scheduler.WaitAsync().ConfigureAwait(false);
-                        continue;
-                    }
-
-                    owned = true;
+                    return;
                 }
 
+                // Read before taking frames: once completion is seen, every frame queued before it is visible too.
+                bool completed = _scheduler.IsCompleted;
                 (int unflushed, int frames) = WriteQueued();
                 if (unflushed > 0 && unflushed < MaxUnflushedBytes)
                 {
@@ -189,32 +176,30 @@ internal sealed class UplinkFrameWriter
         return true;
     }
 
-    private enum Ownership
-    {
-        Owned,
-        Busy,
-        Stopped,
-    }
-
     /// <summary>
-    /// Takes the output for the loop: free, or handed over with an inline sender's pending flush (which it finishes).
-    /// Busy when an inline sender writes; once the uplink closes, waits for it instead (<see cref="TakeOverFromInlineSender"/>).
+    /// Takes the output for the loop: once it is free, or handed over with an inline sender's pending flush (which it
+    /// finishes first). While an inline sender writes, waits to be woken; once the uplink closes, waits for that sender
+    /// to let go instead (<see cref="TakeOverFromInlineSender"/>). False when the transport no longer takes writes.
     /// </summary>
-    private async ValueTask<Ownership> TakeOutputAsync(bool completed)
+    private async ValueTask<bool> TakeOutputAsync()
     {
-        bool handedOver = Interlocked.Exchange(ref _flushHandedOver, 0) == 1;
-        if (!handedOver && Interlocked.CompareExchange(ref _owner, Taken, Free) != Free)
+        while (true)
         {
-            if (!completed)
+            bool completed = _scheduler.IsCompleted;
+            bool handedOver = Interlocked.Exchange(ref _flushHandedOver, 0) == 1;
+            if (!handedOver && Interlocked.CompareExchange(ref _owner, Taken, Free) != Free)
             {
-                return Ownership.Busy;
+                if (!completed)
+                {
+                    await _scheduler.WaitAsync().ConfigureAwait(false); // the inline sender wakes the loop if it leaves frames
+                    continue;
+                }
+
+                TakeOverFromInlineSender(out handedOver);
             }
 
-            TakeOverFromInlineSender(out handedOver);
+            return !handedOver || await FinishFlushAsync(_handedFlush).ConfigureAwait(false);
         }
-
-        // An inline sender's flush that did not complete at once: it left the flush, and the output, to this loop.
-        return handedOver && !await FinishFlushAsync(_handedFlush).ConfigureAwait(false) ? Ownership.Stopped : Ownership.Owned;
     }
 
     /// <summary>
