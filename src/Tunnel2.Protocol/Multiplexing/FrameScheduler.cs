@@ -41,7 +41,8 @@ internal sealed class FrameScheduler : IDisposable
     public int QueuedPongs => Volatile.Read(ref _queuedPongs);
 
     /// <returns>False when the scheduler is completed (the frame was not queued; its buffer is the caller's).</returns>
-    public bool TryEnqueueControl(in OutboundFrame frame)
+    /// <param name="wake">False when the caller itself then sends or wakes the writer (<see cref="UplinkFrameWriter.SendNowOrWake"/>).</param>
+    public bool TryEnqueueControl(in OutboundFrame frame, bool wake = true)
     {
         if (_completed)
         {
@@ -54,16 +55,27 @@ internal sealed class FrameScheduler : IDisposable
         }
 
         _control.Enqueue(frame);
-        Wake();
+        if (wake)
+        {
+            Wake();
+        }
+
         return true;
     }
 
     /// <summary>A stream has data queued and is not yet in a lane.</summary>
-    public void Schedule(UplinkStream stream)
+    /// <param name="wake">False when the caller itself then sends or wakes the writer (<see cref="UplinkFrameWriter.SendNowOrWake"/>).</param>
+    public void Schedule(UplinkStream stream, bool wake = true)
     {
         (stream.SentBytes < LightStreamBytes ? _light : _bulk).Enqueue(stream);
-        Wake();
+        if (wake)
+        {
+            Wake();
+        }
     }
+
+    /// <summary>Whether anything may be queued (a hint: read without the writer's ownership).</summary>
+    public bool HasQueued => !_control.IsEmpty || !_light.IsEmpty || !_bulk.IsEmpty;
 
     /// <summary>Stops accepting frames and wakes the writer so it can finish.</summary>
     public void Complete()
@@ -153,7 +165,8 @@ internal sealed class FrameScheduler : IDisposable
     /// <summary>Called by the uplink once its writer has stopped.</summary>
     public void Dispose() => _signal.Dispose();
 
-    private void Wake()
+    /// <summary>Has the writer's loop look at the lanes again (at once if it waits, else after its current batch).</summary>
+    public void Wake()
     {
         if (Interlocked.Exchange(ref _signaled, 1) == 0)
         {

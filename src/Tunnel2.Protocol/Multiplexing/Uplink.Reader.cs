@@ -12,6 +12,9 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// </summary>
 public sealed partial class Uplink
 {
+    /// <summary>Streams whose response head came in the batch being dispatched (reader loop only).</summary>
+    private readonly List<UplinkStream> _arrivedHeads = [];
+
     private async Task ReadLoopAsync()
     {
         PipeReader input = _transport.Input;
@@ -43,6 +46,7 @@ public sealed partial class Uplink
         }
         finally
         {
+            _arrivedHeads.Clear(); // a batch cut short by an error: its streams fail with the uplink
             await input.CompleteAsync().ConfigureAwait(false);
         }
     }
@@ -59,7 +63,7 @@ public sealed partial class Uplink
             while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
             {
                 frames++;
-                Dispatch(header, payload);
+                Dispatch(header, payload, lastInBatch: buffer.IsEmpty);
             }
         }
         finally
@@ -70,6 +74,11 @@ public sealed partial class Uplink
             }
 
             input.AdvanceTo(buffer.Start, buffer.End);
+        }
+
+        if (_arrivedHeads.Count > 0)
+        {
+            DeliverResponseHeads();
         }
 
         // Between batches no dispatch holds a stream it found in the table: finished ones may be cleared now.
@@ -86,12 +95,33 @@ public sealed partial class Uplink
         return !result.IsCompleted;
     }
 
-    private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    /// <summary>
+    /// Hands the response heads of the batch just dispatched to their owners (server side). A whole small answer is
+    /// relayed on this thread, so it crosses the process without another hand-off; but at most
+    /// <see cref="UplinkSettings.InlineAnswersPerBatch"/> of them, the last ones, so that under load the others go to
+    /// the pool first and run on the other cores meanwhile (a reader that did every send kept one core busy while
+    /// the other idled, docs/benchmarks/2026-11-23-performance.md).
+    /// </summary>
+    private void DeliverResponseHeads()
+    {
+        List<UplinkStream> heads = _arrivedHeads;
+        int inlineFrom = heads.Count - Settings.InlineAnswersPerBatch;
+        for (int i = 0; i < heads.Count; i++)
+        {
+            UplinkStream stream = heads[i];
+            stream.DeliverResponseHead(inline: i >= inlineFrom && stream.IsWholeSmallAnswer);
+        }
+
+        heads.Clear();
+    }
+
+    /// <param name="lastInBatch">The frame is the last whole one of its read (<see cref="AcceptStream"/>).</param>
+    private void Dispatch(in FrameHeader header, in ReadOnlySequence<byte> payload, bool lastInBatch)
     {
         switch (header.Type)
         {
             case FrameType.RequestHead:
-                AcceptStream(header, payload);
+                AcceptStream(header, payload, lastInBatch);
                 break;
             case FrameType.ResponseHead:
                 OnResponseHeadFrame(header, payload);
@@ -130,7 +160,11 @@ public sealed partial class Uplink
             throw new ProtocolViolationException("A client received a response head.");
         }
 
-        FindStream(header)?.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream);
+        // Handed over after the batch (DeliverResponseHeads): its body may be in it too.
+        if (FindStream(header) is { } answered && answered.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream))
+        {
+            _arrivedHeads.Add(answered);
+        }
     }
 
     private void OnWindowUpdateFrame(in FrameHeader header, in ReadOnlySequence<byte> payload)
@@ -191,7 +225,11 @@ public sealed partial class Uplink
         }
     }
 
-    private void AcceptStream(in FrameHeader header, in ReadOnlySequence<byte> payload)
+    /// <param name="lastInBatch">
+    /// The head is the batch's last frame: a whole request (no body) may then be started on this thread
+    /// (<see cref="UplinkStream.MayStartOnReader"/>), one per batch, so under load the others still spread over the pool.
+    /// </param>
+    private void AcceptStream(in FrameHeader header, in ReadOnlySequence<byte> payload, bool lastInBatch)
     {
         if (Role != UplinkRole.Client)
         {
@@ -205,11 +243,12 @@ public sealed partial class Uplink
 
         RequestHead head = HeadCodec.ReadRequestHead(payload);
         UplinkStream stream = UplinkStream.Start(this, header.StreamId, head, requestHasBody: !header.EndStream);
-        OnPeerOpened(stream, header);
+        OnPeerOpened(stream, header, mayStartOnReader: lastInBatch && header.EndStream && Settings.InlineAnswersPerBatch > 0);
     }
 
     /// <summary>A stream the server opened (a request head or a TcpOpen): in the table, refused if draining or over the limit, else handed on.</summary>
-    private void OnPeerOpened(UplinkStream stream, in FrameHeader header)
+    /// <param name="mayStartOnReader">Whether its handler may start it on this thread (<see cref="UplinkStream.MayStartOnReader"/>).</param>
+    private void OnPeerOpened(UplinkStream stream, in FrameHeader header, bool mayStartOnReader)
     {
         _streams.Add(stream);
         if (header.EndStream)
@@ -234,7 +273,9 @@ public sealed partial class Uplink
             return;
         }
 
+        stream.MayStartOnReader = mayStartOnReader;
         _streamHandler!.OnStreamOpened(stream);
+        stream.MayStartOnReader = false;
     }
 
     /// <summary>The stream a frame is for; null when it already finished; a protocol error when it never existed.</summary>

@@ -65,6 +65,6 @@ public sealed partial class Uplink
         }
 
         TcpStreamOpen open = TcpStreamOpen.Read(payload);
-        OnPeerOpened(UplinkStream.Start(this, header.StreamId, requestHead: null, requestHasBody: true, tcp: open), header);
+        OnPeerOpened(UplinkStream.Start(this, header.StreamId, requestHead: null, requestHasBody: true, tcp: open), header, mayStartOnReader: false);
     }
 }

@@ -187,7 +187,13 @@ public sealed partial class Uplink : IDisposable
             uint id = _streams.LastStreamId + 1;
             stream = UplinkStream.Start(this, id, requestHead: null, localEnded: endStream);
             _streams.Add(stream);
-            Enqueue(OutboundFrame.WithPooledPayload(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, id, pooled, length));
+            // A request without body is the whole step: it goes out after the lock, on this thread if the writer is idle.
+            Enqueue(OutboundFrame.WithPooledPayload(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, id, pooled, length), wake: !endStream);
+        }
+
+        if (endStream)
+        {
+            _frameWriter.SendNowOrWake();
         }
 
         if (!IsOpen)
@@ -255,14 +261,21 @@ public sealed partial class Uplink : IDisposable
         _closed.Dispose();
     }
 
-    internal void Enqueue(in OutboundFrame frame)
+    /// <param name="wake">False when the caller then calls <see cref="SendNowOrWake"/> itself.</param>
+    internal void Enqueue(in OutboundFrame frame, bool wake = true)
     {
-        if (!_scheduler.TryEnqueueControl(frame))
+        if (!_scheduler.TryEnqueueControl(frame, wake))
         {
             frame.ReturnBuffer();
             throw new UplinkClosedException(CloseReason ?? "The uplink closed.");
         }
     }
+
+    /// <summary>
+    /// After queuing the last frame of a step (<see cref="UplinkFrameWriter.SendNowOrWake"/>): sends on this thread when the
+    /// writer is idle and the transport takes the bytes at once, else wakes the writer.
+    /// </summary>
+    internal void SendNowOrWake() => _frameWriter.SendNowOrWake();
 
     internal void TryEnqueue(in OutboundFrame frame)
     {

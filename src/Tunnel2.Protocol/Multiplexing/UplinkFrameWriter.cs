@@ -4,27 +4,22 @@ namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
 /// The uplink's one writer: takes frames in the order the <see cref="FrameScheduler"/> picks, coalesces them into few
-/// transport writes, and on the way out gives the last buffered bytes one bounded flush. A large Data payload goes
-/// straight from its pooled buffer to the connection, right after the batch that ends with its header, instead of
-/// being copied into the transport's buffer first.
+/// transport writes, and on the way out gives the last buffered bytes one bounded flush. One owner writes at a time
+/// (<c>UplinkFrameWriter.Ownership.cs</c>): the loop, or, when the loop is idle, a thread that has just queued the last
+/// frame of a step (<see cref="SendNowOrWake"/>). A large Data payload goes straight from its pooled buffer to the
+/// connection, right after the batch that ends with its header; only the loop does that (<c>UplinkFrameWriter.Direct.cs</c>).
 /// </summary>
-internal sealed class UplinkFrameWriter
+internal sealed partial class UplinkFrameWriter
 {
     /// <summary>Flush the transport at least every this many bytes while frames keep coming.</summary>
     private const int MaxUnflushedBytes = 64 * 1024;
-
-    /// <summary>A Data payload this large costs a send of its own (after its header's batch) rather than a copy.</summary>
-    private const int DirectPayloadBytes = 32 * 1024;
 
     /// <summary>How long the last flush may wait for a peer that does not read (e.g. frozen, buffers full).</summary>
     private static readonly TimeSpan FinalFlushTimeout = TimeSpan.FromMilliseconds(500);
 
     private readonly PipeWriter _output;
-    private readonly Stream? _connection;
     private readonly FrameScheduler _scheduler;
     private readonly Uplink _uplink;
-    private OutboundFrame _direct;
-    private bool _hasDirect;
     private long _lastSentTicks = Environment.TickCount64;
 
     /// <param name="connection">The stream under <paramref name="output"/> (large payloads go to it directly), or null.</param>
@@ -46,10 +41,15 @@ internal sealed class UplinkFrameWriter
         {
             while (true)
             {
+                if (!_loopOwns && !await TakeOutputAsync().ConfigureAwait(false))
+                {
+                    return;
+                }
+
                 // Read before taking frames: once completion is seen, every frame queued before it is visible too.
                 bool completed = _scheduler.IsCompleted;
                 int frames = 0;
-                int unflushed = WriteQueued(0, ref frames);
+                int unflushed = WriteQueued(0, ref frames, direct: true);
                 if (unflushed > 0 && unflushed < MaxUnflushedBytes && !_hasDirect)
                 {
                     // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue,
@@ -57,32 +57,30 @@ internal sealed class UplinkFrameWriter
                     // (docs/benchmarks/2026-11-24-uplink-v2.md); under Kestrel's upgrade its I/O queue had merged
                     // flushes this way.
                     await Task.Yield();
-                    unflushed = WriteQueued(unflushed, ref frames);
+                    unflushed = WriteQueued(unflushed, ref frames, direct: true);
                 }
 
                 if (unflushed == 0)
                 {
                     if (completed)
                     {
-                        return;
+                        return; // still owned: no inline sender starts after this
                     }
 
+                    LetGoOfOutput();
                     await _scheduler.WaitAsync().ConfigureAwait(false);
                     continue;
                 }
 
                 UplinkMetrics.Sent(frames, unflushed);
-                FlushResult flush = await _output.FlushAsync().ConfigureAwait(false);
-                if (!flush.IsCanceled && !flush.IsCompleted && _hasDirect)
+                if (!await FinishFlushAsync(_output.FlushAsync()).ConfigureAwait(false))
                 {
-                    await WriteDirectAsync().ConfigureAwait(false);
+                    return;
                 }
 
-                Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
-                if (flush.IsCanceled || flush.IsCompleted)
+                if (_hasDirect)
                 {
-                    _uplink.Close("transport stopped accepting writes");
-                    return;
+                    await WriteDirectAsync().ConfigureAwait(false);
                 }
             }
         }
@@ -93,27 +91,27 @@ internal sealed class UplinkFrameWriter
         finally
         {
             ReturnDirect();
+            await TakeOutputForGoodAsync().ConfigureAwait(false);
             _scheduler.DropQueued();
             await CompleteOutputAsync().ConfigureAwait(false);
         }
     }
 
     /// <summary>
-    /// Writes queued frames into the output until the batch reaches <see cref="MaxUnflushedBytes"/> or none is left, or
-    /// up to the header of a large payload, which then waits in <see cref="_direct"/> for the batch to be flushed.
+    /// Takes frames in the scheduler's order and writes them into the output until the batch reaches
+    /// <see cref="MaxUnflushedBytes"/> or none is left. With <paramref name="direct"/> (the loop only), it stops after the
+    /// header of a large payload, which then waits in <see cref="_direct"/> for the batch to be flushed; without, such a
+    /// payload is copied like any other.
     /// </summary>
     /// <returns>The batch's unflushed bytes (a direct payload's included), starting from <paramref name="unflushed"/>.</returns>
-    private int WriteQueued(int unflushed, ref int frames)
+    private int WriteQueued(int unflushed, ref int frames, bool direct)
     {
         while (unflushed < MaxUnflushedBytes && _scheduler.TryDequeue(out OutboundFrame frame))
         {
             unflushed += frame.TotalLength;
             frames++;
-            if (_connection is not null && frame.HasPooledPayloadOf(DirectPayloadBytes))
+            if (direct && TryKeepDirect(frame))
             {
-                frame.WriteHeaderTo(_output);
-                _direct = frame;
-                _hasDirect = true;
                 break;
             }
 
@@ -123,28 +121,19 @@ internal sealed class UplinkFrameWriter
         return unflushed;
     }
 
-    /// <summary>Sends the waiting large payload straight to the connection; its header has just been flushed.</summary>
-    private async ValueTask WriteDirectAsync()
-    {
-        try
-        {
-            // The uplink's close ends a write that waits for a peer that does not read, as it wakes a flush.
-            await _connection!.WriteAsync(_direct.PooledPayload, _uplink.Closed).ConfigureAwait(false);
-        }
-        finally
-        {
-            ReturnDirect();
-        }
-    }
+    /// <returns>False when the transport no longer takes writes (the uplink has been closed).</returns>
+    private async ValueTask<bool> FinishFlushAsync(ValueTask<FlushResult> flush) => OnFlushed(await flush.ConfigureAwait(false));
 
-    private void ReturnDirect()
+    private bool OnFlushed(FlushResult flush)
     {
-        if (_hasDirect)
+        Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
+        if (flush.IsCanceled || flush.IsCompleted)
         {
-            _hasDirect = false;
-            _direct.ReturnBuffer();
-            _direct = default;
+            _uplink.Close("transport stopped accepting writes");
+            return false;
         }
+
+        return true;
     }
 
     /// <summary>Wakes a flush that waits for a peer that does not read (the uplink is closing).</summary>

@@ -49,6 +49,21 @@ public sealed record UplinkSettings
     /// </summary>
     public int StreamPoolSize { get; init; } = UplinkStreamPool.DefaultCapacity;
 
+    /// <summary>
+    /// This end's own policy: how many whole small exchanges of one batch of frames the uplink's reader starts on its own
+    /// thread, without a thread-pool hand-off (server: answers, whose callers' continuations run there; client: requests
+    /// without body that are the batch's last frame, <see cref="UplinkStream.MayStartOnReader"/>); the others go to the
+    /// thread pool, so under load they still spread over the cores. 0: none.
+    /// </summary>
+    public int InlineAnswersPerBatch { get; init; } = 1;
+
+    /// <summary>
+    /// This end's own policy: the writer sends the last frame of a step on the thread that queued it (instead of waking
+    /// its loop, which batches) only while at most this many streams are open, the load at which no batch would form.
+    /// 0: never.
+    /// </summary>
+    public int InlineSendMaxStreams { get; init; } = 2;
+
     /// <summary>Most streams open at once on one uplink.</summary>
     public int MaxConcurrentStreams { get; init; } = 10_000;
 

@@ -77,6 +77,11 @@ public sealed partial class UplinkStream
         Hold();
         try
         {
+            if (!HasSendCredit)
+            {
+                SendWaitingHead();
+            }
+
             int credit = await AcquireSendCreditAsync((int)Math.Min(limit, _uplink.Settings.DataChunkSize), cancellationToken).ConfigureAwait(false);
 
             // A whole small answer (its last frame, within one initial window) is not held back: it never waits behind bulk.
@@ -84,6 +89,7 @@ public sealed partial class UplinkStream
             QueuedDataBudget budget = _uplink.Scheduler.DataBudget;
             if (budgeted && !budget.TryReserveNow(credit))
             {
+                SendWaitingHead();
                 await ReserveWhenDataWaitsAsync(waitForData, state, budget, credit, cancellationToken).ConfigureAwait(false);
             }
 
@@ -91,7 +97,13 @@ public sealed partial class UplinkStream
             int length;
             try
             {
-                length = await fill(pooled.AsMemory(0, credit), state, cancellationToken).ConfigureAwait(false);
+                ValueTask<int> filling = fill(pooled.AsMemory(0, credit), state, cancellationToken);
+                if (!filling.IsCompleted)
+                {
+                    SendWaitingHead();
+                }
+
+                length = await filling.ConfigureAwait(false);
             }
             catch
             {

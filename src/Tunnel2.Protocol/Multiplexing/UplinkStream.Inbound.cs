@@ -8,27 +8,40 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// <summary>What the uplink's reader loop delivers to a stream.</summary>
 public sealed partial class UplinkStream
 {
-    internal void OnResponseHead(ResponseHead head, bool endStream)
+    /// <summary>
+    /// Takes the client's response head (server side). It is not handed to the owner here but by
+    /// <see cref="DeliverResponseHead"/> once the reader has dispatched the whole batch of frames it came in, so that a
+    /// small answer whose body came in the same batch is complete when the owner sees it.
+    /// </summary>
+    /// <returns>True when the head is to be delivered; false when the stream was reset before it came.</returns>
+    internal bool OnResponseHead(ResponseHead head, bool endStream)
     {
         if (_responseHead is null)
         {
             throw new ProtocolViolationException($"Response head on stream {Id}, which this side opened as a client.");
         }
 
-        if (!_responseHead.TrySetResult(head))
+        lock (_sync)
         {
-            if (Has(StreamState.Aborted))
+            if ((_state & StreamState.Aborted) != 0)
             {
-                return; // in flight when this side reset the stream (the head came too late, or the caller left)
+                return false; // in flight when this side reset the stream (the head came too late, or the caller left)
             }
 
-            throw new ProtocolViolationException($"Second response head on stream {Id}.");
+            if (_arrivedHead is not null)
+            {
+                throw new ProtocolViolationException($"Second response head on stream {Id}.");
+            }
+
+            _arrivedHead = head;
         }
 
         if (endStream)
         {
             EndInbound();
         }
+
+        return true;
     }
 
     /// <exception cref="ProtocolViolationException">Data after the end of the stream, or beyond the window.</exception>
@@ -46,7 +59,7 @@ public sealed partial class UplinkStream
                 throw new ProtocolViolationException($"Data after the end of stream {Id}.");
             }
 
-            if (_responseHead is { Task.IsCompleted: false })
+            if (_responseHead is not null && _arrivedHead is null)
             {
                 throw new ProtocolViolationException($"Data before the response head on stream {Id}.");
             }
@@ -92,7 +105,7 @@ public sealed partial class UplinkStream
 
     /// <summary>True when this stream has waited at least <paramref name="timeoutMs"/> for its response head (server side).</summary>
     internal bool IsResponseHeadOverdue(long now, long timeoutMs) =>
-        _responseHead is { Task.IsCompleted: false } && now - _openedAt >= timeoutMs;
+        _responseHead is { Task.IsCompleted: false } && Volatile.Read(ref _arrivedHead) is null && now - _openedAt >= timeoutMs;
 
     /// <param name="dropQueued">Whether frames this side still has queued are dropped: the peer will not read them.</param>
     private void Fail(ProtocolErrorCode code, Exception reason, bool dropQueued) =>

@@ -61,9 +61,11 @@ public sealed partial class UplinkStream
         _unconsumed = 0;
         _receivedBytes = 0;
         _sentBytes = 0;
+        _headWaitsForBody = false;
         if (_uplink.Role == UplinkRole.Server)
         {
-            _responseHead = new TaskCompletionSource<ResponseHead>(TaskCreationOptions.RunContinuationsAsynchronously);
+            // Completed by the reader on its own thread for a whole small answer, else on a work item (UplinkStream.ResponseHead.cs).
+            _responseHead = new TaskCompletionSource<ResponseHead>();
             _openedAt = Environment.TickCount64;
         }
 
@@ -138,6 +140,7 @@ public sealed partial class UplinkStream
         // Both ends of the pipe were completed (the writer at RemoteEnded, the reader at Dispose), which Reset requires.
         _inbound.Reset();
         _responseHead = null;
+        _arrivedHead = null;
         _abortListener = null;
         RequestHead = null;
         Tcp = null;

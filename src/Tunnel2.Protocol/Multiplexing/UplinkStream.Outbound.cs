@@ -23,7 +23,12 @@ public sealed partial class UplinkStream
     {
         if (frame.Type is FrameType.RequestHead or FrameType.ResponseHead)
         {
-            _uplink.Enqueue(frame);
+            bool endsStep = (frame.Flags & FrameFlags.EndStream) != 0;
+            _uplink.Enqueue(frame, wake: !endsStep && !_headWaitsForBody);
+            if (endsStep)
+            {
+                _uplink.SendNowOrWake();
+            }
         }
         else
         {
@@ -36,6 +41,7 @@ public sealed partial class UplinkStream
     private void QueueOutbound(in OutboundFrame frame)
     {
         bool schedule;
+        bool endsStep = (frame.Flags & FrameFlags.EndStream) != 0;
         lock (_outboundLock)
         {
             if (_uplink.Scheduler.IsCompleted)
@@ -53,9 +59,16 @@ public sealed partial class UplinkStream
             }
         }
 
+        _headWaitsForBody = false; // any frame of this stream gets the writer going (or sends), so its head goes too
         if (schedule)
         {
-            _uplink.Scheduler.Schedule(this);
+            _uplink.Scheduler.Schedule(this, wake: !endsStep);
+        }
+
+        if (endsStep)
+        {
+            // The last frame of a step (the END_STREAM of a small answer): sent on this thread when the writer is idle.
+            _uplink.SendNowOrWake();
         }
     }
 

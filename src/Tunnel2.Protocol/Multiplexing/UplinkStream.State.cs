@@ -133,7 +133,6 @@ public sealed partial class UplinkStream
         }
 
         _sendWindow.Fault(abort.Reason);
-        _responseHead?.TrySetException(abort.Reason);
         Interlocked.Exchange(ref _abortListener, null)?.OnStreamAborted();
         try
         {
@@ -143,14 +142,16 @@ public sealed partial class UplinkStream
         {
             // Disposed concurrently by the stream's owner, or a listener was already torn down: nobody is left to tell.
         }
-    }
 
-    /// <summary>Reads the state under the lock.</summary>
-    private bool Has(StreamState flags)
-    {
-        lock (_sync)
+        // Last: the owner's wait runs its continuation on this thread (UplinkStream.ResponseHead.cs), after everyone else
+        // was told. A head that came before the abort, in the batch the reader has not finished, is still the answer's.
+        if (Volatile.Read(ref _arrivedHead) is { } arrived)
         {
-            return (_state & flags) == flags;
+            _responseHead?.TrySetResult(arrived);
+        }
+        else
+        {
+            _responseHead?.TrySetException(abort.Reason);
         }
     }
 }

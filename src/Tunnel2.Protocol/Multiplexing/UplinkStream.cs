@@ -35,6 +35,7 @@ public sealed partial class UplinkStream : IDisposable
     private long _receiveWindow;
     private long _unconsumed;
     private long _receivedBytes;
+    private bool _headWaitsForBody;
 
     /// <summary>The parts that outlive one exchange; <see cref="Start"/> begins each exchange.</summary>
     private UplinkStream(Uplink uplink)
@@ -55,6 +56,12 @@ public sealed partial class UplinkStream : IDisposable
 
     /// <summary>What stands for the response head of a TCP stream on the server side, which has none on the wire.</summary>
     private static readonly ResponseHead TcpResponseHead = new(200, []);
+
+    /// <summary>
+    /// Client side, during <see cref="IUplinkStreamHandler.OnStreamOpened"/> only: the request is whole (no body) and was
+    /// the last frame of the reader's batch, so its handler may start it on the reader's thread instead of queuing it.
+    /// </summary>
+    public bool MayStartOnReader { get; internal set; }
 
     /// <summary>Whether a body follows the request head (client side only).</summary>
     public bool RequestHasBody { get; private set; }
@@ -123,11 +130,60 @@ public sealed partial class UplinkStream : IDisposable
 
     /// <summary>Sends the response head (client side). With <paramref name="endStream"/> the response has no body.</summary>
     /// <exception cref="HeadTooLargeException">The head does not fit in one frame.</exception>
+    /// <remarks>
+    /// A head that announces a small body (a Content-Length within one initial window) does not wake the writer: the
+    /// body's frame follows at once on this thread and takes the head with it, in one send (<c>UplinkStream.Outbound.cs</c>).
+    /// Should that frame have to wait for its source or for credit, <see cref="SendFrameAsync{TState}"/> sends the head first.
+    /// </remarks>
     public void SendResponseHead(ResponseHead head, bool endStream)
     {
         var writer = new PooledBufferWriter();
         HeadCodec.WriteResponseHead(writer, head);
-        SendHead(FrameType.ResponseHead, writer, endStream);
+        _headWaitsForBody = !endStream && AnnouncesSmallBody(head, _uplink.Settings.InitialStreamWindow);
+        try
+        {
+            SendHead(FrameType.ResponseHead, writer, endStream);
+        }
+        catch
+        {
+            _headWaitsForBody = false;
+            throw;
+        }
+    }
+
+    /// <summary>A final answer whose body has a Content-Length of at most <paramref name="max"/> bytes (and more than none).</summary>
+    private static bool AnnouncesSmallBody(ResponseHead head, int max)
+    {
+        if (head.StatusCode < 200)
+        {
+            return false;
+        }
+
+        long length = -1;
+        foreach (HeaderField header in head.Headers)
+        {
+            if (header.Name.Equals("Transfer-Encoding", StringComparison.OrdinalIgnoreCase))
+            {
+                return false;
+            }
+
+            if (header.Name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase) && !long.TryParse(header.Value, out length))
+            {
+                return false;
+            }
+        }
+
+        return length > 0 && length <= max;
+    }
+
+    /// <summary>A head held for its body's first frame goes now: the body has to wait (<see cref="SendResponseHead"/>).</summary>
+    private void SendWaitingHead()
+    {
+        if (_headWaitsForBody)
+        {
+            _headWaitsForBody = false;
+            _uplink.SendNowOrWake();
+        }
     }
 
     /// <summary>Waits for the client's response head (server side).</summary>

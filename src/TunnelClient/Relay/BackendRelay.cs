@@ -58,11 +58,20 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     /// <summary>Upgrade requests in flight and upgraded streams (WebSockets, …) relaying now.</summary>
     public int UpgradedStreams => _upgrades.Count;
 
-    // One work item per stream rather than running the relay on the uplink's reader loop: measured, the inline
-    // variant kept much less throughput, the reader thread doing every backend send while the other core idled
-    // (docs/benchmarks/2026-11-23-performance.md, afternoon attempts).
-    public void OnStreamOpened(UplinkStream stream) =>
+    // One work item per stream rather than running every relay on the uplink's reader loop: measured, that kept much
+    // less throughput, the reader thread doing every backend send while the other core idled
+    // (docs/benchmarks/2026-11-23-performance.md, afternoon attempts). Only the batch's last request, when whole, starts
+    // here (the uplink says so), which saves the hand-off of a lone small request (docs/benchmarks/2026-11-27-handoffs.md).
+    public void OnStreamOpened(UplinkStream stream)
+    {
+        if (stream.MayStartOnReader)
+        {
+            _ = RelayAsync(stream);
+            return;
+        }
+
         ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Relay.RelayAsync(state.Stream), (Relay: this, Stream: stream), preferLocal: false);
+    }
 
     // The backends and their pools belong to the container (BackendSet is a singleton of its own).
     public ValueTask DisposeAsync()
