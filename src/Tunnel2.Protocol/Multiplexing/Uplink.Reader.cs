@@ -160,7 +160,8 @@ public sealed partial class Uplink
             throw new ProtocolViolationException("A client received a response head.");
         }
 
-        // Handed over after the batch (DeliverResponseHeads): its body may be in it too.
+        // Handed over after the batch (DeliverResponseHeads): its body may be in it too. A TCP stream has no head on the
+        // wire (its stand-in is set when it opens), so a ResponseHead frame for one is a second head, a protocol error.
         if (FindStream(header) is { } answered && answered.OnResponseHead(HeadCodec.ReadResponseHead(payload), header.EndStream))
         {
             _arrivedHeads.Add(answered);

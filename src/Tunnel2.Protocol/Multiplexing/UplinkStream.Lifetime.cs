@@ -40,8 +40,7 @@ public sealed partial class UplinkStream
         stream.Tcp = tcp;
         if (tcp is not null)
         {
-            // A TCP stream has no response head: Data may come at once, and no head timeout applies.
-            stream._responseHead?.TrySetResult(TcpResponseHead);
+            stream.TakeTcpStandInHead();
         }
 
         return stream;

@@ -46,6 +46,20 @@ public sealed partial class UplinkStream
         }
     }
 
+    /// <summary>
+    /// A TCP stream (server side) has no response head on the wire: its stand-in has arrived and is handed over as it
+    /// opens, before the stream is in the table, so Data may come at once (<see cref="OnData"/> looks at the arrived head),
+    /// no head timeout applies, a ResponseHead frame for it is a second head, and the reader never delivers one for it.
+    /// </summary>
+    private void TakeTcpStandInHead()
+    {
+        if (_responseHead is not null)
+        {
+            _arrivedHead = TcpResponseHead;
+            _responseHead.TrySetResult(TcpResponseHead);
+        }
+    }
+
     private void DeliverLater()
     {
         // The work item holds the stream, so the object cannot serve another exchange before it ran.

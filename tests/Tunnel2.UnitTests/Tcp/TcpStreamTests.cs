@@ -62,6 +62,29 @@ public sealed class TcpStreamTests
     }
 
     [Fact]
+    public async Task The_server_side_of_a_tcp_stream_has_its_head_at_once_takes_data_at_once_and_calls_a_response_head_a_second_head()
+    {
+        await using var peer = RawPeer.ForServer();
+        Assert.Equal(StreamOpenStatus.Opened, peer.Uplink.TryOpenTcpStream(Open, out UplinkStream? stream));
+
+        // No head comes on the wire: the stand-in is there as the stream opens, and no head timeout applies.
+        Assert.True(stream!.ReadResponseHeadAsync().IsCompletedSuccessfully);
+        Assert.False(stream.IsResponseHeadOverdue(Environment.TickCount64 + 3_600_000, timeoutMs: 1));
+
+        // The target's first bytes, alone in their batch (the reader hands no head over after it).
+        await peer.SendFrameAsync(FrameType.Data, 1, "+OK ready\r\n"u8.ToArray());
+        await stream.WaitForInputAsync(CancellationToken.None).AsTask().WithTimeout();
+        Assert.True(stream.Input.TryRead(out System.IO.Pipelines.ReadResult buffered));
+        Assert.Equal("+OK ready\r\n", Encoding.ASCII.GetString(buffered.Buffer.ToArray()));
+        stream.Input.AdvanceTo(buffered.Buffer.Start);
+        Assert.True(peer.Uplink.IsOpen);
+
+        await peer.SendFrameAsync(FrameType.ResponseHead, 1, FrameBytes.Encode(new Tunnel2.Protocol.Heads.ResponseHead(200, [])));
+        Assert.StartsWith("protocol error: Second response head", await peer.WaitClosedAsync(), StringComparison.Ordinal);
+        stream.Dispose();
+    }
+
+    [Fact]
     public async Task A_version_4_uplink_opens_no_tcp_stream_and_refuses_a_TcpOpen_frame()
     {
         var v4 = new UplinkSettings { ProtocolVersion = 4 };
