@@ -1,4 +1,5 @@
 using System.IO.Pipelines;
+using System.Runtime.CompilerServices;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
@@ -48,18 +49,7 @@ internal sealed partial class UplinkFrameWriter
 
                 // Read before taking frames: once completion is seen, every frame queued before it is visible too.
                 bool completed = _scheduler.IsCompleted;
-                int frames = 0;
-                int unflushed = WriteQueued(0, ref frames, direct: true);
-                if (unflushed > 0 && unflushed < MaxUnflushedBytes && !_hasDirect)
-                {
-                    // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue,
-                    // then goes out in one send: fewer syscalls and less CPU per request at a fixed rate
-                    // (docs/benchmarks/2026-11-24-uplink-v2.md); under Kestrel's upgrade its I/O queue had merged
-                    // flushes this way.
-                    await Task.Yield();
-                    unflushed = WriteQueued(unflushed, ref frames, direct: true);
-                }
-
+                (int unflushed, int frames) = await WriteBatchAsync().ConfigureAwait(false);
                 if (unflushed == 0)
                 {
                     if (completed)
@@ -97,6 +87,24 @@ internal sealed partial class UplinkFrameWriter
         }
     }
 
+    /// <summary>The loop's batch: what is queued now, and, while that is under 64 KiB, what comes within one thread-pool turn.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))] // once per batch: its yield allocates no box
+    private async ValueTask<(int Unflushed, int Frames)> WriteBatchAsync()
+    {
+        int frames = 0;
+        int unflushed = WriteQueued(0, ref frames, direct: true);
+        if (unflushed > 0 && unflushed < MaxUnflushedBytes && !_hasDirect)
+        {
+            // A batch under 64 KiB waits one thread-pool turn for frames that other threads are about to queue, then
+            // goes out in one send: fewer syscalls and less CPU per request at a fixed rate
+            // (docs/benchmarks/2026-11-24-uplink-v2.md); under Kestrel's upgrade its I/O queue had merged flushes this way.
+            await Task.Yield();
+            unflushed = WriteQueued(unflushed, ref frames, direct: true);
+        }
+
+        return (unflushed, frames);
+    }
+
     /// <summary>
     /// Takes frames in the scheduler's order and writes them into the output until the batch reaches
     /// <see cref="MaxUnflushedBytes"/> or none is left. With <paramref name="direct"/> (the loop only), it stops after the
@@ -122,6 +130,7 @@ internal sealed partial class UplinkFrameWriter
     }
 
     /// <returns>False when the transport no longer takes writes (the uplink has been closed).</returns>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))] // once per batch: a flush that waits allocates no box
     private async ValueTask<bool> FinishFlushAsync(ValueTask<FlushResult> flush) => OnFlushed(await flush.ConfigureAwait(false));
 
     private bool OnFlushed(FlushResult flush)

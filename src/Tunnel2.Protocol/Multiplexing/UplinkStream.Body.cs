@@ -97,13 +97,7 @@ public sealed partial class UplinkStream
             int length;
             try
             {
-                ValueTask<int> filling = fill(pooled.AsMemory(0, credit), state, cancellationToken);
-                if (!filling.IsCompleted)
-                {
-                    SendWaitingHead();
-                }
-
-                length = await filling.ConfigureAwait(false);
+                length = await StartFill(fill, pooled.AsMemory(0, credit), state, cancellationToken).ConfigureAwait(false);
             }
             catch
             {
@@ -127,6 +121,18 @@ public sealed partial class UplinkStream
         {
             Release();
         }
+    }
+
+    /// <summary>Starts a frame's read from its source; when that has to wait, a head held for this body goes first.</summary>
+    private ValueTask<int> StartFill<TState>(Func<Memory<byte>, TState, CancellationToken, ValueTask<int>> fill, Memory<byte> buffer, TState state, CancellationToken cancellationToken)
+    {
+        ValueTask<int> filling = fill(buffer, state, cancellationToken);
+        if (!filling.IsCompleted)
+        {
+            SendWaitingHead();
+        }
+
+        return filling;
     }
 
     /// <summary>The slow path of a frame's turn: once its source has data, waits for room in the uplink's queued-data budget.</summary>
