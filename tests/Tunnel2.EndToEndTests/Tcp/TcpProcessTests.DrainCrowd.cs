@@ -37,6 +37,7 @@ public sealed partial class TcpProcessTests
             await AssertRefusedAsync(port);
             TimeSpan refusedAt = sinceSigterm.Elapsed;
             await EchoEachAsync(crowd, 5);
+            await AssertRefusedAsync(port); // still refused later in the drain, with the crowd served beside
             Assert.False(stack.Server.HasExited, "the server should wait for the crowd's open TCP connections");
 
             TimeSpan closingAt = sinceSigterm.Elapsed;
