@@ -21,6 +21,7 @@ it answers, prints the argument for compare.sh, then runs until SIGTERM/Ctrl-C a
   --tunnel-port P     the variant's tunnel port (default 12201)
   --name NAME         the target's name in compare.sh's output (default: variant)
   --server-arg ARG    one more TunnelServer argument (repeat), e.g. --server-arg --credentials=FILE
+  --client-arg ARG    one more TunnelClient argument (repeat), e.g. --client-arg --uplinks=2
 Logs go to a new /tmp/tunnel2-variant-* folder, named on start. If either process exits, the other is
 stopped and the script exits 1.
 
@@ -33,6 +34,7 @@ EOF
 
 TREE="$REPO_ROOT" VARIANT_PUBLIC=12200 VARIANT_TUNNEL=12201 NAME=variant
 SERVER_ARGS=()
+CLIENT_ARGS=()
 while (($#)); do
   case "$1" in
     --tree) TREE="$(cd "$2" && pwd)"; shift ;;
@@ -40,6 +42,7 @@ while (($#)); do
     --tunnel-port) VARIANT_TUNNEL="$2"; shift ;;
     --name) NAME="$2"; shift ;;
     --server-arg) SERVER_ARGS+=("$2"); shift ;;
+    --client-arg) CLIENT_ARGS+=("$2"); shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" 2 ;;
   esac
@@ -69,7 +72,7 @@ trap 'stop_all' EXIT
 PIDS+=($!)
 (cd "$(dirname "$(bin TunnelClient)")" && exec $SETSID dotnet "$(bin TunnelClient)" --environment Development \
   --server "http://127.0.0.1:$VARIANT_TUNNEL" --backend "$DIRECT_BASE" --session "$SESSION" \
-  --max-concurrency "$CLIENT_CONCURRENCY") \
+  --max-concurrency "$CLIENT_CONCURRENCY" "${CLIENT_ARGS[@]}") \
   </dev/null >"$LOG_DIR/client.log" 2>&1 &
 PIDS+=($!)
 
