@@ -135,9 +135,13 @@ public static class TunnelServerApp
             PublicReadAhead.Apply(kestrel.Value.Limits, sockets));
     }
 
-    /// <summary>Kestrel's listen sockets get the configured unsent-bytes limit and receive buffer.</summary>
+    /// <summary>
+    /// Kestrel's listen sockets get the configured unsent-bytes limit and receive buffer; in the low-latency mode Kestrel
+    /// runs a connection's work on the thread that completed its read.
+    /// </summary>
     private static void UseListenSockets(IWebHostBuilder webHost, TunnelServerOptions options)
     {
+        webHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = LowLatencyMode.IsOn);
         // Accepted sockets inherit TCP_NOTSENT_LOWAT from their listener, so one setting covers every caller (and the
         // tunnel port's own listener sets it for the uplinks).
         webHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint =>
@@ -249,6 +253,11 @@ public static class TunnelServerApp
             if (endpoints.AdminUrl is { } adminUrl)
             {
                 TunnelServerLog.AdminListening(logger, adminUrl);
+            }
+
+            if (LowLatencyMode.IsOn)
+            {
+                TunnelServerLog.LowLatencyMode(logger, LowLatencyMode.Variable);
             }
         });
     }

@@ -61,6 +61,9 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 18, Level = LogLevel.Information, Message = "Admin listener on {AdminUrl}: /metrics, /healthz, /api/…, /openapi/v1.json")]
     public static partial void AdminListening(ILogger logger, Uri adminUrl);
 
+    [LoggerMessage(EventId = 25, Level = LogLevel.Information, Message = "Low-latency mode: socket completions and Kestrel's scheduling run inline ({Variable}=1)")]
+    public static partial void LowLatencyMode(ILogger logger, string variable);
+
     [LoggerMessage(EventId = 20, Level = LogLevel.Information, Message = "Credentials file {Path}: {Clients} clients, {Visitors} visitor policies")]
     public static partial void CredentialsLoaded(ILogger logger, string path, int clients, int visitors);
 

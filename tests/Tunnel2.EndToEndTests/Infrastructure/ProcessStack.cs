@@ -50,10 +50,10 @@ public sealed class ProcessStack : IAsyncDisposable
         {
             Uri backendUrl = options.BackendUrl ?? new Uri((backend = await StartTestBackendAsync()).Services.GetRequiredService<IServer>()
                 .Features.Get<IServerAddressesFeature>()!.Addresses.First());
-            server = TunnelProcess.StartServer("server",
+            server = TunnelProcess.StartServer("server", options.Environment,
                 ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, .. options.ServerArgs]);
             (Uri publicUrl, Uri tunnelUrl) = await server.WaitForServerUrlsAsync();
-            client = TunnelProcess.StartClient("client",
+            client = TunnelProcess.StartClient("client", options.Environment,
                 ["--server", tunnelUrl.ToString().TrimEnd('/'), "--session", session, "--token", TunnelStack.Token,
                     "--backend", backendUrl.ToString().TrimEnd('/'), .. options.ClientArgs]);
             var stack = new ProcessStack(backend, server, client, publicUrl, tunnelUrl, session);
@@ -135,4 +135,7 @@ public sealed record ProcessStackOptions
 
     /// <summary>Headers the probe must carry (a session's visitor credentials).</summary>
     public IReadOnlyDictionary<string, string> ProbeHeaders { get; init; } = new Dictionary<string, string>();
+
+    /// <summary>More environment variables for both tunnel processes (a runtime switch).</summary>
+    public IReadOnlyDictionary<string, string> Environment { get; init; } = new Dictionary<string, string>();
 }

@@ -43,9 +43,17 @@ public sealed partial class TunnelProcess : IAsyncDisposable
         }
     }
 
-    public static TunnelProcess StartClient(string name, params string[] args) => Start(name, "TunnelClient", args);
+    public static TunnelProcess StartClient(string name, params string[] args) => Start(name, "TunnelClient", args, NoVariables);
 
-    public static TunnelProcess StartServer(string name, params string[] args) => Start(name, "TunnelServer", [.. TunnelStack.NoRateLimits, .. args]);
+    public static TunnelProcess StartServer(string name, params string[] args) => Start(name, "TunnelServer", [.. TunnelStack.NoRateLimits, .. args], NoVariables);
+
+    /// <summary><see cref="StartClient(string, string[])"/> with more environment variables (a runtime switch).</summary>
+    public static TunnelProcess StartClient(string name, IReadOnlyDictionary<string, string> environment, string[] args) =>
+        Start(name, "TunnelClient", args, environment);
+
+    /// <summary><see cref="StartServer(string, string[])"/> with more environment variables (a runtime switch).</summary>
+    public static TunnelProcess StartServer(string name, IReadOnlyDictionary<string, string> environment, string[] args) =>
+        Start(name, "TunnelServer", [.. TunnelStack.NoRateLimits, .. args], environment);
 
     /// <summary>Sends SIGTERM, as a service manager or <c>docker stop</c> does.</summary>
     public void Terminate() => Signal("TERM");
@@ -114,7 +122,9 @@ public sealed partial class TunnelProcess : IAsyncDisposable
         _process.Dispose();
     }
 
-    private static TunnelProcess Start(string name, string project, string[] args)
+    private static readonly IReadOnlyDictionary<string, string> NoVariables = new Dictionary<string, string>();
+
+    private static TunnelProcess Start(string name, string project, string[] args, IReadOnlyDictionary<string, string> environment)
     {
         string dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } hostPath ? hostPath : "dotnet";
         var start = new ProcessStartInfo(dotnet)
@@ -130,6 +140,11 @@ public sealed partial class TunnelProcess : IAsyncDisposable
         }
 
         start.Environment["DOTNET_ENVIRONMENT"] = "Production";
+        foreach ((string variable, string value) in environment)
+        {
+            start.Environment[variable] = value;
+        }
+
         var process = new Process { StartInfo = start, EnableRaisingEvents = true };
         var handle = new TunnelProcess(process, name);
         process.OutputDataReceived += (_, e) => handle.Append(e.Data);
