@@ -40,8 +40,15 @@ public sealed class MemorySampler : IAsyncDisposable
         Process process = Process.GetProcessById(processId);
         return new MemorySampler(() =>
         {
-            process.Refresh();
-            return process.HasExited ? 0 : process.WorkingSet64;
+            try
+            {
+                process.Refresh();
+                return process.HasExited ? 0 : process.WorkingSet64;
+            }
+            catch (InvalidOperationException)
+            {
+                return 0; // it exited between the two reads (a test that stops the process while sampling)
+            }
         });
     }
 
