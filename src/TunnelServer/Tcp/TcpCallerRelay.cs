@@ -12,7 +12,9 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// each way closes on its own (half-close). A reset from the client (its target refused or broke), a lost uplink, the
 /// caller vanishing or the idle timeout ends both ways at once, the caller's connection with a reset, and one log line.
 /// </summary>
-internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger, TcpMetrics metrics)
+/// <param name="callerFailure">The caller's reset, if the dispatch's reads already met it (<see cref="TcpDispatch.CallerFailure"/>).</param>
+internal sealed class TcpCallerRelay(
+    string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger, TcpMetrics metrics, SocketException? callerFailure = null)
     : IStreamAbortListener
 {
     private static readonly (string Cause, string Text) Closed = ("closed", "closed by both sides");
@@ -31,7 +33,7 @@ internal sealed class TcpCallerRelay(string session, Socket caller, IPEndPoint? 
         try
         {
             stream.SetAbortListener(this);
-            Task up = SocketToStream.PumpAsync(caller, stream);
+            Task up = callerFailure is null ? SocketToStream.PumpAsync(caller, stream) : Task.FromException(callerFailure);
             Task down = CopyDownAsync();
             Task first = await Task.WhenAny(up, down);
             if (!first.IsCompletedSuccessfully)

@@ -32,6 +32,12 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
     /// <summary>Clients whose target refused this caller.</summary>
     public int Refusals { get; private set; }
 
+    /// <summary>
+    /// The caller's reset, when a read of this dispatch met it. The socket reports a reset only once, so the relay
+    /// must learn it from here: its own reads would then see a plain end of stream, a clean close that was not one.
+    /// </summary>
+    public SocketException? CallerFailure { get; private set; }
+
     public async Task<TcpDispatchOutcome> RunAsync(TimeSpan window, CancellationToken stop)
     {
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(stop);
@@ -119,7 +125,8 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
             Task first = await Task.WhenAny(input, callerReady);
             either.Cancel();
             await Observe(input);
-            await Observe(callerReady); // nothing was consumed: a zero-byte read only waits for the caller's bytes
+            await Observe(callerReady); // no byte was consumed: a zero-byte read only waits for the caller's bytes
+            CallerFailure ??= callerReady.Exception?.InnerException as SocketException;
 
             if (first == input || stream.IsAborted || deadline.IsCancellationRequested || !callerReady.IsCompletedSuccessfully
                 || _firstBytes is not null)
@@ -152,6 +159,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         }
         catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
         {
+            CallerFailure ??= ex as SocketException;
             return false;
         }
     }

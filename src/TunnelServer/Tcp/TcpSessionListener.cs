@@ -160,7 +160,7 @@ internal sealed class TcpSessionListener : IDisposable
                 return;
             }
 
-            relay = new TcpCallerRelay(Session, caller, remote, dispatch.Stream!, _owner.Logger, _owner.Metrics);
+            relay = new TcpCallerRelay(Session, caller, remote, dispatch.Stream!, _owner.Logger, _owner.Metrics, dispatch.CallerFailure);
             lock (_sync)
             {
                 _relays.Add(relay);
