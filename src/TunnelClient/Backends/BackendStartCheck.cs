@@ -8,34 +8,35 @@ using Tunnel2.TunnelClient.Tcp;
 namespace Tunnel2.TunnelClient.Backends;
 
 /// <summary>
-/// At start, opens a connection to each backend and to the TCP target, so that one that is down is noticed before the
-/// first visitor gets a 502: one warning with its address, then a new try after 1, 2, 4 … (at most 30) seconds until it
-/// answers, which is logged too. The client serves all along; this only tells.
+/// At start, opens a connection to each HTTP backend, so that one that is down is noticed before the first visitor
+/// gets a 502: one warning with its address, then a new try after 1, 2, 4 … (at most 30) seconds until it answers,
+/// which is logged too. The client serves all along; this only tells. The TCP target is not dialled: a connection that
+/// sends nothing is an error in a database's or an SSH server's log (its callers' failures are logged as they come).
 /// </summary>
 public sealed class BackendStartCheck(IOptions<TunnelClientOptions> options, ILogger<BackendStartCheck> logger) : BackgroundService
 {
     private static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(30);
 
     /// <summary>What this client connects to: each backend's URL (when it serves HTTP) and the TCP target, with their host and port.</summary>
-    internal static IEnumerable<(string Name, string Host, int Port)> TargetsOf(TunnelClientOptions settings)
+    internal static IEnumerable<(string Name, string Host, int Port, bool IsTcp)> TargetsOf(TunnelClientOptions settings)
     {
         if (settings.Tcp.ServesHttp)
         {
             foreach (BackendAddress backend in BackendAddress.ParseList(settings.Backends.Urls, out _) ?? [])
             {
                 string name = backend.Url.AbsolutePath == "/" ? backend.Url.GetLeftPart(UriPartial.Authority) : backend.Url.ToString();
-                yield return (name, backend.Url.IdnHost, backend.Url.Port);
+                yield return (name, backend.Url.IdnHost, backend.Url.Port, false);
             }
         }
 
         if (TcpTarget.Parse(settings.Tcp.Target, out _) is { } tcp)
         {
-            yield return ($"tcp://{tcp}", tcp.Host, tcp.Port);
+            yield return ($"tcp://{tcp}", tcp.Host, tcp.Port, true);
         }
     }
 
     protected override Task ExecuteAsync(CancellationToken stoppingToken) =>
-        Task.WhenAll(TargetsOf(options.Value).Select(target => WatchAsync(target.Name, target.Host, target.Port, stoppingToken)));
+        Task.WhenAll(TargetsOf(options.Value).Where(target => !target.IsTcp).Select(target => WatchAsync(target.Name, target.Host, target.Port, stoppingToken)));
 
     private async Task WatchAsync(string name, string host, int port, CancellationToken stoppingToken)
     {
