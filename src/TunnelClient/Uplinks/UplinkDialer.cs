@@ -196,7 +196,10 @@ public sealed class UplinkDialer : IDisposable
             }
             catch (WebSocketException ex) when (webSocket.HttpStatusCode is not 0 and not HttpStatusCode.SwitchingProtocols)
             {
-                throw new UplinkRefusedException((int)webSocket.HttpStatusCode, ex.Message);
+                // The head only: the problem's type comes in its header, its detail (in the body) is not seen.
+                throw webSocket.HttpResponseHeaders?.TryGetValue(HandshakeProtocol.ProblemHeader, out IEnumerable<string>? problem) == true
+                    ? new UplinkRefusedException(LoginRefusal.From((int)webSocket.HttpStatusCode, problem.FirstOrDefault(), string.Empty))
+                    : new UplinkRefusedException((int)webSocket.HttpStatusCode, ex.Message);
             }
             catch (WebSocketException ex)
             {

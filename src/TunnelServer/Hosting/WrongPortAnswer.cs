@@ -11,7 +11,9 @@ namespace Tunnel2.TunnelServer.Hosting;
 /// </summary>
 internal static class WrongPortAnswer
 {
-    public const string Type = "urn:tunnel2:problem:wrong-port";
+    public const string Reason = "wrong-port";
+
+    public const string Type = "urn:tunnel2:problem:" + Reason;
 
     public static void Map(WebApplication app, ServerEndpoints endpoints) =>
         app.Map(HandshakeProtocol.Path, context => context.Connection.LocalPort == endpoints.AdminPort
@@ -33,6 +35,7 @@ internal static class WrongPortAnswer
         context.Response.StatusCode = StatusCodes.Status404NotFound;
         context.Response.ContentType = ProblemResponse.ContentType;
         context.Response.ContentLength = body.WrittenCount;
+        context.Response.Headers[HandshakeProtocol.ProblemHeader] = Reason; // for a WebSocket client, which sees no body
         await context.Response.Body.WriteAsync(body.WrittenMemory, context.RequestAborted);
     }
 }

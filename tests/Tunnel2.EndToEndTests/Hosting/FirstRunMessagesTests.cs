@@ -94,6 +94,19 @@ public sealed class FirstRunMessagesTests
     }
 
     [Fact]
+    public async Task A_WebSocket_client_pointed_at_the_public_port_is_told_so_from_the_problem_header_and_exits_3()
+    {
+        await using TunnelProcess server = StartServer();
+        (Uri publicUrl, _) = await server.WaitForServerUrlsAsync();
+
+        await using TunnelProcess client = StartClient(publicUrl, "web", "--transport", "websocket");
+
+        Assert.Equal(3, await client.WaitForExitAsync(ExitTimeout));
+        AssertLogLine(client.Output, "FTL", ClientService,
+            "--server points at TunnelServer's public port. Point --server at its tunnel port (the server's --tunnel-url). Not retrying.");
+    }
+
+    [Fact]
     public async Task A_TCP_login_to_a_server_without_TCP_ports_says_so_and_exits_3()
     {
         await using TunnelProcess server = StartServer();
