@@ -149,6 +149,7 @@ ensure_tool python3 python3
 has_service redis && ensure_tool redis-server redis-server && ensure_tool redis-benchmark redis-tools
 has_service bulk && ensure_tool iperf3 iperf3
 ensure_tool setsid util-linux
+if ((${#PAIRS[@]})); then ensure_tool ss iproute2; fi
 PG_BIN=""
 if has_service pg; then
   PG_BIN="$(find /usr/lib/postgresql -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n 1)"
@@ -371,6 +372,17 @@ CONF
   log "ssh -R ready: sshd :$SSHD_PORT, $(for s in "${SERVICES[@]}"; do printf '%s :%s ' "$s" "${PORT[ssh $s]}"; done)"
 fi
 
+# wait_listening NAME PID PORT SECONDS LOG: like wait_port, but from the kernel's table of listening sockets, without
+# connecting: a pair's entry would take a probe's connection for its agent's link, or for a caller.
+wait_listening() {
+  local name="$1" pid="$2" port="$3" deadline=$((SECONDS + $4))
+  until [[ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]]; do
+    kill -0 "$pid" 2>/dev/null || die "$name exited (see $5)"
+    ((SECONDS < deadline)) || die "$name did not listen on :$port within $4 s (see $5)"
+    sleep 0.2
+  done
+}
+
 # start_pair NAME: PAIR[NAME]'s entry and agent per service, each a process in its own session.
 start_pair() {
   local name="$1" entry="" agent="" service listen link cmd words
@@ -384,13 +396,13 @@ start_pair() {
       if [[ -z "$entry" ]]; then
         start_server "$name entry ($service)" "$REPORT_DIR/$name-entry-$service.log" "$REPORT_DIR" "${words[@]}"
         entry="$(last_pid)"
-        wait_port "$name entry ($service)" "$entry" "$link" 60 "$REPORT_DIR/$name-entry-$service.log"
+        wait_listening "$name entry ($service)" "$entry" "$link" 60 "$REPORT_DIR/$name-entry-$service.log"
       else
         start_server "$name agent ($service)" "$REPORT_DIR/$name-agent-$service.log" "$REPORT_DIR" "${words[@]}"
         agent="$(last_pid)"
       fi
     done
-    wait_port "$name entry ($service)" "$entry" "$listen" 60 "$REPORT_DIR/$name-entry-$service.log"
+    wait_listening "$name entry ($service)" "$entry" "$listen" 60 "$REPORT_DIR/$name-entry-$service.log"
     sleep 1   # the agent's link (and a pool's connections) up before the warm-up
     kill -0 "$agent" 2>/dev/null || die "$name's agent for $service exited (see $REPORT_DIR/$name-agent-$service.log)"
     PORT[$name $service]=$listen
