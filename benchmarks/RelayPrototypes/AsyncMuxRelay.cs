@@ -105,11 +105,12 @@ internal sealed class AsyncMuxRelay
                 }
                 catch (SocketException)
                 {
+                    Fail(stream);
                     n = 0;
                 }
                 catch (ObjectDisposedException)
                 {
-                    n = 0;
+                    n = 0;   // failed meanwhile
                 }
                 if (n == 0)
                 {
@@ -127,10 +128,15 @@ internal sealed class AsyncMuxRelay
         {
             ArrayPool<byte>.Shared.Return(buffer);
         }
-        await SendControlAsync(FrameType.Fin, stream.Id, 0);
+        bool failed;
         lock (stream.Gate)
         {
             stream.LocalEof = true;
+            failed = stream.Closed;
+        }
+        if (!failed)
+        {
+            await SendControlAsync(FrameType.Fin, stream.Id, 0);
         }
         CloseIfDone(stream);
     }
@@ -273,6 +279,9 @@ internal sealed class AsyncMuxRelay
                         }
                         waiter?.SetResult();
                         break;
+                    case FrameType.Reset when stream is not null:
+                        Fail(stream, tellPeer: false);
+                        break;
                     case FrameType.Fin when stream is not null:
                         bool shut;
                         lock (stream.Gate)
@@ -314,10 +323,9 @@ internal sealed class AsyncMuxRelay
             socket.Dispose();
             lock (stream.Gate)
             {
-                stream.Closed = stream.LocalEof = true;
+                stream.LocalEof = true;
             }
-            await SendControlAsync(FrameType.Fin, stream.Id, 0);
-            DropPending(stream);
+            Fail(stream);
             return;
         }
         stream.Socket = socket;
@@ -451,15 +459,26 @@ internal sealed class AsyncMuxRelay
         CloseIfDone(stream);
     }
 
-    /// <summary>A send failed: the socket goes; its pump then reads an error and sends the stream's FIN.</summary>
-    private void Fail(Stream stream)
+    /// <summary>
+    /// A socket error, here or (a Reset frame) at the other side: the stream ends both ways at once. The socket goes; its
+    /// pump, if it runs, stops without a FIN and the stream is forgotten once it has.
+    /// </summary>
+    private void Fail(Stream stream, bool tellPeer = true)
     {
         lock (stream.Gate)
         {
-            stream.Closed = true;
+            if (stream.Closed)
+            {
+                return;
+            }
+            stream.Closed = stream.PeerFin = true;
             stream.Sending = false;
         }
         DropPending(stream);
+        if (tellPeer)
+        {
+            _ = SendControlAsync(FrameType.Reset, stream.Id, 0);
+        }
         stream.Socket?.Dispose();
         CloseIfDone(stream);
     }

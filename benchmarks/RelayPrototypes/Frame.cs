@@ -5,7 +5,9 @@ namespace Tunnel2.RelayPrototypes;
 /// <summary>
 /// The multiplexing designs' wire format, ssh-like: a 9-byte header (type, stream id, length) and, for
 /// <see cref="FrameType.Data"/>, that many payload bytes. <see cref="FrameType.Window"/> returns credit: its length field
-/// is the number of bytes the receiver has handed to its socket. Streams are opened by the entry only.
+/// is the number of bytes the receiver has handed to its socket. <see cref="FrameType.Fin"/> is a half-close (end of that
+/// side's bytes), <see cref="FrameType.Reset"/> ends the stream both ways at once after a socket error. Streams are
+/// opened by the entry only; ids are not reused.
 /// </summary>
 internal enum FrameType : byte
 {
@@ -13,6 +15,7 @@ internal enum FrameType : byte
     Data = 2,
     Window = 3,
     Fin = 4,
+    Reset = 5,
 }
 
 internal static class Frame

@@ -147,8 +147,7 @@ internal sealed class LoopRelay
         catch (InvalidOperationException e)
         {
             Console.Error.WriteLine(e.Message);
-            _byId[id] = new Stream(id, -1, connected: false) { Dead = true, LocalEof = true };
-            AppendControl(FrameType.Fin, id, 0);
+            AppendControl(FrameType.Reset, id, 0);
             return;
         }
         _byFd[stream.Fd] = stream;
@@ -195,12 +194,13 @@ internal sealed class LoopRelay
             }
             if (n <= 0)
             {
-                stream.LocalEof = true;
-                AppendControl(FrameType.Fin, stream.Id, 0);
                 if (n == -2)
                 {
                     Fail(stream);
+                    return;
                 }
+                stream.LocalEof = true;
+                AppendControl(FrameType.Fin, stream.Id, 0);
                 return;
             }
             Frame.Write(_out.AsSpan(_outEnd), FrameType.Data, stream.Id, n);
@@ -280,6 +280,9 @@ internal sealed class LoopRelay
                     stream.PeerFin = true;
                     ShutWhenDrained(stream);
                     MaybeRemove(stream);
+                    break;
+                case FrameType.Reset when stream is not null:
+                    Fail(stream, tellPeer: false);
                     break;
                 default:
                     break;
@@ -369,19 +372,18 @@ internal sealed class LoopRelay
         }
     }
 
-    /// <summary>A socket error: the stream ends both ways at once (its FIN goes out if it has not yet).</summary>
-    private void Fail(Stream stream)
+    /// <summary>A socket error, here or (a Reset frame) at the other side: the stream ends both ways at once.</summary>
+    private void Fail(Stream stream, bool tellPeer = true)
     {
         if (stream.Dead)
         {
             return;
         }
-        if (!stream.LocalEof)
+        if (tellPeer)
         {
-            stream.LocalEof = true;
-            AppendControl(FrameType.Fin, stream.Id, 0);
+            AppendControl(FrameType.Reset, stream.Id, 0);
         }
-        stream.Dead = true;
+        stream.LocalEof = stream.PeerFin = stream.Dead = true;
         while (stream.Pending.TryDequeue(out var item))
         {
             ArrayPool<byte>.Shared.Return(item.Buffer);
