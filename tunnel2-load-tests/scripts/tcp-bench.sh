@@ -67,7 +67,7 @@ bulk both ways >= ssh and >= two nginx hops.
   --targets "..."   a subset of direct, nginx, nginx2, ssh, tunnel and the variants' and pairs' names (default: all)
   --no-build        use the Release build as it is (default: dotnet build TunnelServer and TunnelClient first,
                     unless no source file is newer than their dlls)
-With the defaults a sitting takes about 5 minutes (one warm-up run per test and target first, not measured).
+With the defaults a sitting takes about 8 minutes (one warm-up run per test and target first, not measured).
 Environment: TCP_BENCH_ROUNDS, TCP_BENCH_REQUESTS, TCP_BENCH_PG_SECONDS, TCP_BENCH_PG_SCALE, TCP_BENCH_PG_THREADS,
 TCP_BENCH_BYTES.
 Needs (installed with apt-get when missing and run as root): redis-server, redis-tools, postgresql, nginx,
