@@ -26,6 +26,13 @@ async def main(a) -> int:
             w.close()
 
     async def stream(i: int) -> bool:
+        try:
+            return await exchange(i)
+        except OSError as e:
+            print(f"stream {i}: {e!r}", file=sys.stderr)
+            return False
+
+    async def exchange(i: int) -> bool:
         r, w = await asyncio.open_connection("127.0.0.1", a.relay_port)
         data = os.urandom(a.up + i * 1000)
         w.write(data)
@@ -38,7 +45,7 @@ async def main(a) -> int:
         digest = hashlib.sha256(data).digest()
         return bytes(got) == digest + blob(digest, a.down)
 
-    server = await asyncio.start_server(serve, "127.0.0.1", a.target_port)
+    server = await asyncio.start_server(serve, "127.0.0.1", a.target_port, backlog=4096)
     results = await asyncio.wait_for(asyncio.gather(*(stream(i) for i in range(a.streams))), a.seconds)
     server.close()
     print(f"{sum(results)}/{len(results)} intact")
