@@ -3,7 +3,8 @@ using System.Runtime.InteropServices;
 
 namespace Tunnel2.RelayPrototypes;
 
-/// <summary>The few libc calls design (a) needs: epoll and non-blocking sockets on raw descriptors (Linux, x86-64).</summary>
+/// <summary>The few libc calls the own loops need: epoll, non-blocking sockets on raw descriptors, pipes and splice
+/// (Linux, x86-64).</summary>
 internal static unsafe partial class Native
 {
     public const int EpollIn = 0x001, EpollOut = 0x004, EpollErr = 0x008, EpollHup = 0x010;
@@ -12,6 +13,8 @@ internal static unsafe partial class Native
     private const int AfInet = 2, SockStream = 1, SockNonBlock = 0x800, SockCloExec = 0x80000;
     private const int SolSocket = 1, SoReuseAddr = 2, SoError = 4, IpProtoTcp = 6, TcpNoDelay = 1;
     private const int MsgNoSignal = 0x4000, ShutWr = 1;
+    private const int FSetPipeSize = 1031;
+    private const uint SpliceMove = 1, SpliceNonBlock = 2;
 
     /// <summary>struct epoll_event, packed on x86-64.</summary>
     [StructLayout(LayoutKind.Sequential, Pack = 1)]
@@ -63,7 +66,47 @@ internal static unsafe partial class Native
     [LibraryImport("libc", SetLastError = true)]
     private static partial int getsockopt(int fd, int level, int name, int* value, int* length);
 
+    [LibraryImport("libc", SetLastError = true)]
+    private static partial int pipe2(int* fds, int flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static partial nint splice(int fdIn, long* offIn, int fdOut, long* offOut, nint len, uint flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    private static partial int fcntl(int fd, int cmd, int arg);
+
     public static int Errno => Marshal.GetLastPInvokeError();
+
+    /// <summary>A non-blocking pipe of <paramref name="size"/> bytes: (read end, write end).</summary>
+    public static (int Read, int Write) Pipe(int size)
+    {
+        int* fds = stackalloc int[2];
+        if (pipe2(fds, SockNonBlock | SockCloExec) != 0)
+        {
+            throw new InvalidOperationException($"pipe2 failed: errno {Errno}");
+        }
+        fcntl(fds[1], FSetPipeSize, size);
+        return (fds[0], fds[1]);
+    }
+
+    /// <summary>splice(2) between a socket and a pipe, non-blocking: bytes moved; 0 at end of stream; -1 when nothing
+    /// can move now (EAGAIN); -2 on an error.</summary>
+    public static int Splice(int from, int to, int length)
+    {
+        while (true)
+        {
+            nint n = splice(from, null, to, null, length, SpliceMove | SpliceNonBlock);
+            if (n >= 0)
+            {
+                return (int)n;
+            }
+            int errno = Errno;
+            if (errno != EIntr)
+            {
+                return errno == EAgain ? -1 : -2;
+            }
+        }
+    }
 
     public static void Control(int epfd, int op, int fd, int events)
     {
