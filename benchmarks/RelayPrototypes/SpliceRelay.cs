@@ -179,6 +179,7 @@ internal sealed class SpliceRelay
 
     private void OnSide(Side side, int ready)
     {
+        bool connectedNow = false;
         if (!side.Connected && (ready & (Native.EpollOut | Native.EpollErr | Native.EpollHup)) != 0)
         {
             if (Native.SocketError(side.Fd) != 0)
@@ -186,14 +187,16 @@ internal sealed class SpliceRelay
                 Close(side);
                 return;
             }
-            side.Connected = true;
+            side.Connected = connectedNow = true;
         }
         if ((ready & Native.EpollErr) != 0)
         {
             Close(side);
             return;
         }
-        if (!Pump(side.Out) || !Pump(side.In))
+        // Readable: this side's bytes go out; writable: the other side's go in (each pump reads its source itself).
+        bool readable = (ready & (Native.EpollIn | Native.EpollHup)) != 0, writable = (ready & Native.EpollOut) != 0;
+        if (((readable || connectedNow) && !Pump(side.Out)) || ((writable || connectedNow) && !Pump(side.In)))
         {
             Close(side);
             return;
@@ -214,6 +217,7 @@ internal sealed class SpliceRelay
         {
             return true;
         }
+        bool drained = false;   // the last read was short: the source is empty for now
         for (int i = 0; i < 8; i++)
         {
             if (d.InPipe > 0)
@@ -232,6 +236,10 @@ internal sealed class SpliceRelay
                 {
                     continue;
                 }
+            }
+            if (drained)
+            {
+                return true;
             }
             if (d.Eof)
             {
@@ -256,6 +264,7 @@ internal sealed class SpliceRelay
                 d.Eof = true;
             }
             d.InPipe += read;
+            drained = read > 0 && read < PipeSize;
         }
         return true;
     }
