@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bulk download through the tunnel against a direct run, in one sitting: one 1 GiB body (by default) from
-# TestBackend and from an nginx file backend, direct, through one nginx hop and through Tunnel2, alternating.
+# TestBackend and from an nginx file backend, direct, through one nginx hop, through two chained nginx hops (the
+# tunnel's shape: two relay processes) and through Tunnel2, alternating.
 set -euo pipefail
 
 LT_NAME=download
@@ -14,6 +15,7 @@ ROUNDS="${DOWNLOAD_ROUNDS:-3}"
 BYTES="${DOWNLOAD_BYTES:-1073741824}"
 FILE_PORT="${DOWNLOAD_NGINX_PORT:-12120}"
 HOP_PORT="${DOWNLOAD_NGINX_HOP_PORT:-12121}"
+HOP2_PORT="${DOWNLOAD_NGINX_HOP2_PORT:-12122}"
 FILE_SESSION="${DOWNLOAD_NGINX_SESSION:-55555555-5555-5555-5555-555555555555}"
 TUNNEL_TOKEN="${COMPARE_TUNNEL_TOKEN:-dev-token-change-me}"
 EXTRAS=()
@@ -23,8 +25,9 @@ usage() {
 Usage: $0 [--rounds N] [--bytes N] [--extra NAME=BASE_URL[@PID,PID...]]...
 
 Per round, for each backend and target in turn, one 'curl -o /dev/null' of BYTES (default 1 GiB):
-  testbackend  TestBackend's /loadtest/bytes/BYTES: direct, one nginx hop (:$HOP_PORT), Tunnel2
-  nginx        a file of BYTES served by nginx (sendfile) on :$FILE_PORT: direct, one nginx hop, Tunnel2
+  testbackend  TestBackend's /loadtest/bytes/BYTES: direct, one nginx hop (:$HOP_PORT), two chained nginx hops
+               (:$HOP2_PORT -> :$HOP_PORT, the same nginx, keep-alive upstreams, buffering as the first), Tunnel2
+  nginx        a file of BYTES served by nginx (sendfile) on :$FILE_PORT: direct, one nginx hop, two hops, Tunnel2
                (a second TunnelClient, session $FILE_SESSION, relays to it)
   --extra NAME=BASE_URL[@PIDS]  one more TestBackend target at BASE_URL/loadtest/bytes/BYTES, e.g. from
                variant.sh; the PIDS' memory growth is reported like Tunnel2's
@@ -33,7 +36,7 @@ process during its downloads (sampled every 0.1 s).
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
 Environment: DOWNLOAD_ROUNDS ($ROUNDS), DOWNLOAD_BYTES, DOWNLOAD_NGINX_PORT, DOWNLOAD_NGINX_HOP_PORT,
-DOWNLOAD_NGINX_SESSION, COMPARE_TUNNEL_TOKEN (the dev token by default).
+DOWNLOAD_NGINX_HOP2_PORT, DOWNLOAD_NGINX_SESSION, COMPARE_TUNNEL_TOKEN (the dev token by default).
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-download/ (summary.txt). Exit 0 when every download
 completed with all its bytes, 1 otherwise.
 EOF
@@ -50,7 +53,7 @@ while (($#)); do
   shift
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$BYTES" =~ ^[1-9][0-9]*$ ]] || die "--rounds and --bytes take positive numbers" 2
-parse_extras "direct nginx1 tunnel" "${EXTRAS[@]}"
+parse_extras "direct nginx1 nginx2 tunnel" "${EXTRAS[@]}"
 
 ensure_tool curl curl
 ensure_tool nginx nginx
@@ -87,8 +90,11 @@ nginx_conf hop 2 "  proxy_buffering on; proxy_max_temp_file_size 0;
   upstream files { server 127.0.0.1:$FILE_PORT; keepalive 16; }
   server { listen 127.0.0.1:$HOP_PORT;
     location /testbackend/ { proxy_pass http://testbackend/; proxy_http_version 1.1; proxy_set_header Connection \"\"; }
-    location /files/ { proxy_pass http://files/; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
-start_nginx hop "http://127.0.0.1:$HOP_PORT/files/loadtest/ping"
+    location /files/ { proxy_pass http://files/; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }
+  upstream hop1 { server 127.0.0.1:$HOP_PORT; keepalive 16; }
+  server { listen 127.0.0.1:$HOP2_PORT;
+    location / { proxy_pass http://hop1; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+start_nginx hop "http://127.0.0.1:$HOP2_PORT/files/loadtest/ping"
 start_session_client "$FILE_SESSION" "http://127.0.0.1:$FILE_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-files.log" "$CLIENT_PID"
 FILE_CLIENT_PID=$!
 wait_pong "the TunnelClient for the nginx file backend" "$FILE_CLIENT_PID" \
@@ -98,6 +104,7 @@ wait_pong "the TunnelClient for the nginx file backend" "$FILE_CLIENT_PID" \
 RUNS=(
   "testbackend direct $DIRECT_BASE/loadtest/bytes/$BYTES -"
   "testbackend nginx1 http://127.0.0.1:$HOP_PORT/testbackend/loadtest/bytes/$BYTES -"
+  "testbackend nginx2 http://127.0.0.1:$HOP2_PORT/testbackend/loadtest/bytes/$BYTES -"
   "testbackend tunnel $TUNNEL_BASE/loadtest/bytes/$BYTES TunnelServer:$SERVER_PID,TunnelClient:$CLIENT_PID"
 )
 for e in "${!EXTRA_URL[@]}"; do
@@ -108,6 +115,7 @@ done
 RUNS+=(
   "nginx direct http://127.0.0.1:$FILE_PORT/loadtest/bytes/$BYTES -"
   "nginx nginx1 http://127.0.0.1:$HOP_PORT/files/loadtest/bytes/$BYTES -"
+  "nginx nginx2 http://127.0.0.1:$HOP2_PORT/files/loadtest/bytes/$BYTES -"
   "nginx tunnel http://127.0.0.1:$PUBLIC_PORT/session/$FILE_SESSION/loadtest/bytes/$BYTES TunnelServer:$SERVER_PID,TunnelClient:$FILE_CLIENT_PID"
 )
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # WebSocket echo at a fixed message rate, side by side: straight at TestBackend's /loadtest/ws, through one nginx
-# hop, and through the tunnel. Round trips p50/p90/p99 and CPU per message of the processes on each path.
+# hop, through two chained nginx hops (the tunnel's shape), through one YARP hop, and through the tunnel. Round trips p50/p90/p99 and CPU per message of the processes on each path.
 set -euo pipefail
 
 LT_NAME=ws-echo
@@ -16,8 +16,9 @@ SOCKETS=100
 RATE=10
 DURATION=20
 SIZE=64
-TARGETS_ARG="direct nginx yarp tunnel"
+TARGETS_ARG="direct nginx nginx2 yarp tunnel"
 HOP_PORT="${WS_NGINX_PORT:-12140}"
+HOP2_PORT="${WS_NGINX2_PORT:-12142}"
 YARP_PORT="${WS_YARP_PORT:-12141}"
 YARP_DLL="$REPO_ROOT/benchmarks/Tunnel2.YarpHop/bin/Release/net10.0/Tunnel2.YarpHop.dll"
 SETTLE="${WS_SETTLE_SECONDS:-3}"
@@ -25,7 +26,7 @@ SETTLE="${WS_SETTLE_SECONDS:-3}"
 usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/ws-echo.sh [--sockets N] [--rate MSGS/S] [--seconds S] [--size BYTES]
-         [--targets "direct nginx yarp tunnel"] [--help]
+         [--targets "direct nginx nginx2 yarp tunnel"] [--help]
        (also: tunnel2-load-tests/scripts/run-ramp-up.sh websocket [the same options])
 
 N WebSockets connect to TestBackend's echo (/loadtest/ws), then each sends one binary message of --size bytes every
@@ -34,13 +35,14 @@ carries its send time, so each echo is one round trip. The client is aiohttp (De
 with apt-get when missing and run as root). Per target, one after another:
   direct   ws://127.0.0.1:$BACKEND_PORT/loadtest/ws
   nginx    one nginx hop on :$HOP_PORT (proxy_http_version 1.1, Upgrade and Connection passed, as its docs say)
+  nginx2   two chained nginx hops, :$HOP2_PORT -> :$HOP_PORT, in the same nginx (each hop configured as the first)
   yarp     one YARP hop on :$YARP_PORT (benchmarks/Tunnel2.YarpHop, which forwards upgrades by default)
   tunnel   ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws
 
 Options (defaults in brackets): --sockets [$SOCKETS] --rate [$RATE] --seconds [$DURATION] --size [$SIZE]
   --targets [$TARGETS_ARG]
 Uses the running stack if it answers, otherwise starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
-Environment: WS_NGINX_PORT, WS_YARP_PORT, WS_SETTLE_SECONDS ($SETTLE, pause between targets), the stack's TUNNEL2_* ports.
+Environment: WS_NGINX_PORT, WS_NGINX2_PORT, WS_YARP_PORT, WS_SETTLE_SECONDS ($SETTLE, pause between targets), the stack's TUNNEL2_* ports.
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-ws-echo/: summary.md, <target>.json.
 Exit: 0 every target ran (read the numbers); 1 a run or the set-up failed; 2 bad usage; 127 a missing tool.
 EOF
@@ -68,7 +70,7 @@ done
 { [[ "$SIZE" =~ ^[0-9]{1,8}$ ]] && ((SIZE >= 8)); } || die "--size takes 8 bytes or more, got '$SIZE'" 2
 TARGETS=()
 for t in $TARGETS_ARG; do
-  [[ "$t" == direct || "$t" == nginx || "$t" == yarp || "$t" == tunnel ]] || die "--targets takes direct, nginx, yarp and tunnel, got '$t'" 2
+  [[ " direct nginx nginx2 yarp tunnel " == *" $t "* ]] || die "--targets takes direct, nginx, nginx2, yarp and tunnel, got '$t'" 2
   TARGETS+=("$t")
 done
 ((${#TARGETS[@]})) || die "--targets is empty" 2
@@ -79,7 +81,7 @@ if ! /usr/bin/python3 -c 'import aiohttp' 2>/dev/null; then
   log "installing Debian's python3-aiohttp"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-aiohttp >&2 || die "apt-get install python3-aiohttp failed" 127
 fi
-has_target nginx && ensure_tool nginx nginx
+if has_target nginx || has_target nginx2; then ensure_tool nginx nginx; fi
 if has_target yarp; then
   [[ -f "$YARP_DLL" ]] || die "$YARP_DLL is missing: build the solution in Release first (dotnet build -c Release)" 2
 fi
@@ -104,15 +106,22 @@ BACKEND_PID="$(stack_pid TestBackend)"
 SERVER_PID="$(stack_pid TunnelServer)"
 CLIENT_PID="$(stack_pid TunnelClient)"
 NGINX_WORKERS=""
-if has_target nginx; then
+if has_target nginx || has_target nginx2; then
   port_in_use "$HOP_PORT" && die "port $HOP_PORT (nginx hop, WS_NGINX_PORT) is already in use"
-  nginx_conf hop 2 "  upstream ws_backend { server 127.0.0.1:$BACKEND_PORT; keepalive 64; }
-  map \$http_upgrade \$connection_upgrade { default upgrade; '' ''; }
-  server { listen 127.0.0.1:$HOP_PORT backlog=4096;
-    location / { proxy_pass http://ws_backend; proxy_http_version 1.1;
+  port_in_use "$HOP2_PORT" && die "port $HOP2_PORT (second nginx hop, WS_NGINX2_PORT) is already in use"
+  # hop_server PORT UPSTREAM: a WebSocket-passing hop on PORT to the upstream UPSTREAM.
+  hop_server() {
+    echo "  server { listen 127.0.0.1:$1 backlog=4096;
+    location / { proxy_pass http://$2; proxy_http_version 1.1;
       proxy_set_header Upgrade \$http_upgrade; proxy_set_header Connection \$connection_upgrade;
       proxy_read_timeout 300s; proxy_send_timeout 300s; } }"
-  start_nginx hop "http://127.0.0.1:$HOP_PORT/loadtest/ping"
+  }
+  nginx_conf hop 2 "  upstream ws_backend { server 127.0.0.1:$BACKEND_PORT; keepalive 64; }
+  upstream ws_hop1 { server 127.0.0.1:$HOP_PORT; keepalive 64; }
+  map \$http_upgrade \$connection_upgrade { default upgrade; '' ''; }
+$(hop_server "$HOP_PORT" ws_backend)
+$(hop_server "$HOP2_PORT" ws_hop1)"
+  start_nginx hop "http://127.0.0.1:$HOP2_PORT/loadtest/ping"
   NGINX_WORKERS="$(pgrep -P "${NGINX_PIDS[-1]}" | tr '\n' ' ' || true)"
 fi
 
@@ -146,6 +155,7 @@ for t in "${TARGETS[@]}"; do
   case "$t" in
     direct) url="ws://127.0.0.1:$BACKEND_PORT/loadtest/ws"; proxy_pids="" ;;
     nginx)  url="ws://127.0.0.1:$HOP_PORT/loadtest/ws"; proxy_pids="$NGINX_WORKERS" ;;
+    nginx2) url="ws://127.0.0.1:$HOP2_PORT/loadtest/ws"; proxy_pids="$NGINX_WORKERS" ;;
     yarp)   url="ws://127.0.0.1:$YARP_PORT/loadtest/ws"; proxy_pids="$YARP_PID" ;;
     tunnel) url="ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws"; proxy_pids="$SERVER_PID $CLIENT_PID" ;;
   esac
