@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a Tunnel2 release from a clean clone, into one folder (default artifacts/release/, which git ignores):
 #
-#   tunnel2-server-<version>-<rid>.tar.gz / .zip   TunnelServer, self-contained, one file (+ its appsettings.json)
+#   tunnel2-server-<version>-<rid>.tar.gz / .zip   TunnelServer, self-contained, one file (+ its appsettings.json;
+#                                                  Linux: + deploy.md, systemd/ with the unit and example settings)
 #   tunnel2-client-<version>-<rid>.tar.gz / .zip   TunnelClient, the same
 #       linux-x64    Native AOT (needs gcc or clang and zlib1g-dev here; installed from Debian when missing, as root)
 #       linux-arm64  self-contained single-file (JIT): Native AOT from x64 needs an arm64 cross toolchain and sysroot
@@ -92,7 +93,7 @@ publish() {
 }
 
 # archive APP RID: tunnel2-<role>-<version>-<rid>/ with the executable, appsettings.json and a README, as .tar.gz
-# (.zip for Windows).
+# (.zip for Windows); the Linux ones also with deploy.md and systemd/ (the unit and the example settings).
 archive() {
   local app=$1 rid=$2 role name stage
   role=$(echo "${app#Tunnel}" | tr '[:upper:]' '[:lower:]')
@@ -100,10 +101,21 @@ archive() {
   stage="$work/stage/$name"
   mkdir -p "$stage"
   cp -a "$work/publish/$rid/$app/." "$stage/"
+  # Linux: what a host without the .deb needs beside the executable (docs/deploy.md, "Other Linux: the tarball").
+  if [ "${rid%%-*}" = linux ]; then
+    mkdir -p "$stage/systemd"
+    install -m 0644 docs/deploy.md "$stage/"
+    if [ "$role" = server ]; then
+      install -m 0644 tunnel2-deploy/systemd/tunnel2-server.service tunnel2-deploy/systemd/examples/server.env \
+        tunnel2-deploy/systemd/examples/server.json "$stage/systemd/"
+    else
+      install -m 0644 "tunnel2-deploy/systemd/tunnel2-client@.service" tunnel2-deploy/systemd/examples/client-demo.env "$stage/systemd/"
+    fi
+  fi
   cat >"$stage/README.txt" <<EOF
 Tunnel2 $version, $app for $rid: one self-contained executable (no .NET needed on this machine).
 Its settings: appsettings.json beside it, environment variables (${app}__Key) or the command line ($app --help).
-The deploy guide (install, systemd, upgrade, rollback): docs/deploy.md in the source, or
+The deploy guide (install, systemd, upgrade, rollback): deploy.md (Linux archives), docs/deploy.md in the source, or
 /usr/share/doc/tunnel2/deploy.md where the .deb is installed.
 EOF
   if [ "${rid%%-*}" = win ]; then

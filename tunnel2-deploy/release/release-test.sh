@@ -104,6 +104,14 @@ done
 expected+=("tunnel2_${version}_amd64.deb" "tunnel2_${version}_arm64.deb")
 all_there() { local f; for f in "${expected[@]}"; do [ -s "$out/$f" ] || { log "missing: $f"; return 1; }; done; }
 check "the 8 archives and 2 .debs named with version $version are there" all_there
+tarball_kit() { # the Linux archives carry what a host without the .deb needs (docs/deploy.md)
+  local listing
+  listing=$(tar -tzf "$out/tunnel2-server-$version-linux-x64.tar.gz") || return 1
+  for f in TunnelServer appsettings.json deploy.md systemd/tunnel2-server.service systemd/server.env; do
+    echo "$listing" | grep -qx "tunnel2-server-$version-linux-x64/$f" || { log "not in the server archive: $f"; return 1; }
+  done
+}
+check "the linux-x64 server archive holds the executable, appsettings.json, deploy.md, the unit and server.env" tarball_kit
 tool_package=$(find "$out" -maxdepth 1 -name 'Tunnel2.Client.*.nupkg' -printf '%f\n' | head -1)
 check "the tool package is there ($tool_package)" test -n "$tool_package"
 
