@@ -185,7 +185,9 @@ session=release-test
 nonce="through the tunnel $RANDOM$RANDOM"
 backend_port=$(free_port); public_port=$(free_port); tunnel_port=$(free_port)
 mkdir -p "$rootfs/srv/www" && echo "$nonce" >"$rootfs/srv/www/hello.txt"
-as_tunnel2() { chroot "$rootfs" /usr/bin/env -i HOME=/nonexistent LANG=C.UTF-8 PATH=/usr/bin:/bin \
+# Only in the background (`as_tunnel2 … &`): exec makes $! the program's own process id (chroot, env and setpriv
+# each exec the next), so that its SIGTERM and exit code are the program's.
+as_tunnel2() { exec chroot "$rootfs" /usr/bin/env -i HOME=/nonexistent LANG=C.UTF-8 PATH=/usr/bin:/bin \
   setpriv --reuid=tunnel2 --regid=tunnel2 --init-groups "$@"; }
 as_tunnel2 python3 -m http.server --bind 127.0.0.1 --directory /srv/www "$backend_port" >"$work/backend.log" 2>&1 &
 pids+=($!)
@@ -202,7 +204,15 @@ if ! wait_for 30 through; then
 fi
 check "a GET reaches python3's http.server through the .deb's TunnelServer and TunnelClient, run as tunnel2" through
 for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-stopped_clean() { local pid code=0; for pid in "${pids[@]:1}"; do wait "$pid" || code=$?; done; [ "$code" = 0 ]; }
+stopped_clean() { # pids: the backend, TunnelServer, TunnelClient
+  local i code all=0 names=(backend TunnelServer TunnelClient)
+  for i in 1 2; do
+    code=0; wait "${pids[$i]}" || code=$?
+    log "  ${names[$i]} exited with code $code"
+    [ "$code" = 0 ] || all=1
+  done
+  [ "$all" = 0 ]
+}
 check "server and client stop with exit code 0 on SIGTERM (after their drain)" stopped_clean
 wait "${pids[0]}" 2>/dev/null
 pids=()
