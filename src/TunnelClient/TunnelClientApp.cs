@@ -57,6 +57,7 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<BackendHealth>();
         builder.Services.AddHostedService<BackendHealthProbe>();
+        builder.Services.AddHostedService<BackendStartCheck>();
         builder.Services.TryAddSingleton<IServerResolver, DnsServerResolver>();
         builder.Services.AddSingleton<UplinkDialer>();
         builder.Services.AddHostedService<TunnelClientService>();
@@ -77,6 +78,9 @@ public static class TunnelClientApp
             builder.Services.AddHostedService(services => services.GetRequiredService<InspectorListener>());
         }
 
+        builder.Services.AddSingleton(new ListenerOptions(new (string Option, string Key)[] { ("--admin-url", "Admin:Url"), ("--inspect-url", "Inspector:Url") }
+            .Select(listener => KeyValuePair.Create(listener.Option, builder.Configuration[$"{TunnelClientOptions.SectionName}:{listener.Key}"] ?? string.Empty))
+            .Where(listener => listener.Value.Length > 0).ToList()));
         builder.Services.AddOptions<HostOptions>().Configure<IOptions<TunnelClientOptions>>((host, client) =>
             host.ShutdownTimeout = ShutdownTimeout(client.Value.DrainTimeout));
         IHost built = builder.Build();

@@ -8,4 +8,4 @@ if (HashCommand.IsCommand(args))
     return HashCommand.Run(args, Console.In, Console.Out, Console.Error);
 }
 
-return await ProgramHost.RunAsync("TunnelServer", args, CommandLine.HelpText, CommandLine.Spec, TunnelServerApp.Create);
+return await ProgramHost.RunAsync("TunnelServer", args, CommandLine.Help, CommandLine.Spec, TunnelServerApp.Create);

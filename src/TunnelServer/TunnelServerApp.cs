@@ -46,6 +46,7 @@ public static class TunnelServerApp
         builder.Configuration.AddInMemoryCollection([new("Serilog:Properties:Node", options.Cluster.ResolvedNodeName)]);
 
         AddCoreServices(builder.Services, builder.Configuration);
+        builder.Services.AddSingleton(ListenersOf(options));
         AddAdminServices(builder.Services, options);
         AddSecurityServices(builder.Services, options);
         AddUplinkAndShutdownServices(builder.Services, options);
@@ -62,6 +63,14 @@ public static class TunnelServerApp
         LogWhenStarted(app, options, endpoints, warmUp);
         return app;
     }
+
+    /// <summary>The listeners by the option that sets each, so that a port in use names it.</summary>
+    private static ListenerOptions ListenersOf(TunnelServerOptions options) => new(
+        new (string Option, string? Url)[]
+        {
+            ("--public-url", options.Listeners.PublicUrl), ("--tunnel-url", options.Listeners.TunnelUrl),
+            ("--public-h2c-url", options.Listeners.PublicH2cUrl), ("--admin-url", options.Admin.Url),
+        }.Where(listener => !string.IsNullOrEmpty(listener.Url)).Select(listener => KeyValuePair.Create(listener.Option, listener.Url!)).ToList());
 
     /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
     public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);
@@ -234,6 +243,7 @@ public static class TunnelServerApp
                 ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, ProblemTypes.WarmingUp, "Warming up",
                     $"Node {options.Cluster.ResolvedNodeName} has just started and waits for its clients to reconnect.")
                 : context.Response.WriteAsync("ok"));
+        WrongPortAnswer.Map(app, endpoints);
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
             "Not found", context.Connection.LocalPort == endpoints.AdminPort
                 ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
@@ -249,7 +259,8 @@ public static class TunnelServerApp
             warmUp.Begin();
             ILogger<ServerEndpoints> logger = app.Services.GetRequiredService<ILogger<ServerEndpoints>>();
             TunnelServerLog.Listening(logger, endpoints.PublicUrl, endpoints.TunnelUrl);
-            TunnelServerLog.Node(logger, options.Cluster.ResolvedNodeName, options.Cluster.NodeHeader);
+            TunnelServerLog.Node(logger, options.Cluster.ResolvedNodeName,
+                options.Cluster.NodeHeader ? $" and sent on every public response as {NodeHeaderName}" : string.Empty);
             if (endpoints.AdminUrl is { } adminUrl)
             {
                 TunnelServerLog.AdminListening(logger, adminUrl);

@@ -94,6 +94,12 @@ public static class HandshakeProtocol
     public const string PublicUrlHeader = "Tunnel2-Public-Url";
 
     /// <summary>
+    /// Response to a refused login (informational, any version): the problem type's last part (<c>tcp-off</c>), the
+    /// same as the body's <c>type</c>, for a client that cannot read the body (a WebSocket client sees only the head).
+    /// </summary>
+    public const string ProblemHeader = "Tunnel2-Problem";
+
+    /// <summary>
     /// The versions this build speaks, newest last. Version 2 added the connection window (docs/protocol.md §4); a
     /// version-1 peer would grant every stream a fixed window however many streams are open, so it is refused.
     /// Version 3 added upgrades (docs/protocol.md §3, "Upgrades"): a version-2 client would send an upgrade request

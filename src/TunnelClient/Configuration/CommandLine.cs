@@ -114,15 +114,48 @@ public static partial class CommandLine
         then the command line. Keys of an earlier release still work for one more, with a warning naming the new key.
 
           --environment <name>  Development loads appsettings.Development.json (dev token)
-          --help, -h            Show this help
+          --help, -h            Show the common options
+          --help-all            Show every setting (this text)
+          --version             Show the version
 
         """;
 
     private const string Footer = """
-        Exit codes: 0 stopped normally (after the drain); 2 unknown option or invalid configuration; 3 the server refused the token (401/403);
+        Exit codes: 0 stopped normally (after the drain); 2 unknown option, invalid configuration, or a port already in use;
+          3 the server refused the login for good (token, session, TCP, version, or the wrong port: the log line says which);
           4 the server's TLS certificate was refused (the log line says why).
         """;
 
-    /// <summary>The --help text: how to run it, every setting (<see cref="Settings"/>, generated from the options), and the rest.</summary>
+    /// <summary>The --help-all text: how to run it, every setting (<see cref="Settings"/>, generated from the options), and the rest.</summary>
     public const string HelpText = Usage + "\n" + Settings + "\n\n" + Footer;
+
+    /// <summary>The --help text: the usage and the options most runs need.</summary>
+    public const string ShortHelpText = """
+        TunnelClient: keeps an uplink to a Tunnel2 server and relays the requests of a session to a backend.
+
+        Usage: TunnelClient --server <url> --session <id> --token <token> --backend <url> [options]
+               tunnel2 http <port | host:port | url> --server <url> --token <token> [options]
+               tunnel2 tcp <port | host:port> --server <url> --token <token> [options]
+        Once connected it prints where callers reach the session, on a line of its own:
+          Forwarding http://tunnel.example:12000/session/my-app/ -> http://127.0.0.1:8080
+
+        Common options:
+          --server <url>           The server's tunnel port (its --tunnel-url) [default http://127.0.0.1:12001]
+          --session <id>           The session served: public requests to /session/<id>/… reach the backend
+          --token <token>          The token the server expects of this client
+          --backend <url>          The local app [default http://127.0.0.1:12007]; repeat it for several
+          --tcp <port | host:port> Serve a raw TCP service instead (or too, with --backend)
+          --basic-auth <user:pw>   Ask visitors for a password
+          --ca-certificate <pem>   Trust a server's self-made certificate
+          --inspect-url <url>      See and replay the requests in a browser, e.g. http://127.0.0.1:4040
+          --environment <name>     Development loads appsettings.Development.json (dev token)
+          --help-all               Every setting: appsettings key, environment variable and option
+          --version                Show the version
+
+        Exit codes: 0 stopped normally; 2 unknown option, invalid configuration, or a port already in use;
+          3 the server refused the login for good (the log line says why and what to do); 4 the server's TLS certificate was refused.
+        """;
+
+    /// <summary>What --help and --help-all print.</summary>
+    public static readonly ProgramHelp Help = new(ShortHelpText, HelpText);
 }

@@ -3,8 +3,15 @@ namespace Tunnel2.TunnelClient.Diagnostics;
 
 internal static partial class TunnelClientLog
 {
-    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Connected to {Server} over {Transport} serving session {Session} -> {Backend} (instance {Instance})")]
-    public static partial void Connected(ILogger logger, string server, string transport, string session, string backend, string instance);
+    /// <param name="target">What the session is served from: the backend(s), the TCP target, or both.</param>
+    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Connected to {Server}: session {Session} -> {Target}")]
+    public static partial void Connected(ILogger logger, string server, string session, string target);
+
+    [LoggerMessage(EventId = 30, Level = LogLevel.Warning, Message = "Backend {Target} does not answer ({Reason}): callers get 502 until it does. Still serving; checking again")]
+    public static partial void BackendDown(ILogger logger, string target, string reason);
+
+    [LoggerMessage(EventId = 31, Level = LogLevel.Information, Message = "Backend {Target} answers now")]
+    public static partial void BackendAnswers(ILogger logger, string target);
 
     [LoggerMessage(EventId = 2, Level = LogLevel.Warning, Message = "Disconnected from {Server}: {Reason}")]
     public static partial void Disconnected(ILogger logger, string server, string reason);
@@ -12,8 +19,9 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 3, Level = LogLevel.Warning, Message = "Could not connect to {Server}: {Reason}; retrying in {DelayMs} ms")]
     public static partial void ConnectFailed(ILogger logger, string server, string reason, long delayMs);
 
-    [LoggerMessage(EventId = 4, Level = LogLevel.Critical, Message = "The server refused the token ({Status}): {Detail}. Check --token / TunnelClient__Token; not retrying")]
-    public static partial void TokenRefused(ILogger logger, int status, string detail);
+    /// <param name="refusal">What was refused and what to do (<see cref="Uplinks.LoginRefusal"/>).</param>
+    [LoggerMessage(EventId = 4, Level = LogLevel.Critical, Message = "{Refusal} Not retrying.")]
+    public static partial void LoginRefused(ILogger logger, string refusal);
 
     [LoggerMessage(EventId = 5, Level = LogLevel.Warning, Message = "Stream {StreamId}: {Method} {Target} -> backend failed: {Reason}")]
     public static partial void BackendFailed(ILogger logger, uint streamId, string method, string target, string reason);
@@ -27,10 +35,10 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 8, Level = LogLevel.Error, Message = "Stream {StreamId}: relay failed unexpectedly")]
     public static partial void RelayCrashed(ILogger logger, uint streamId, Exception exception);
 
-    [LoggerMessage(EventId = 9, Level = LogLevel.Information, Message = "Stopping: draining the uplink to {Server} (GoAway sent, {OpenStreams} requests in flight, waiting up to {TimeoutMs} ms)")]
+    [LoggerMessage(EventId = 9, Level = LogLevel.Information, Message = "Stopping: letting the {OpenStreams} requests in flight over {Server} finish (waiting up to {TimeoutMs} ms)")]
     public static partial void Draining(ILogger logger, string server, int openStreams, long timeoutMs);
 
-    [LoggerMessage(EventId = 10, Level = LogLevel.Information, Message = "Drained: every request in flight finished; uplink closed")]
+    [LoggerMessage(EventId = 10, Level = LogLevel.Information, Message = "Drained: every request in flight finished")]
     public static partial void Drained(ILogger logger);
 
     [LoggerMessage(EventId = 11, Level = LogLevel.Warning, Message = "Drain deadline passed; the requests still in flight were cut, {Upgraded} upgraded streams (WebSockets, …) among them")]
@@ -75,7 +83,8 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 24, Level = LogLevel.Information, Message = "Inspector: request {OriginalId} replayed as {ReplayId}: {Method} {Target} to {Backend} answered {Status}")]
     public static partial void RequestReplayed(ILogger logger, long originalId, long replayId, string method, string target, string backend, int status);
 
-    [LoggerMessage(EventId = 26, Level = LogLevel.Information, Message = "Forwarding {PublicUrl} -> {Backend}")]
+    /// <summary>For structured logs; the console gets the plain line (<see cref="Uplinks.ForwardingLine"/>).</summary>
+    [LoggerMessage(EventId = 26, Level = LogLevel.Debug, Message = "Forwarding {PublicUrl} -> {Backend}")]
     public static partial void PublicUrl(ILogger logger, string publicUrl, string backend);
 
     [LoggerMessage(EventId = 25, Level = LogLevel.Information, Message = "Inspector: replay of request {OriginalId} refused: {Reason}")]

@@ -2,7 +2,8 @@ namespace Tunnel2.TunnelClient.Tcp;
 
 internal static partial class TcpClientLog
 {
-    [LoggerMessage(EventId = 4651, Level = LogLevel.Information, Message = "Forwarding tcp://{Address} -> {Target}")]
+    /// <summary>For structured logs; the console gets the plain line (<see cref="Uplinks.ForwardingLine"/>).</summary>
+    [LoggerMessage(EventId = 4651, Level = LogLevel.Debug, Message = "Forwarding tcp://{Address} -> {Target}")]
     public static partial void Forwarding(ILogger logger, string address, string target);
 
     [LoggerMessage(EventId = 4652, Level = LogLevel.Warning, Message = "TCP stream {StreamId}: target {Target} unreachable: {Reason}")]

@@ -1,6 +1,6 @@
 namespace Tunnel2.TunnelClient.Tcp;
 
-/// <summary>Logs the session's public TCP address once per address ("Forwarding tcp://… -> target"), as the URL is logged.</summary>
+/// <summary>Prints the session's public TCP address once per address ("Forwarding tcp://… -> target", <see cref="Uplinks.ForwardingLine"/>), as the URL is.</summary>
 internal sealed class TcpForwardingNotice(ILogger logger)
 {
     private string? _last;
@@ -16,5 +16,6 @@ internal sealed class TcpForwardingNotice(ILogger logger)
         }
 
         TcpClientLog.Forwarding(logger, address, target);
+        Uplinks.ForwardingLine.Write($"tcp://{address}", target);
     }
 }

@@ -28,7 +28,6 @@ public sealed class TunnelClientService : BackgroundService
     private readonly IHostApplicationLifetime _lifetime;
     private readonly ILogger<TunnelClientService> _logger;
     private readonly ReconnectBackoff _backoff;
-    private readonly ClientInstance _instance;
     private readonly BackendRelay _relay;
     private readonly BackendHealth _health;
     private readonly IServerResolver _resolver;
@@ -38,7 +37,6 @@ public sealed class TunnelClientService : BackgroundService
     public TunnelClientService(
         UplinkDialer dialer,
         IServerResolver resolver,
-        ClientInstance instance,
         BackendRelay relay,
         BackendHealth health,
         IOptions<TunnelClientOptions> options,
@@ -49,7 +47,6 @@ public sealed class TunnelClientService : BackgroundService
     {
         _dialer = dialer;
         _resolver = resolver;
-        _instance = instance;
         _relay = relay;
         _health = health;
         _options = options.Value;
@@ -174,7 +171,7 @@ public sealed class TunnelClientService : BackgroundService
                 await using (DialedUplink dialed = await _dialer.ConnectAsync(target, slot, stoppingToken))
                 {
                     failedAttempts = 0;
-                    reason = await ServeAsync(target, slot, dialed, stoppingToken);
+                    reason = await ServeAsync(target, dialed, stoppingToken);
                 }
 
                 if (stoppingToken.IsCancellationRequested)
@@ -184,9 +181,9 @@ public sealed class TunnelClientService : BackgroundService
 
                 TunnelClientLog.Disconnected(_logger, target.Label, reason);
             }
-            catch (UplinkRefusedException refused) when (refused.IsAuthenticationFailure)
+            catch (UplinkRefusedException refused) when (refused.IsPermanent)
             {
-                TunnelClientLog.TokenRefused(_logger, refused.StatusCode, refused.Detail);
+                TunnelClientLog.LoginRefused(_logger, refused.Detail);
                 StopRefused(refused.Message, exitCode: 3);
                 return;
             }
@@ -215,17 +212,18 @@ public sealed class TunnelClientService : BackgroundService
 
     /// <summary>Reports the uplink up, runs it until it drops or the client stops, then reports it down.</summary>
     /// <returns>Why the uplink closed.</returns>
-    private async Task<string> ServeAsync(UplinkTarget target, int slot, DialedUplink dialed, CancellationToken stoppingToken)
+    private async Task<string> ServeAsync(UplinkTarget target, DialedUplink dialed, CancellationToken stoppingToken)
     {
         string reason;
         _status.OnConnected();
         _metrics.UplinkUp(target.Label);
         try
         {
-            TunnelClientLog.Connected(_logger, target.Label, _options.Uplink.Transport, _options.Session, _options.Backends.Urls, _instance.ForUplink(slot));
+            TunnelClientLog.Connected(_logger, target.Label, _options.Session, Served);
             if (dialed.PublicUrl is { } publicUrl && _options.Tcp.ServesHttp && _status.OnPublicUrl(publicUrl))
             {
                 TunnelClientLog.PublicUrl(_logger, publicUrl, _options.Backends.Urls);
+                ForwardingLine.Write(publicUrl, _options.Backends.Urls);
             }
 
             _tcpForwarding.OnConnected(dialed.TcpAddress, _options.Tcp.Target);
@@ -241,6 +239,9 @@ public sealed class TunnelClientService : BackgroundService
 
         return reason;
     }
+
+    /// <summary>What the session is served from, as the user gave it: the backend(s), the TCP target, or both (a TCP-only client names no backend).</summary>
+    private string Served => string.Join(", ", Backends.BackendStartCheck.TargetsOf(_options).Select(target => target.Name));
 
     /// <summary>A refusal that retrying cannot cure (a bad token, an untrusted certificate): the client stops with this exit code.</summary>
     private void StopRefused(string message, int exitCode)

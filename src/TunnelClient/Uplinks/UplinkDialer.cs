@@ -130,7 +130,7 @@ public sealed class UplinkDialer : IDisposable
         HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, cancellationToken);
         if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
         {
-            throw new UplinkRefusedException(response.StatusCode, string.IsNullOrEmpty(response.Body) ? "(no detail)" : response.Body);
+            throw new UplinkRefusedException(response.StatusCode, response.Body);
         }
 
         if (!string.Equals(response["Upgrade"], HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase))
@@ -196,7 +196,10 @@ public sealed class UplinkDialer : IDisposable
             }
             catch (WebSocketException ex) when (webSocket.HttpStatusCode is not 0 and not HttpStatusCode.SwitchingProtocols)
             {
-                throw new UplinkRefusedException((int)webSocket.HttpStatusCode, ex.Message);
+                // The head only: the problem's type comes in its header, its detail (in the body) is not seen.
+                throw webSocket.HttpResponseHeaders?.TryGetValue(HandshakeProtocol.ProblemHeader, out IEnumerable<string>? problem) == true
+                    ? new UplinkRefusedException(LoginRefusal.From((int)webSocket.HttpStatusCode, problem.FirstOrDefault(), string.Empty))
+                    : new UplinkRefusedException((int)webSocket.HttpStatusCode, ex.Message);
             }
             catch (WebSocketException ex)
             {
@@ -343,8 +346,8 @@ public sealed class UplinkDialer : IDisposable
 
         if (settings.ProtocolVersion < HandshakeProtocol.TcpVersion || string.IsNullOrEmpty(address))
         {
-            throw new UplinkRefusedException(403,
-                $"the server does not carry TCP tunnels (it chose protocol version {settings.ProtocolVersion} and named no TCP port; version {HandshakeProtocol.TcpVersion} is needed)");
+            throw new UplinkRefusedException(LoginRefusal.From(403, LoginRefusal.TcpUnsupported, LoginRefusal.Sentence(
+                $"the server does not carry TCP tunnels (it chose protocol version {settings.ProtocolVersion} and named no TCP port; version {HandshakeProtocol.TcpVersion} is needed)")));
         }
 
         _tcpPort.OnGiven(address, server);

@@ -3,11 +3,18 @@ namespace Tunnel2.TunnelClient.Uplinks;
 /// <summary>The server answered the upgrade with an HTTP error instead of 101.</summary>
 public sealed class UplinkRefusedException : Exception
 {
-    public UplinkRefusedException(int statusCode, string detail)
-        : base($"Server answered {statusCode}: {detail}")
+    /// <param name="body">The answer's body: a problem document (RFC 9457) from a Tunnel2 server, else anything.</param>
+    public UplinkRefusedException(int statusCode, string body)
+        : this(LoginRefusal.Read(statusCode, body))
     {
-        StatusCode = statusCode;
-        Detail = detail;
+    }
+
+    internal UplinkRefusedException(LoginRefusal refusal)
+        : base(refusal.Message)
+    {
+        StatusCode = refusal.Status;
+        Detail = refusal.Message;
+        IsPermanent = refusal.IsPermanent;
     }
 
     public UplinkRefusedException()
@@ -27,8 +34,9 @@ public sealed class UplinkRefusedException : Exception
 
     public int StatusCode { get; }
 
+    /// <summary>What to tell the user: the refusal framed from its problem type, with what to do.</summary>
     public string Detail { get; }
 
-    /// <summary>401 or 403: retrying with the same token cannot help.</summary>
-    public bool IsAuthenticationFailure => StatusCode is 401 or 403;
+    /// <summary>Retrying cannot help (a bad token, a session or TCP port the server refuses, another protocol, the wrong port): the client stops.</summary>
+    public bool IsPermanent { get; }
 }

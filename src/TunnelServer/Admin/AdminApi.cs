@@ -1,6 +1,6 @@
-using System.Reflection;
 using System.Text.Json;
 using Microsoft.AspNetCore.Http.HttpResults;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Sessions;
@@ -108,7 +108,7 @@ public static class AdminApi
 
     private static Ok<ServerInfo> GetServer(SessionRegistry registry, ServerEndpoints listeners, PublicDrain drain)
     {
-        string version = typeof(AdminApi).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? "unknown";
+        string version = ProductVersion.Of(typeof(AdminApi).Assembly);
         return TypedResults.Ok(new ServerInfo("TunnelServer", version, StartedAt, listeners.PublicUrl.ToString(), listeners.TunnelUrl.ToString(),
             registry.SessionCount, registry.GetAllUplinks().Count, drain.IsDraining));
     }

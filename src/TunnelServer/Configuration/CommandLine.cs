@@ -49,7 +49,9 @@ public static partial class CommandLine
         then the command line. Keys of an earlier release still work for one more, with a warning naming the new key.
 
           --environment <name>  Development loads appsettings.Development.json (dev token, debug logs)
-          --help, -h            Show this help
+          --help, -h            Show the common options
+          --help-all            Show every setting (this text)
+          --version             Show the version
 
         """;
 
@@ -64,9 +66,35 @@ public static partial class CommandLine
         Uplinks:          GET http(s)://<tunnel>/tunnel2/connect with Upgrade: tunnel2 (see docs/protocol.md)
         Health:           GET http(s)://<public>/healthz
 
-        Exit codes: 0 stopped normally (after the drain); 2 unknown option or invalid configuration.
+        Exit codes: 0 stopped normally (after the drain); 2 unknown option, invalid configuration, or a port already in use.
         """;
 
-    /// <summary>The --help text: how to run it, every setting (<see cref="Settings"/>, generated from the options), and the rest.</summary>
+    /// <summary>The --help-all text: how to run it, every setting (<see cref="Settings"/>, generated from the options), and the rest.</summary>
     public const string HelpText = Usage + "\n" + Settings + "\n\n" + Footer;
+
+    /// <summary>The --help text: the usage and the options most runs need.</summary>
+    public const string ShortHelpText = """
+        TunnelServer: accepts Tunnel2 clients' uplinks and forwards public HTTP requests to them.
+
+        Usage: TunnelServer --token <token> [options]
+               TunnelServer hash-token | hash-password   (a hash for the credentials file; see --help-all)
+
+        Common options:
+          --public-url <url>       Where visitors connect [default http://127.0.0.1:12000]; http://0.0.0.0:12000
+                                   takes every interface (use https:// and --certificate there)
+          --tunnel-url <url>       Where clients connect, their --server [default http://127.0.0.1:12001]
+          --token <token>          The token every client presents; or --credentials <file>, one per client
+          --certificate <pem>      TLS for https:// URLs, with --certificate-key <pem>
+          --host-suffix <domain>   Serve sessions as {id}.<domain> too
+          --tcp-ports <from-to>    Public TCP ports for TCP sessions (tunnel2 tcp …), e.g. 20000-20099
+          --admin-url <url>        The admin API, /metrics and the dashboard, with --admin-token <token>
+          --environment <name>     Development loads appsettings.Development.json (dev token, debug logs)
+          --help-all               Every setting: appsettings key, environment variable and option
+          --version                Show the version
+
+        Exit codes: 0 stopped normally (after the drain); 2 unknown option, invalid configuration, or a port already in use.
+        """;
+
+    /// <summary>What --help and --help-all print.</summary>
+    public static readonly ProgramHelp Help = new(ShortHelpText, HelpText);
 }

@@ -4,7 +4,7 @@ namespace Tunnel2.TunnelServer.Diagnostics;
 
 internal static partial class TunnelServerLog
 {
-    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Uplink connected: session {Session} from {Remote} (protocol v{Version}, {Transport})")]
+    [LoggerMessage(EventId = 1, Level = LogLevel.Information, Message = "Uplink connected: session {Session} from {Remote} (protocol version {Version}, over {Transport})")]
     public static partial void UplinkConnected(ILogger logger, string session, IPAddress? remote, int version, string transport);
 
     [LoggerMessage(EventId = 2, Level = LogLevel.Information, Message = "Uplink disconnected: session {Session} from {Remote}: {Reason}")]
@@ -16,8 +16,9 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 4, Level = LogLevel.Information, Message = "TunnelServer listening: public {PublicUrl}, tunnel {TunnelUrl}")]
     public static partial void Listening(ILogger logger, Uri publicUrl, Uri tunnelUrl);
 
-    [LoggerMessage(EventId = 19, Level = LogLevel.Information, Message = "This node is {Node} (Tunnel2-Node header: {NodeHeader})")]
-    public static partial void Node(ILogger logger, string node, bool nodeHeader);
+    /// <param name="nodeHeader">What visitors see of the name: the Tunnel2-Node response header, or nothing.</param>
+    [LoggerMessage(EventId = 19, Level = LogLevel.Information, Message = "Node name {Node} (--node-name), used in logs and metrics{NodeHeader}")]
+    public static partial void Node(ILogger logger, string node, string nodeHeader);
 
     [LoggerMessage(EventId = 5, Level = LogLevel.Information, Message = "Shutting down: closing {Count} uplinks")]
     public static partial void ClosingUplinks(ILogger logger, int count);
@@ -25,7 +26,7 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 6, Level = LogLevel.Information, Message = "Uplink replaced: session {Session}, old uplink {Old} of instance {Instance}: {Reason}")]
     public static partial void UplinkReplaced(ILogger logger, string session, string old, string instance, string reason);
 
-    [LoggerMessage(EventId = 7, Level = LogLevel.Information, Message = "Draining: no new uplinks or public requests; TCP ports closed to new callers; GoAway sent on {Uplinks} uplinks; waiting up to {TimeoutMs} ms for {InFlight} requests and {TcpConnections} TCP connections in flight")]
+    [LoggerMessage(EventId = 7, Level = LogLevel.Information, Message = "Draining: no new uplinks or public requests; TCP ports closed to new callers; {Uplinks} uplinks told to finish; waiting up to {TimeoutMs} ms for {InFlight} requests and {TcpConnections} TCP connections in flight")]
     public static partial void Draining(ILogger logger, int uplinks, long timeoutMs, long inFlight, int tcpConnections);
 
     [LoggerMessage(EventId = 8, Level = LogLevel.Information, Message = "Drained: every public request and TCP connection finished")]

@@ -31,7 +31,7 @@ public sealed class AcceptanceEvents(ILogger<UplinkAcceptor> logger, TunnelServe
     public void Connected(string session, IPAddress? remote, int version, string transport, string? instance, Uplink? replaced)
     {
         metrics.UplinkConnected();
-        TunnelServerLog.UplinkConnected(logger, session, remote, version, transport);
+        TunnelServerLog.UplinkConnected(logger, session, remote, version, transport == "websocket" ? "WebSocket" : "an HTTP upgrade");
         if (replaced is not null)
         {
             TunnelServerLog.UplinkReplaced(logger, session, replaced.Name, instance!, ProxyEntry.Sessions.SessionRegistry.ReplacedReason);

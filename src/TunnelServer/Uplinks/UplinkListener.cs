@@ -37,7 +37,16 @@ public sealed class UplinkListener(
             throw new InvalidOperationException(error); // unreachable: validated at start
         }
 
-        Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(address.EndPoint); // Kestrel's defaults (SO_REUSEADDR on Unix)
+        Socket listener;
+        try
+        {
+            listener = SocketTransportOptions.CreateDefaultBoundListenSocket(address.EndPoint); // Kestrel's defaults (SO_REUSEADDR on Unix)
+        }
+        catch (SocketException ex) when (ex.SocketErrorCode == SocketError.AddressAlreadyInUse)
+        {
+            throw new IOException(ListenerOptions.BindFailure(settings.Listeners.TunnelUrl), ex); // reported as Kestrel's are
+        }
+
         try
         {
             // Accepted sockets inherit all three: the unsent-bytes bound, a receive buffer set before the handshake (so

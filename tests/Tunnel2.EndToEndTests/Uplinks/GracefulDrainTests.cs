@@ -48,7 +48,7 @@ public sealed class GracefulDrainTests(TunnelStackFixture fixture)
         }
 
         Assert.Equal(0, await leaving.WaitForExitAsync(ExitTimeout));
-        Assert.Contains("draining the uplink", leaving.Output, StringComparison.Ordinal);
+        Assert.Contains("Stopping: letting the", leaving.Output, StringComparison.Ordinal);
         Assert.Contains("Drained: every request in flight finished", leaving.Output, StringComparison.Ordinal);
         await Eventually.WaitUntilAsync(() => !Stack.Registry.GetUplinks(session).Contains(leavingUplink), "the server dropped client A's uplink");
         Assert.Equal("peer closed the connection", leavingUplink.CloseReason);

@@ -22,6 +22,49 @@ public sealed class ProgramHostTests
         Assert.Equal("Usage: Tool" + Environment.NewLine, output.ToString());
     }
 
+    [Theory]
+    [InlineData("--help", "common")]
+    [InlineData("--help-all", "all")]
+    public async Task Help_shows_the_common_options_and_help_all_everything(string flag, string expected)
+    {
+        var output = new StringWriter();
+
+        int exitCode = await ProgramHost.RunAsync("Tool", [flag], new ProgramHelp("common", "all"), _ => throw new InvalidOperationException("built"), output, new StringWriter());
+
+        Assert.Equal(0, exitCode);
+        Assert.Equal(expected + Environment.NewLine, output.ToString());
+    }
+
+    [Fact]
+    public async Task Version_prints_the_name_and_version_and_never_builds_the_host()
+    {
+        var output = new StringWriter();
+
+        int exitCode = await ProgramHost.RunAsync("Tool", ["--version"], "usage", _ => throw new InvalidOperationException("built"), output, new StringWriter());
+
+        Assert.Equal(0, exitCode);
+        Assert.Matches(@"^Tool \S+\r?\n$", output.ToString());
+        Assert.DoesNotContain("+", output.ToString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_port_in_use_at_start_exits_2_with_one_line_naming_the_option()
+    {
+        var errors = new StringWriter();
+
+        int exitCode = await ProgramHost.RunAsync("Tool", [], "usage", args =>
+        {
+            HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { Args = args, DisableDefaults = true });
+            builder.Services.AddSingleton(new ListenerOptions([KeyValuePair.Create("--public-url", "http://127.0.0.1:12000")]));
+            builder.Services.AddHostedService<PortTaken>();
+            return builder.Build();
+        }, new StringWriter(), errors);
+
+        Assert.Equal(ProgramHost.InvalidConfigurationExitCode, exitCode);
+        Assert.Equal("error: --public-url http://127.0.0.1:12000: address already in use; choose another port or stop the process using it" + Environment.NewLine,
+            errors.ToString());
+    }
+
     [Fact]
     public async Task Validation_failures_exit_2_each_on_its_own_line()
     {
@@ -78,6 +121,14 @@ public sealed class ProgramHostTests
     }
 
     private sealed record FixedExitCode(int ExitCode) : IExitCodeSource;
+
+    private sealed class PortTaken : IHostedService
+    {
+        public Task StartAsync(CancellationToken cancellationToken) => throw new IOException(ListenerOptions.BindFailure("http://127.0.0.1:12000"),
+            new System.Net.Sockets.SocketException((int)System.Net.Sockets.SocketError.AddressAlreadyInUse));
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+    }
 
     private sealed class StopAtOnce(IHostApplicationLifetime lifetime) : BackgroundService
     {

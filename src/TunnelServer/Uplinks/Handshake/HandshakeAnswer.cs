@@ -52,6 +52,7 @@ public static class HandshakeAnswer
             .Append(CultureInfo.InvariantCulture, $"HTTP/1.1 {refusal.Status} {ReasonPhrases.GetReasonPhrase(refusal.Status)}\r\n")
             .Append(CultureInfo.InvariantCulture, $"Content-Type: {ProblemResponse.ContentType}\r\n")
             .Append("Cache-Control: no-store\r\n")
+            .Append(CultureInfo.InvariantCulture, $"{HandshakeProtocol.ProblemHeader}: {refusal.Reason}\r\n")
             .Append(CultureInfo.InvariantCulture, $"Date: {DateTimeOffset.UtcNow:R}\r\n");
         bool closes = true;
         foreach (KeyValuePair<string, string> header in refusal.Headers)

@@ -95,7 +95,7 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
     {
         if (Authenticate(login.Head["Authorization"]) is not { } credential)
         {
-            return Refuse(401, "bad-token", "Unauthorized", "A valid token is required: send Authorization: Bearer <token>.",
+            return Refuse(401, "bad-token", "Unauthorized", "This server knows no such token: it takes its --token, or a client's token in its credentials file (sent as Authorization: Bearer <token>).",
                 KeyValuePair.Create("WWW-Authenticate", "Bearer"));
         }
 

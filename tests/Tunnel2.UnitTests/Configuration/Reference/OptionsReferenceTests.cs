@@ -91,6 +91,20 @@ public sealed class OptionsReferenceTests
         }
     }
 
+    [Fact]
+    public void The_configuration_document_lists_every_old_key_at_its_end()
+    {
+        string document = File.ReadAllText(GeneratedHelp.InRepository("docs/configuration.md"));
+        int oldKeys = document.IndexOf("\n## Keys of the previous release", StringComparison.Ordinal);
+
+        Assert.True(oldKeys > document.LastIndexOf("<!-- END GENERATED", StringComparison.Ordinal), "the old keys come after every option table");
+        Assert.DoesNotContain("\n## ", document[(oldKeys + 1)..], StringComparison.Ordinal);
+        foreach (Tunnel2.Hosting.Configuration.RenamedKeys renamed in new[] { TunnelServer.Configuration.LegacyKeys.Renamed, TunnelClient.Configuration.LegacyKeys.Renamed })
+        {
+            Assert.All(renamed.OldKeys, old => Assert.Contains($"| `{old}` | `{renamed.NewKeyOf(old)}` |", document[oldKeys..], StringComparison.Ordinal));
+        }
+    }
+
     private static void AssertCurrent(string actual, string expected, string where, Action write)
     {
         if (actual == expected)
