@@ -72,7 +72,8 @@ stop_all() {
   for pid in "${node_pids[@]}" "${pids[@]}"; do [ -n "$pid" ] && wait "$pid" 2>/dev/null; done
   node_pids=(); pids=()
 }
-trap 'stop_all; if [ "$keep" = 1 ]; then log "logs kept in $work"; else rm -rf "$work"; fi' EXIT
+backend_pid=""
+trap 'stop_all; [ -n "$backend_pid" ] && kill -TERM "$backend_pid" 2>/dev/null; if [ "$keep" = 1 ]; then log "logs kept in $work"; else rm -rf "$work"; fi' EXIT
 trap 'exit 130' INT TERM
 
 # Two unpacked releases: "old" and "new" (the same build here: what is measured is the restart, not a change).
