@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The systemd units, checked without a running systemd (CI has none): systemd-analyze verify over each unit in a
 # temporary root that holds the system's own units, the kit's units and drop-in at their /etc/systemd/system paths,
-# and stub executables where ExecStart expects /opt/tunnel2/server/TunnelServer, /opt/tunnel2/client/TunnelClient and
-# /usr/bin/caddy. A unit passes when verify exits 0 and says nothing (an unknown key is only a warning to systemd).
+# and stub executables where ExecStart expects /usr/bin/TunnelServer, /usr/bin/TunnelClient (where the release's .deb
+# puts them) and /usr/bin/caddy. A unit passes when verify exits 0 and says nothing (an unknown key is only a warning
+# to systemd).
 # Then the hardening the kit promises is read back from the files, and a broken copy must fail the same check.
 # Installs systemd with apt-get when systemd-analyze is missing (as root). Ends with one line "N passed, N failed".
 set -uo pipefail
@@ -31,8 +32,7 @@ fi
 log "$(systemd-analyze --version | head -n 1)"
 
 # The temporary root: the system's units (targets such as sysinit.target), the kit's files, stub executables.
-mkdir -p "$ROOT/usr/lib/systemd" "$ROOT/etc/systemd/system/caddy.service.d" "$ROOT/etc/tunnel2" \
-  "$ROOT/opt/tunnel2/server" "$ROOT/opt/tunnel2/client" "$ROOT/usr/bin"
+mkdir -p "$ROOT/usr/lib/systemd" "$ROOT/etc/systemd/system/caddy.service.d" "$ROOT/etc/tunnel2" "$ROOT/usr/bin"
 cp -a /usr/lib/systemd/system "$ROOT/usr/lib/systemd/"
 [[ -f "$ROOT/usr/lib/systemd/system/caddy.service" ]] || cat >"$ROOT/usr/lib/systemd/system/caddy.service" <<'UNIT'
 # A stand-in for Debian's caddy.service (apt-get install caddy), when caddy is not installed here.
@@ -51,7 +51,7 @@ AmbientCapabilities=CAP_NET_BIND_SERVICE
 [Install]
 WantedBy=multi-user.target
 UNIT
-for stub in opt/tunnel2/server/TunnelServer opt/tunnel2/client/TunnelClient usr/bin/caddy; do
+for stub in usr/bin/TunnelServer usr/bin/TunnelClient usr/bin/caddy; do
   printf '#!/bin/sh\nexit 0\n' >"$ROOT/$stub"
   chmod 755 "$ROOT/$stub"
 done
