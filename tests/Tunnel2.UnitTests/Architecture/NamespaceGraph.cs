@@ -19,9 +19,24 @@ internal static class NamespaceGraph
         .ToDictionary(code => code.Value);
 
     /// <summary>Edges between the namespaces that start with <paramref name="prefix"/>, self-edges left out.</summary>
-    public static Dictionary<string, SortedSet<string>> Of(Assembly assembly, string prefix)
+    public static Dictionary<string, SortedSet<string>> Of(Assembly assembly, string prefix) => Of(Causes(assembly, prefix).Keys);
+
+    /// <summary>The adjacency sets of a list of edges.</summary>
+    public static Dictionary<string, SortedSet<string>> Of(IEnumerable<(string From, string To)> pairs)
     {
         Dictionary<string, SortedSet<string>> edges = new(StringComparer.Ordinal);
+        foreach ((string from, string to) in pairs)
+        {
+            (edges.TryGetValue(from, out SortedSet<string>? targets) ? targets : edges[from] = new(StringComparer.Ordinal)).Add(to);
+        }
+
+        return edges;
+    }
+
+    /// <summary>For each edge, the types of its source namespace that make it (nested and generated types by their outer type).</summary>
+    public static Dictionary<(string From, string To), SortedSet<string>> Causes(Assembly assembly, string prefix)
+    {
+        Dictionary<(string, string), SortedSet<string>> causes = [];
         foreach (Type type in assembly.GetTypes())
         {
             if (type.Namespace is not { } from || !from.StartsWith(prefix, StringComparison.Ordinal))
@@ -29,16 +44,25 @@ internal static class NamespaceGraph
                 continue;
             }
 
-            SortedSet<string> targets = edges.TryGetValue(from, out SortedSet<string>? known) ? known : edges[from] = new(StringComparer.Ordinal);
+            SortedSet<string> targets = new(StringComparer.Ordinal);
             foreach (Type used in Referenced(type))
             {
                 AddNamespaces(used, targets);
             }
 
-            targets.RemoveWhere(to => to == from || !to.StartsWith(prefix, StringComparison.Ordinal));
+            Type outer = type;
+            while (outer.DeclaringType is { } declaring)
+            {
+                outer = declaring;
+            }
+
+            foreach (string to in targets.Where(to => to != from && to.StartsWith(prefix, StringComparison.Ordinal)))
+            {
+                (causes.TryGetValue((from, to), out SortedSet<string>? types) ? types : causes[(from, to)] = new(StringComparer.Ordinal)).Add(outer.Name);
+            }
         }
 
-        return edges;
+        return causes;
     }
 
     /// <summary>The strongly connected components with more than one namespace: each is a cycle (or a knot of them).</summary>
