@@ -63,9 +63,6 @@ public static class TunnelServerApp
         return app;
     }
 
-    /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
-    public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);
-
     /// <summary>Logging, the options with their validators (in the order their failures are listed), ProxyEntry, metrics and tracing.</summary>
     private static void AddCoreServices(IServiceCollection services, IConfiguration configuration)
     {
@@ -128,7 +125,7 @@ public static class TunnelServerApp
         services.AddUplinkAcceptance();
         services.AddHostedService<UplinkListener>();
         services.AddHostedService<GracefulShutdown>();
-        services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));
+        services.Configure<HostOptions>(host => host.ShutdownTimeout = HostStop.ShutdownTimeout(options.DrainTimeout));
         services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
             PublicReadAhead.Apply(proxy.Value, kestrel.Limits));
         services.AddOptions<SocketTransportOptions>().Configure<IOptions<KestrelServerOptions>>((sockets, kestrel) =>
