@@ -225,13 +225,13 @@ public static class TunnelServerApp
         PublicDrain drain = app.Services.GetRequiredService<PublicDrain>();
         NodeWarmUp warmUp = app.Services.GetRequiredService<NodeWarmUp>();
         app.MapGet("/healthz", context => drain.IsDraining
-            ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, "urn:tunnel2:problem:server-draining", "Draining",
+            ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, ProblemTypes.ServerDraining, "Draining",
                 $"Node {options.Cluster.ResolvedNodeName} is shutting down: send new requests to another node.")
             : warmUp.IsWarmingUp
                 ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, ProblemTypes.WarmingUp, "Warming up",
                     $"Node {options.Cluster.ResolvedNodeName} has just started and waits for its clients to reconnect.")
                 : context.Response.WriteAsync("ok"));
-        app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
+        app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, ProblemTypes.NotFound,
             "Not found", context.Connection.LocalPort == endpoints.AdminPort
                 ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
                 : "Public requests go to /session/{id}/{path}."));

@@ -1,6 +1,7 @@
 using System.Reflection;
 using System.Text.Json;
 using Microsoft.AspNetCore.Http.HttpResults;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Sessions;
@@ -204,13 +205,13 @@ public static class AdminApi
 
     /// <summary>What the public port answers for the admin paths: the same 404 as for any other path it does not serve.</summary>
     private static readonly ProblemHttpResult NotOnThisPort = TypedResults.Problem(statusCode: StatusCodes.Status404NotFound,
-        type: "urn:tunnel2:problem:not-found", title: "Not found", detail: "Public requests go to /session/{id}/{path}.");
+        type: ProblemTypes.NotFound, title: "Not found", detail: "Public requests go to /session/{id}/{path}.");
 
     private static ProblemHttpResult NoSuchSession(string session) =>
-        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:no-such-session", title: "No such session",
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: ProblemTypes.NoSuchSession, title: "No such session",
             detail: $"Session '{session}' has no client.");
 
     private static ProblemHttpResult NoSuchClient(string session, long client) =>
-        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:no-such-client", title: "No such client",
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: ProblemTypes.NoSuchClient, title: "No such client",
             detail: $"Session '{session}' has no client {client}.");
 }

@@ -1,7 +1,7 @@
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Forwarding;
-using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.TunnelServer.Hosting;
 using Tunnel2.TunnelServer.Security;
 
@@ -72,5 +72,5 @@ public static class CertificateAskEndpoint
     };
 
     private static readonly ProblemHttpResult NotOnThisPort = TypedResults.Problem(statusCode: StatusCodes.Status404NotFound,
-        type: "urn:tunnel2:problem:not-found", title: "Not found", detail: "Public requests go to /session/{id}/{path}.");
+        type: ProblemTypes.NotFound, title: "Not found", detail: "Public requests go to /session/{id}/{path}.");
 }

@@ -1,8 +1,15 @@
-namespace Tunnel2.ProxyEntry.Problems;
+namespace Tunnel2.Hosting;
 
-/// <summary>The <c>type</c> URIs of the problems the tunnel itself reports ("What callers see" in docs/http-semantics.md and docs/protocol.md §5 say when each is sent).</summary>
+/// <summary>
+/// The <c>type</c> URIs of the problems the tunnel itself reports ("What callers see" in docs/http-semantics.md and
+/// docs/protocol.md §5 say when each is sent): the public entry's, the admin listeners', the inspector's and the
+/// uplink handshake's. No other file spells one out (ProblemTypesTests).
+/// </summary>
 public static class ProblemTypes
 {
+    /// <summary>What every type URI starts with.</summary>
+    public const string Prefix = "urn:tunnel2:problem:";
+
     public const string TunnelNotFound = "urn:tunnel2:problem:tunnel-not-found";
     public const string BackendUnreachable = "urn:tunnel2:problem:backend-unreachable";
     public const string BackendTimeout = "urn:tunnel2:problem:backend-timeout";
@@ -30,4 +37,31 @@ public static class ProblemTypes
 
     /// <summary>The certificate ask's no: the edge may not get a certificate for that name.</summary>
     public const string EdgeAskRefused = "urn:tunnel2:problem:edge-ask-refused";
+
+    /// <summary>A path that no endpoint of the listener serves (the public port's admin paths answer this too).</summary>
+    public const string NotFound = "urn:tunnel2:problem:not-found";
+
+    /// <summary>The admin API: the session named has no client.</summary>
+    public const string NoSuchSession = "urn:tunnel2:problem:no-such-session";
+
+    /// <summary>The admin API: the session has no client with that id.</summary>
+    public const string NoSuchClient = "urn:tunnel2:problem:no-such-client";
+
+    /// <summary>An admin listener asked without its token.</summary>
+    public const string AdminToken = "urn:tunnel2:problem:admin-token";
+
+    /// <summary>The node is stopping: its <c>/healthz</c> says so, and it refuses new uplinks.</summary>
+    public const string ServerDraining = "urn:tunnel2:problem:server-draining";
+
+    /// <summary>The client's inspector: a replay's edits cannot be applied.</summary>
+    public const string ReplayEdit = "urn:tunnel2:problem:replay-edit";
+
+    /// <summary>The client's inspector: the request cannot be replayed.</summary>
+    public const string ReplayRefused = "urn:tunnel2:problem:replay-refused";
+
+    /// <summary>The client's inspector: the request asked for is no longer kept.</summary>
+    public const string RequestNotKept = "urn:tunnel2:problem:request-not-kept";
+
+    /// <summary>The type of an uplink handshake's refusal, named by its reason (docs/protocol.md §5).</summary>
+    public static string ForReason(string reason) => Prefix + reason;
 }
