@@ -199,12 +199,13 @@ public static class TunnelServerApp
         {
             // Requests that arrived on the admin listener never reach ProxyEntry: they pass the admin token and /metrics,
             // then the routes below (the admin API answers only there). A public request pays one port compare.
-            app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.Admin.Token));
-            app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseNodeHeader(options).UseProxyEntry());
-            AdminApi.Map(app, endpoints);
+            app.UseWhen(endpoints.IsAdmin, admin => admin.UseAdminAccess(options.Admin.Token));
+            app.UseWhen(context => !endpoints.IsAdmin(context), proxy => proxy.UseNodeHeader(options).UseProxyEntry());
+            RouteGroupBuilder adminRoutes = AdminRoutes.Group(app, endpoints);
+            AdminApi.Map(adminRoutes);
             if (options.Admin.CertificateAsk)
             {
-                CertificateAskEndpoint.Map(app, endpoints);
+                CertificateAskEndpoint.Map(adminRoutes);
             }
 
             _ = app.Services.GetRequiredService<LiveTraffic>(); // listening from the start, so the first minute is in the charts
@@ -232,7 +233,7 @@ public static class TunnelServerApp
                     $"Node {options.Cluster.ResolvedNodeName} has just started and waits for its clients to reconnect.")
                 : context.Response.WriteAsync("ok"));
         app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, ProblemTypes.NotFound,
-            "Not found", context.Connection.LocalPort == endpoints.AdminPort
+            "Not found", endpoints.IsAdmin(context)
                 ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
                 : "Public requests go to /session/{id}/{path}."));
         return warmUp;
