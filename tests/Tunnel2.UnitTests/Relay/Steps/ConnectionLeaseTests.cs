@@ -2,7 +2,6 @@ using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.TunnelClient.Relay.Leasing;
@@ -88,13 +87,6 @@ public sealed class ConnectionLeaseTests : IAsyncDisposable
         return new Backend(0, new BackendAddress(url, 1), pool, rewritePaths: false);
     }
 
-    private async Task<RelayExchange> ExchangeAsync(Backend backend)
-    {
-        var head = new RequestHead("GET", "/", []);
-        (UplinkStream _, UplinkStream client) = await _uplinks.OpenAsync(head, endStream: true);
-        var exchange = new RelayExchange();
-        exchange.Start(client, head, observer: null);
-        exchange.Backend = backend;
-        return exchange;
-    }
+    private async Task<RelayExchange> ExchangeAsync(Backend backend) =>
+        (await RelaySteps.ExchangeAsync(_uplinks, new RequestHead("GET", "/", []), backend)).Exchange;
 }

@@ -1,15 +1,11 @@
 using System.Diagnostics.Metrics;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging.Abstractions;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Diagnostics;
-using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Relay.Admission;
-using Tunnel2.TunnelClient.Relay.Failures;
 using Tunnel2.TunnelClient.Relay.Pipeline;
-using Tunnel2.TunnelClient.Relay.Upgrades;
 using Tunnel2.UnitTests.Infrastructure;
 
 namespace Tunnel2.UnitTests.Relay.Steps;
@@ -97,20 +93,10 @@ public sealed class RelayAdmissionTests : IAsyncDisposable
         Assert.Equal(ProtocolErrorCode.Overloaded, reset.ErrorCode);
     }
 
-    private RelayAdmission Admission(int maxConcurrency, int maxQueue, int maxUpgrades) => new(
-        new ConcurrencyGate(maxConcurrency, maxQueue),
-        new UpgradeRelay(new UpgradedStreams(maxUpgrades, TimeSpan.FromMinutes(1), _metrics, NullLogger.Instance)),
-        new FailureReporter(_metrics, NullLogger<BackendRelay>.Instance),
-        requestBuffering: false,
-        NullLogger<BackendRelay>.Instance);
+    private RelayAdmission Admission(int maxConcurrency, int maxQueue, int maxUpgrades) =>
+        RelaySteps.Admission(_metrics, maxConcurrency, maxQueue, maxUpgrades);
 
     private static RequestHead Get() => new("GET", "/", []);
 
-    private async Task<(UplinkStream Server, RelayExchange Exchange)> ExchangeAsync(RequestHead head)
-    {
-        (UplinkStream server, UplinkStream client) = await _uplinks.OpenAsync(head, endStream: true);
-        var exchange = new RelayExchange();
-        exchange.Start(client, head, observer: null);
-        return (server, exchange);
-    }
+    private Task<(UplinkStream Server, RelayExchange Exchange)> ExchangeAsync(RequestHead head) => RelaySteps.ExchangeAsync(_uplinks, head);
 }

@@ -11,11 +11,9 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
-using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Relay.Admission;
 using Tunnel2.TunnelClient.Relay.Attempt;
 using Tunnel2.TunnelClient.Relay.Exchange;
-using Tunnel2.TunnelClient.Relay.Failures;
 using Tunnel2.TunnelClient.Relay.Pipeline;
 using Tunnel2.TunnelClient.Relay.Upgrades;
 using Tunnel2.TunnelClient.Uplinks;
@@ -121,25 +119,13 @@ public sealed class RelayAttemptTests : IAsyncDisposable
     private BackendSet Backends(int port) => new(
         Options.Create(new TunnelClientOptions { Backends = new() { Urls = $"http://127.0.0.1:{port}" } }), _metrics, NullLogger<BackendSet>.Instance);
 
-    private RelayAdmission Admission() => new(
-        new ConcurrencyGate(10, 0),
-        new UpgradeRelay(new UpgradedStreams(10, TimeSpan.FromMinutes(1), _metrics, NullLogger.Instance)),
-        new FailureReporter(_metrics, NullLogger<BackendRelay>.Instance),
-        requestBuffering: false,
-        NullLogger<BackendRelay>.Instance);
+    private RelayAdmission Admission() => RelaySteps.Admission(_metrics, maxConcurrency: 10, maxQueue: 0, maxUpgrades: 10);
 
     private RelayAttempt Attempt(BackendSet backends, RelayAdmission admission) => new(
         new Http1Exchange(backends),
         new ResponseHeadForwarder(backends, admission, new TunnelClientStatus(), _metrics),
         new UpgradeRelay(new UpgradedStreams(10, TimeSpan.FromMinutes(1), _metrics, NullLogger.Instance)));
 
-    private async Task<(UplinkStream Server, RelayExchange Exchange)> ExchangeAsync(BackendSet backends)
-    {
-        var head = new RequestHead("GET", "/hello", []);
-        (UplinkStream server, UplinkStream client) = await _uplinks.OpenAsync(head, endStream: true);
-        var exchange = new RelayExchange();
-        exchange.Start(client, head, observer: null);
-        exchange.Backend = backends.All[0];
-        return (server, exchange);
-    }
+    private Task<(UplinkStream Server, RelayExchange Exchange)> ExchangeAsync(BackendSet backends) =>
+        RelaySteps.ExchangeAsync(_uplinks, new RequestHead("GET", "/hello", []), backends.All[0]);
 }
