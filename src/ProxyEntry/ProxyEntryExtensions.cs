@@ -6,7 +6,6 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
-using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Diagnostics;
@@ -51,12 +50,9 @@ public static class ProxyEntryExtensions
             forwarded.ForwardLimit = null; // walk back through every trusted proxy to the first address that is not one
             forwarded.KnownProxies.Clear();
             forwarded.KnownIPNetworks.Clear();
-            foreach (string network in proxy.Value.TrustedProxies)
+            foreach (System.Net.IPNetwork trusted in proxy.Value.ParseTrustedProxies().Networks)
             {
-                if (NetworkList.TryParseNetwork(network, out System.Net.IPNetwork trusted))
-                {
-                    forwarded.KnownIPNetworks.Add(trusted); // a bad entry stops the start in ProxyEntryOptionsValidator
-                }
+                forwarded.KnownIPNetworks.Add(trusted);
             }
         });
         return services;

@@ -38,9 +38,9 @@ public static class TestBackendApp
         var limits = KestrelLimitsSettings.Load(builder.Configuration);
         var settings = TestBackendSettings.Load(builder.Configuration);
 
-        if (!Configuration.ListenAddress.IsConfigured(builder.Configuration))
+        if (!TestBackendSettings.NamesListenAddress(builder.Configuration))
         {
-            builder.WebHost.UseUrls(Configuration.ListenAddress.DefaultUrl);
+            builder.WebHost.UseUrls(TestBackendSettings.DefaultUrl);
         }
 
         builder.WebHost.UseSockets(sockets => sockets.Backlog = settings.ListenBacklog);

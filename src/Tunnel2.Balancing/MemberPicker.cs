@@ -1,5 +1,3 @@
-using Tunnel2.Balancing.Affinity;
-
 namespace Tunnel2.Balancing;
 
 /// <summary>

@@ -82,13 +82,9 @@ public static class TunnelClientApp
             .Select(listener => KeyValuePair.Create(listener.Option, builder.Configuration[$"{TunnelClientOptions.SectionName}:{listener.Key}"] ?? string.Empty))
             .Where(listener => listener.Value.Length > 0).ToList()));
         builder.Services.AddOptions<HostOptions>().Configure<IOptions<TunnelClientOptions>>((host, client) =>
-            host.ShutdownTimeout = ShutdownTimeout(client.Value.DrainTimeout));
+            host.ShutdownTimeout = HostStop.ShutdownTimeout(client.Value.DrainTimeout));
         IHost built = builder.Build();
         RenamedKeys.LogWarnings(built.Services, renamed);
         return built;
     }
-
-    /// <summary>The host's stop budget: never shorter than the drain, plus time to close the uplink.</summary>
-    public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) =>
-        TimeSpan.FromTicks(Math.Max(TimeSpan.FromSeconds(30).Ticks, (drainTimeout + TimeSpan.FromSeconds(10)).Ticks));
 }

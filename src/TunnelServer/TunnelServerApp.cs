@@ -72,9 +72,6 @@ public static class TunnelServerApp
             ("--public-h2c-url", options.Listeners.PublicH2cUrl), ("--admin-url", options.Admin.Url),
         }.Where(listener => !string.IsNullOrEmpty(listener.Url)).Select(listener => KeyValuePair.Create(listener.Option, listener.Url!)).ToList());
 
-    /// <summary>The host's stop budget: the drain, plus time for the uplinks to close and Kestrel to stop.</summary>
-    public static TimeSpan ShutdownTimeout(TimeSpan drainTimeout) => drainTimeout + TimeSpan.FromSeconds(10);
-
     /// <summary>Logging, the options with their validators (in the order their failures are listed), ProxyEntry, metrics and tracing.</summary>
     private static void AddCoreServices(IServiceCollection services, IConfiguration configuration)
     {
@@ -137,7 +134,7 @@ public static class TunnelServerApp
         services.AddUplinkAcceptance();
         services.AddHostedService<UplinkListener>();
         services.AddHostedService<GracefulShutdown>();
-        services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout(options.DrainTimeout));
+        services.Configure<HostOptions>(host => host.ShutdownTimeout = HostStop.ShutdownTimeout(options.DrainTimeout));
         services.AddOptions<KestrelServerOptions>().Configure<IOptions<ProxyEntryOptions>>((kestrel, proxy) =>
             PublicReadAhead.Apply(proxy.Value, kestrel.Limits));
         services.AddOptions<SocketTransportOptions>().Configure<IOptions<KestrelServerOptions>>((sockets, kestrel) =>
@@ -211,12 +208,13 @@ public static class TunnelServerApp
         {
             // Requests that arrived on the admin listener never reach ProxyEntry: they pass the admin token and /metrics,
             // then the routes below (the admin API answers only there). A public request pays one port compare.
-            app.UseWhen(context => context.Connection.LocalPort == endpoints.AdminPort, admin => admin.UseAdminAccess(options.Admin.Token));
-            app.UseWhen(context => context.Connection.LocalPort != endpoints.AdminPort, proxy => proxy.UseNodeHeader(options).UseProxyEntry());
-            AdminApi.Map(app, endpoints);
+            app.UseWhen(endpoints.IsAdmin, admin => admin.UseAdminAccess(options.Admin.Token));
+            app.UseWhen(context => !endpoints.IsAdmin(context), proxy => proxy.UseNodeHeader(options).UseProxyEntry());
+            RouteGroupBuilder adminRoutes = AdminRoutes.Group(app, endpoints);
+            AdminApi.Map(adminRoutes);
             if (options.Admin.CertificateAsk)
             {
-                CertificateAskEndpoint.Map(app, endpoints);
+                CertificateAskEndpoint.Map(adminRoutes);
             }
 
             _ = app.Services.GetRequiredService<LiveTraffic>(); // listening from the start, so the first minute is in the charts
@@ -237,15 +235,15 @@ public static class TunnelServerApp
         PublicDrain drain = app.Services.GetRequiredService<PublicDrain>();
         NodeWarmUp warmUp = app.Services.GetRequiredService<NodeWarmUp>();
         app.MapGet("/healthz", context => drain.IsDraining
-            ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, "urn:tunnel2:problem:server-draining", "Draining",
+            ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, ProblemTypes.ServerDraining, "Draining",
                 $"Node {options.Cluster.ResolvedNodeName} is shutting down: send new requests to another node.")
             : warmUp.IsWarmingUp
                 ? ProblemResponse.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, ProblemTypes.WarmingUp, "Warming up",
                     $"Node {options.Cluster.ResolvedNodeName} has just started and waits for its clients to reconnect.")
                 : context.Response.WriteAsync("ok"));
         WrongPortAnswer.Map(app, endpoints);
-        app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found",
-            "Not found", context.Connection.LocalPort == endpoints.AdminPort
+        app.MapFallback(context => ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, ProblemTypes.NotFound,
+            "Not found", endpoints.IsAdmin(context)
                 ? "The admin listener serves /metrics, /healthz, /api/… and /openapi/v1.json."
                 : "Public requests go to /session/{id}/{path}."));
         return warmUp;

@@ -111,7 +111,7 @@ public sealed class ConfigurationTests
 
         var configuration = new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
 
-        Assert.Equal(expected, Tunnel2.TestBackend.Configuration.ListenAddress.IsConfigured(configuration));
+        Assert.Equal(expected, Tunnel2.TestBackend.Configuration.TestBackendSettings.NamesListenAddress(configuration));
     }
 
     [Fact]

@@ -3,10 +3,10 @@ using System.Net;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Limits;
-using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.ProxyEntry.Access;
 

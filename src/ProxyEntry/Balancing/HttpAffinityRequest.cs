@@ -1,5 +1,5 @@
 using Microsoft.AspNetCore.Http;
-using Tunnel2.Balancing.Affinity;
+using Tunnel2.Balancing;
 
 namespace Tunnel2.ProxyEntry.Balancing;
 

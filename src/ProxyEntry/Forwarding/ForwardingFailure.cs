@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Http;
+using Tunnel2.Hosting;
 using Tunnel2.Protocol.Frames;
-using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
 

@@ -1,5 +1,7 @@
 using System.ComponentModel.DataAnnotations;
+using System.Net;
 using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Handshake;
 using Tunnel2.Hosting.Configuration;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Limits;
@@ -57,4 +59,27 @@ public sealed class ProxyEntryOptions
     /// rules, rate limits, logs, the backend's X-Forwarded-For). From anyone else the header is ignored.
     /// </summary>
     public List<string> TrustedProxies { get; set; } = [];
+
+    /// <summary>
+    /// <see cref="TrustedProxies"/> read once for every user (forwarded headers, the uplink login's peer, the
+    /// validator): the networks, and the entries that are none, which stop the start.
+    /// </summary>
+    public (List<IPNetwork> Networks, List<string> Invalid) ParseTrustedProxies()
+    {
+        List<IPNetwork> networks = [];
+        List<string> invalid = [];
+        foreach (string entry in TrustedProxies)
+        {
+            if (NetworkList.TryParseNetwork(entry, out IPNetwork network))
+            {
+                networks.Add(network);
+            }
+            else
+            {
+                invalid.Add(entry);
+            }
+        }
+
+        return (networks, invalid);
+    }
 }

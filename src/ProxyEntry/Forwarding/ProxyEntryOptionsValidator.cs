@@ -28,12 +28,9 @@ public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOpti
             }
         }
 
-        foreach (string proxy in options.TrustedProxies)
+        foreach (string proxy in options.ParseTrustedProxies().Invalid)
         {
-            if (!NetworkList.TryParseNetwork(proxy, out _))
-            {
-                failures.Add($"ProxyEntry:TrustedProxies: '{proxy}' is not an address or a network in CIDR form (e.g. 10.0.0.0/8, 127.0.0.1, fd00::/8).");
-            }
+            failures.Add($"ProxyEntry:TrustedProxies: '{proxy}' is not an address or a network in CIDR form (e.g. 10.0.0.0/8, 127.0.0.1, fd00::/8).");
         }
 
         failures.AddRange(options.Balancing.Problems());

@@ -196,17 +196,9 @@ public static class RequestHeadBuilder
 
         foreach (string? value in connection)
         {
-            if (value is null)
+            if (HttpSyntax.ListsToken(value, name))
             {
-                continue;
-            }
-
-            foreach (Range token in value.AsSpan().Split(','))
-            {
-                if (value.AsSpan()[token].Trim().Equals(name, StringComparison.OrdinalIgnoreCase))
-                {
-                    return true;
-                }
+                return true;
             }
         }
 

@@ -94,7 +94,7 @@ internal sealed class UpgradeRelay
             reason = "backend closed";
         }
 
-        ended.Cancel();
+        await ended.CancelAsync();
         await Observe(callerToBackend);
         if (!backendEnded || !callerToBackend.IsCompletedSuccessfully)
         {

@@ -34,7 +34,7 @@ internal static class CommandLineHelp
         text.AppendLine("Options (command line, or the same keys in appsettings.json / environment):");
         AppendRows(text,
         [
-            ("--urls <url>", $"Listen address(es), ';'-separated. Default {ListenAddress.DefaultUrl}."),
+            ("--urls <url>", $"Listen address(es), ';'-separated. Default {TestBackendSettings.DefaultUrl}."),
             ("--Kestrel:Limits:MaxConcurrentConnections=<n>", "Default 10000."),
             ("--Kestrel:Limits:MaxConcurrentUpgradedConnections=<n>", "Default 10000."),
             ("--Kestrel:Limits:KeepAliveTimeout=<hh:mm:ss>", "Default 00:02:00."),

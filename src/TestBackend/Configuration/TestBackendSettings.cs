@@ -8,6 +8,9 @@ internal sealed class TestBackendSettings
     public const string LogFormatKey = "Serilog:Formatter";
     public const string ListenBacklogKey = "TestBackend:ListenBacklog";
 
+    /// <summary>Where the backend listens when no other source names an address (<see cref="NamesListenAddress"/>).</summary>
+    public const string DefaultUrl = "http://127.0.0.1:12007";
+
     /// <summary>Kestrel's own default listen queue.</summary>
     public const int DefaultListenBacklog = 512;
 
@@ -21,6 +24,16 @@ internal sealed class TestBackendSettings
     /// of thousands arriving at once overflows Kestrel's 512 and the rest wait for SYN retransmissions (1, 3, 7 s...).
     /// </summary>
     public int ListenBacklog { get; init; } = DefaultListenBacklog;
+
+    /// <summary>
+    /// True when the configuration already says where to listen: <c>--urls</c>, ASPNETCORE_URLS,
+    /// DOTNET_URLS and URLS all end up in the <c>urls</c> key; <c>Kestrel:Endpoints</c> counts too.
+    /// ASPNETCORE_HTTP_PORTS deliberately does not: the official container images set it to 8080,
+    /// which would silently move the backend off its documented port.
+    /// </summary>
+    public static bool NamesListenAddress(IConfiguration configuration) =>
+        !string.IsNullOrWhiteSpace(configuration["urls"])
+        || configuration.GetSection("Kestrel:Endpoints").GetChildren().Any();
 
     public static TestBackendSettings Load(IConfiguration configuration)
     {

@@ -37,7 +37,9 @@ internal static class JsonBody
         try
         {
             write(writer, state);
+#pragma warning disable CA1849 // the writer writes into an in-memory ArrayBufferWriter: Flush copies bytes, it waits on no I/O
             writer.Flush();
+#pragma warning restore CA1849
             response.ContentType = contentType;
             response.ContentLength = buffer.WrittenCount;
             response.BodyWriter.Write(buffer.WrittenSpan);

@@ -23,7 +23,7 @@ public static class AdminEndpoints
         admin.UseAdminAccess(token, meterProvider);
         admin.Run(context => context.Request.Path == "/healthz"
             ? context.Response.WriteAsync("ok")
-            : WriteProblemAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found", "Not found",
+            : WriteProblemAsync(context, StatusCodes.Status404NotFound, ProblemTypes.NotFound, "Not found",
                 $"The admin listener serves {MetricsPath} and /healthz."));
     }
 
@@ -67,7 +67,7 @@ public static class AdminEndpoints
     private static Task RefuseAsync(HttpContext context)
     {
         context.Response.Headers.WWWAuthenticate = "Bearer";
-        return WriteProblemAsync(context, StatusCodes.Status401Unauthorized, "urn:tunnel2:problem:admin-token", "Admin token required",
+        return WriteProblemAsync(context, StatusCodes.Status401Unauthorized, ProblemTypes.AdminToken, "Admin token required",
             "Send the admin token as 'Authorization: Bearer <token>' (or ?access_token=<token> from a browser).");
     }
 

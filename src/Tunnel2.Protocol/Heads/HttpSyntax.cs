@@ -28,4 +28,26 @@ public static class HttpSyntax
 
     /// <summary>False when the value holds CR, LF or NUL, which would start a new line or end the head early.</summary>
     public static bool IsSafeFieldValue(ReadOnlySpan<char> value) => !value.ContainsAny(LineBreakers);
+
+    /// <summary>
+    /// Whether a comma-separated field such as <c>Connection: keep-alive, Upgrade</c> lists <paramref name="token"/>,
+    /// ignoring case and the white space around each element (RFC 9110 §5.6.1); false for a missing field.
+    /// </summary>
+    public static bool ListsToken(string? list, string token)
+    {
+        if (list is null)
+        {
+            return false;
+        }
+
+        foreach (Range part in list.AsSpan().Split(','))
+        {
+            if (list.AsSpan()[part].Trim().Equals(token, StringComparison.OrdinalIgnoreCase))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
 }

@@ -45,7 +45,9 @@ public sealed class ClientAdminListener(
 
     private void RegisterGauges()
     {
+#pragma warning disable CA2000 // the factory owns the meters it creates and disposes them with itself
         Meter meter = meterFactory.Create(TunnelClientMetrics.MeterName);
+#pragma warning restore CA2000
         meter.CreateObservableUpDownCounter("tunnel2.client.queued_requests", () => (long)relay.QueuedRequests, "{request}",
             "Requests waiting for a backend slot (TunnelClient:Limits:MaxConcurrency)");
         meter.CreateObservableUpDownCounter("tunnel2.client.backend.active_requests", () => PerBackend(backend => backend.Outstanding), "{request}",

@@ -45,8 +45,10 @@ public sealed class BackendSet : IAsyncDisposable
         _all = new Backend[addresses.Count];
         for (int i = 0; i < _all.Length; i++)
         {
+#pragma warning disable CA2000 // each pool is owned by its Backend, which the set disposes
             var pool = new BackendConnectionPool(addresses[i].Url, settings.ConnectTimeout, settings.Backends.PooledConnectionIdleTimeout,
                 maxIdle: settings.Limits.MaxConcurrency, settings.Uplink.UnsentBytesLimit, OnConnectionClosed);
+#pragma warning restore CA2000
             _all[i] = new Backend(i, addresses[i], pool, settings.Backends.RewritePaths && settings.Backends.PathPrefix == PathPrefixMode.Strip);
         }
 

@@ -1,5 +1,5 @@
 using Microsoft.Net.Http.Headers;
-using Tunnel2.Balancing.Affinity;
+using Tunnel2.Balancing;
 using Tunnel2.Protocol.Heads;
 
 namespace Tunnel2.TunnelClient.Backends;

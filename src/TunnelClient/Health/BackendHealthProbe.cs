@@ -43,6 +43,7 @@ public sealed class BackendHealthProbe : BackgroundService
             return;
         }
 
+#pragma warning disable CA2000 // the HttpClient owns its handler (disposeHandler defaults to true) and is itself a using
         using var client = new HttpClient(new SocketsHttpHandler
         {
             AllowAutoRedirect = false,
@@ -53,6 +54,7 @@ public sealed class BackendHealthProbe : BackgroundService
         {
             Timeout = _options.Health.Timeout,
         };
+#pragma warning restore CA2000
         using var timer = new PeriodicTimer(_options.Health.Interval);
         var round = new Task[_targets.Length];
         bool first = true;

@@ -29,6 +29,7 @@ public sealed class ExchangeReplayer : IDisposable
         _inspector = inspector;
         _logger = logger;
         // As the relay does: no redirects followed, no cookies kept, bodies passed as they come (no decompression).
+#pragma warning disable CA2000 // the HttpClient owns its handler (disposeHandler defaults to true); Dispose disposes the client
         _http = new HttpClient(new SocketsHttpHandler
         {
             AllowAutoRedirect = false,
@@ -40,6 +41,7 @@ public sealed class ExchangeReplayer : IDisposable
         {
             Timeout = ReplayTimeout,
         };
+#pragma warning restore CA2000
     }
 
     /// <exception cref="ReplayRefusedException">The request cannot be replayed as asked.</exception>

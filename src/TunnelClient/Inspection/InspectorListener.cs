@@ -58,7 +58,7 @@ public sealed class InspectorListener(
             context.Response.StatusCode = StatusCodes.Status204NoContent;
             return Task.CompletedTask;
         });
-        app.MapFallback(context => AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found", "Not found",
+        app.MapFallback(context => AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status404NotFound, ProblemTypes.NotFound, "Not found",
             "The inspector serves / and /api/requests."));
     }
 
@@ -144,7 +144,7 @@ public sealed class InspectorListener(
             }
             catch (Exception ex) when (ex is JsonException or InvalidOperationException)
             {
-                await AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status400BadRequest, "urn:tunnel2:problem:replay-edit", "Invalid replay",
+                await AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status400BadRequest, ProblemTypes.ReplayEdit, "Invalid replay",
                     $"The body must be JSON like {{\"method\":\"GET\",\"target\":\"/\",\"headers\":[{{\"name\":\"Accept\",\"value\":\"*/*\"}}],\"body\":null}}: {ex.Message}");
                 return;
             }
@@ -158,7 +158,7 @@ public sealed class InspectorListener(
         catch (ReplayRefusedException ex)
         {
             TunnelClientLog.ReplayRefused(logger, original.Id, ex.Message);
-            await AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status409Conflict, "urn:tunnel2:problem:replay-refused", "Cannot replay", ex.Message);
+            await AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status409Conflict, ProblemTypes.ReplayRefused, "Cannot replay", ex.Message);
             return;
         }
 
@@ -169,6 +169,6 @@ public sealed class InspectorListener(
         long.TryParse(context.GetRouteValue("id") as string, NumberStyles.None, CultureInfo.InvariantCulture, out long id) ? inspector.Find(id) : null;
 
     private Task NotKeptAsync(HttpContext context) =>
-        AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:request-not-kept", "No such request",
+        AdminEndpoints.WriteProblemAsync(context, StatusCodes.Status404NotFound, ProblemTypes.RequestNotKept, "No such request",
             $"The inspector keeps the last {inspector.Capacity} requests; this one is not among them.");
 }

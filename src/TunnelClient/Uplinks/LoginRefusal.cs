@@ -1,15 +1,16 @@
 using System.Text.Json;
+using Tunnel2.Hosting;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>
-/// A login the server refused, told from its problem type (RFC 9457 <c>type</c>, <c>urn:tunnel2:problem:…</c>): what
+/// A login the server refused, told from its problem type (RFC 9457 <c>type</c>, one of <see cref="ProblemTypes"/>): what
 /// happened, the server's detail as a sentence, and what to do; never the raw document. The refusals that retrying
 /// cannot cure are permanent: the client stops with exit code 3.
 /// </summary>
 internal sealed record LoginRefusal(int Status, string Message, bool IsPermanent)
 {
-    public const string ProblemPrefix = "urn:tunnel2:problem:";
+    public const string ProblemPrefix = ProblemTypes.Prefix;
 
     /// <summary>The type a server's public port answers the uplink path with (it names the tunnel port).</summary>
     public const string WrongPort = "wrong-port";
@@ -45,7 +46,7 @@ internal sealed record LoginRefusal(int Status, string Message, bool IsPermanent
     private static LoginRefusal Permanent(int status, string what, string detail, string todo) =>
         new(status, string.Join(' ', new[] { what, detail, todo }.Where(part => part.Length > 0)), IsPermanent: true);
 
-    /// <summary>The problem's type (without the <c>urn:tunnel2:problem:</c> prefix) and detail, when the body is one.</summary>
+    /// <summary>The problem's type (without <see cref="ProblemTypes.Prefix"/>) and detail, when the body is one.</summary>
     private static (string? Type, string? Detail) Problem(string body)
     {
         if (!body.TrimStart().StartsWith('{'))

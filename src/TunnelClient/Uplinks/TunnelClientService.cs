@@ -135,7 +135,9 @@ public sealed class TunnelClientService : BackgroundService
 
     private ResolvedNode StartNode(UplinkTarget target, CancellationToken stoppingToken)
     {
+#pragma warning disable CA2000 // ResolvedNode owns it: Leave cancels it and disposes it once the uplinks have ended
         var leave = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken);
+#pragma warning restore CA2000
         var uplinks = new Task[_options.Uplink.Count];
         for (int i = 0; i < uplinks.Length; i++)
         {
@@ -151,10 +153,11 @@ public sealed class TunnelClientService : BackgroundService
         public Task Uplinks => uplinks;
 
         /// <returns>The uplinks, ending once they have drained.</returns>
-        public Task Leave()
+        public async Task Leave()
         {
-            leave.Cancel();
-            return uplinks.ContinueWith(static (_, state) => ((CancellationTokenSource)state!).Dispose(), leave, TaskScheduler.Default);
+            await leave.CancelAsync();
+            await uplinks.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            leave.Dispose();
         }
     }
 

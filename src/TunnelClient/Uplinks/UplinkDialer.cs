@@ -79,6 +79,7 @@ public sealed class UplinkDialer : IDisposable
             return await ConnectWebSocketAsync(target, instanceId, slot, timeout.Token);
         }
 
+#pragma warning disable CA2000 // the socket, its stream and the uplink go to the DialedUplink, which owns them; the catch disposes them on a failure
         Socket socket = CreateUplinkSocket();
         Stream? network = null;
         try
@@ -97,6 +98,7 @@ public sealed class UplinkDialer : IDisposable
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 name: $"{_options.Session}->{target.Label} #{slot}");
             return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
+#pragma warning restore CA2000
         }
         catch
         {
@@ -174,7 +176,9 @@ public sealed class UplinkDialer : IDisposable
     private async Task<DialedUplink> ConnectWebSocketAsync(UplinkTarget target, string instanceId, int slot, CancellationToken cancellationToken)
     {
         Uri server = target.Server;
+#pragma warning disable CA2000 // the WebSocket goes to the uplink's stream (ownsWebSocket) or is disposed where the dial fails
         var webSocket = new ClientWebSocket();
+#pragma warning restore CA2000
         string? refusal = null;
         HttpMessageInvoker? invoker = null;
         try
@@ -228,7 +232,9 @@ public sealed class UplinkDialer : IDisposable
             return null;
         }
 
+#pragma warning disable CA2000 // the returned HttpMessageInvoker owns its handler (disposeHandler defaults to true)
         var handler = new SocketsHttpHandler { ConnectTimeout = _options.ConnectTimeout };
+#pragma warning restore CA2000
         if (server.Scheme == Uri.UriSchemeHttps)
         {
             handler.SslOptions = CertificatePolicy.CreateOptions(server.IdnHost, onRefusal);
@@ -277,8 +283,10 @@ public sealed class UplinkDialer : IDisposable
         string? tcpAddress = TcpAddressOf(settings,
             headers.TryGetValue(HandshakeProtocol.TcpAddressHeader, out IEnumerable<string>? tcpValues) ? tcpValues.FirstOrDefault() : null, target.Label);
         Stream stream = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
+#pragma warning disable CA2000 // the uplink goes to the DialedUplink, which owns and disposes it
         var uplink = new Uplink(DuplexPipe.Over(stream), settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
             name: $"{_options.Session}->{target.Label} #{slot} (websocket)");
+#pragma warning restore CA2000
         return new DialedUplink(stream, uplink, invoker,
             headers.TryGetValue(HandshakeProtocol.PublicUrlHeader, out IEnumerable<string>? urls) ? urls.FirstOrDefault() : null)
         {
@@ -288,7 +296,9 @@ public sealed class UplinkDialer : IDisposable
 
     private static async ValueTask<Stream> ConnectStreamAsync(EndPoint endPoint, CancellationToken cancellationToken)
     {
+#pragma warning disable CA2000 // the returned NetworkStream owns the socket (ownsSocket); the catch disposes it on a failure
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+#pragma warning restore CA2000
         try
         {
             await socket.ConnectAsync(endPoint, cancellationToken);

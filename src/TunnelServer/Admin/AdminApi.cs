@@ -23,13 +23,11 @@ public static class AdminApi
     public static readonly TimeSpan ClientDrainTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>
-    /// Maps the API on the application's routes, answering only requests that came in on the admin listener (whose
-    /// branch checked the admin token first): on any other port these paths are 404, as if they did not exist.
+    /// Maps the API on the admin listener's routes (<see cref="AdminRoutes"/>): on any other port these paths are 404,
+    /// as if they did not exist.
     /// </summary>
-    public static void Map(IEndpointRouteBuilder endpoints, ServerEndpoints listeners)
+    public static void Map(RouteGroupBuilder admin)
     {
-        RouteGroupBuilder admin = endpoints.MapGroup("").AddEndpointFilter((context, next) =>
-            context.HttpContext.Connection.LocalPort == listeners.AdminPort ? next(context) : ValueTask.FromResult<object?>(NotOnThisPort));
         admin.MapOpenApi("/openapi/{documentName}.json");
         admin.MapGet("/", Dashboard.Page).ExcludeFromDescription();
         admin.MapGet("/api/live", Live).WithTags("admin").WithName("Live")
@@ -202,15 +200,11 @@ public static class AdminApi
         return null;
     }
 
-    /// <summary>What the public port answers for the admin paths: the same 404 as for any other path it does not serve.</summary>
-    private static readonly ProblemHttpResult NotOnThisPort = TypedResults.Problem(statusCode: StatusCodes.Status404NotFound,
-        type: "urn:tunnel2:problem:not-found", title: "Not found", detail: "Public requests go to /session/{id}/{path}.");
-
     private static ProblemHttpResult NoSuchSession(string session) =>
-        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:no-such-session", title: "No such session",
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: ProblemTypes.NoSuchSession, title: "No such session",
             detail: $"Session '{session}' has no client.");
 
     private static ProblemHttpResult NoSuchClient(string session, long client) =>
-        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: "urn:tunnel2:problem:no-such-client", title: "No such client",
+        TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, type: ProblemTypes.NoSuchClient, title: "No such client",
             detail: $"Session '{session}' has no client {client}.");
 }

@@ -1,8 +1,7 @@
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Forwarding;
-using Tunnel2.ProxyEntry.Problems;
-using Tunnel2.TunnelServer.Hosting;
 using Tunnel2.TunnelServer.Security;
 
 namespace Tunnel2.TunnelServer.Edge;
@@ -33,12 +32,9 @@ public static class CertificateAskEndpoint
             ? "TunnelServer:Admin:CertificateAsk needs host routing to say yes to anything: set --host-suffix and/or ProxyEntry:Routing:Hosts:<domain>=<session>."
             : null;
 
-    /// <summary>Maps the endpoint, answering only on the admin listener (404 elsewhere, as any path it does not serve).</summary>
-    public static void Map(IEndpointRouteBuilder endpoints, ServerEndpoints listeners) =>
-        endpoints.MapGet(Path, Ask)
-            .AddEndpointFilter((context, next) => context.HttpContext.Connection.LocalPort == listeners.AdminPort
-                ? next(context)
-                : ValueTask.FromResult<object?>(NotOnThisPort))
+    /// <summary>Maps the endpoint on the admin listener's routes (<see cref="Admin.AdminRoutes"/>: 404 elsewhere, as any path it does not serve).</summary>
+    public static void Map(RouteGroupBuilder admin) =>
+        admin.MapGet(Path, Ask)
             .WithTags("edge").WithName("CertificateAsk")
             .WithSummary("Caddy's on-demand TLS ask: 200 if the edge may get a certificate for ?domain=, else 404");
 
@@ -70,7 +66,4 @@ public static class CertificateAskEndpoint
         CertificateAskAnswer.NoClientMayServe => "no client of the credentials file may serve this session.",
         _ => "neither a custom domain (ProxyEntry:Routing:Hosts) nor {session}.<ProxyEntry:Routing:HostSuffix>.",
     };
-
-    private static readonly ProblemHttpResult NotOnThisPort = TypedResults.Problem(statusCode: StatusCodes.Status404NotFound,
-        type: "urn:tunnel2:problem:not-found", title: "Not found", detail: "Public requests go to /session/{id}/{path}.");
 }

@@ -20,6 +20,9 @@ public sealed class ServerEndpoints
     /// <summary>The admin listener's port once bound, else 0 (no request arrives on port 0).</summary>
     internal int AdminPort => AdminListener?.IPEndPoint?.Port ?? 0;
 
+    /// <summary>Whether a request came in on the admin listener (the one admin-port check: a public request pays one compare).</summary>
+    internal bool IsAdmin(HttpContext context) => context.Connection.LocalPort == AdminPort;
+
     /// <summary>The cleartext HTTP/2 public listener's URL, when one is configured.</summary>
     public Uri? PublicH2cUrl => PublicH2cListener is { } h2c ? new Uri($"http://{h2c.IPEndPoint}") : null;
 

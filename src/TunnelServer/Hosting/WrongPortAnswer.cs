@@ -1,23 +1,24 @@
 using System.Buffers;
 using Tunnel2.Protocol.Handshake;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.TunnelServer.Hosting;
 
 /// <summary>
 /// A client dialled the public port (the likeliest first mistake): the uplink path there answers 404 with a problem
-/// (<c>urn:tunnel2:problem:wrong-port</c>) that names the tunnel port, which the client prints before it stops. The
+/// (<see cref="ProblemTypes.WrongPort"/>) that names the tunnel port, which the client prints before it stops. The
 /// body has a Content-Length, since the client reads a refusal's body only so.
 /// </summary>
 internal static class WrongPortAnswer
 {
     public const string Reason = "wrong-port";
 
-    public const string Type = "urn:tunnel2:problem:" + Reason;
+    public const string Type = ProblemTypes.WrongPort;
 
     public static void Map(WebApplication app, ServerEndpoints endpoints) =>
-        app.Map(HandshakeProtocol.Path, context => context.Connection.LocalPort == endpoints.AdminPort
-            ? ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, "urn:tunnel2:problem:not-found", "Not found", "The admin listener has no uplink path.")
+        app.Map(HandshakeProtocol.Path, context => endpoints.IsAdmin(context)
+            ? ProblemResponse.WriteAsync(context, StatusCodes.Status404NotFound, ProblemTypes.NotFound, "Not found", "The admin listener has no uplink path.")
             : WriteAsync(context, Detail(context.Request, endpoints)));
 
     /// <summary>Where the client should point: the host it dialled, at the tunnel port.</summary>

@@ -2,7 +2,6 @@ using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Tcp;
 
 namespace Tunnel2.TunnelServer.Tcp;
 

@@ -47,7 +47,9 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         {
             for (int attempt = 0; attempt < listener.Members.Count; attempt++)
             {
+#pragma warning disable CA2000 // an opened stream is relayed and disposed below
                 if (listener.Members.Pick(refused) is not { } member || Open(member) is not { } stream)
+#pragma warning restore CA2000
                 {
                     break;
                 }
@@ -94,7 +96,9 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
     {
         try
         {
+#pragma warning disable CA2000 // an opened stream is returned to the caller, which owns it
             if (member.Uplink.TryOpenTcpStream(open, out UplinkStream? stream) != StreamOpenStatus.Opened)
+#pragma warning restore CA2000
             {
                 return null;
             }
@@ -123,7 +127,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
             Task input = stream.WaitForInputAsync(either.Token).AsTask();
             Task<int> callerReady = caller.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, either.Token).AsTask();
             Task first = await Task.WhenAny(input, callerReady);
-            either.Cancel();
+            await either.CancelAsync();
             await Observe(input);
             await Observe(callerReady); // no byte was consumed: a zero-byte read only waits for the caller's bytes
             CallerFailure ??= callerReady.Exception?.InnerException as SocketException;

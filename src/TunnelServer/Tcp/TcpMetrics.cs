@@ -17,7 +17,9 @@ public sealed class TcpMetrics
 
     public TcpMetrics(IMeterFactory meterFactory)
     {
+#pragma warning disable CA2000 // the factory owns the meters it creates and disposes them with itself
         Meter meter = meterFactory.Create(TunnelServerMetrics.MeterName); // the factory's one meter of that name, disposed with it
+#pragma warning restore CA2000
         _open = meter.CreateUpDownCounter<long>("tunnel2.server.tcp.connections", "{connection}", "TCP connections open on the sessions' ports");
         _refused = meter.CreateCounter<long>("tunnel2.server.tcp.connections_refused", "{connection}",
             "TCP callers refused before anything reached a client, by reason");

@@ -134,7 +134,9 @@ public sealed class TcpSessions : IDisposable
             if (_listeners.TryGetValue(session, out TcpSessionListener? open))
             {
                 open.AddLease();
+#pragma warning disable CA2000 // the reservation carries the lease to the uplink, which disposes it when it ends
                 return new TcpReservation(new TcpLease(this, open), null);
+#pragma warning restore CA2000
             }
 
             int? fixedPort = _ports.FixedPortOf(session);
@@ -159,7 +161,9 @@ public sealed class TcpSessions : IDisposable
             listener.AddLease();
             TcpLog.PortOpened(_logger, session, listener.Port, TcpPublicAddress.For(_bindAddress, listener.Port, null));
             listener.Start();
+#pragma warning disable CA2000 // the reservation carries the lease to the uplink, which disposes it when it ends
             return new TcpReservation(new TcpLease(this, listener), null);
+#pragma warning restore CA2000
         }
     }
 

@@ -47,15 +47,18 @@ public sealed class ServerCertificate : IDisposable
 
     private static Loaded Load(string certificatePath, string keyPath)
     {
-        X509Certificate2 leaf;
+        X509Certificate2? leaf = null;
         var intermediates = new X509Certificate2Collection();
         try
         {
+#pragma warning disable CA2000 // the leaf lives on in the Loaded that serves TLS with it; a reload leaves the old one to the GC, as handshakes in flight may still use it
             leaf = X509Certificate2.CreateFromPemFile(certificatePath, keyPath);
+#pragma warning restore CA2000
             intermediates.ImportFromPemFile(certificatePath);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or CryptographicException or ArgumentException)
         {
+            leaf?.Dispose(); // the key loaded but the chain did not
             throw new InvalidConfigurationException(
                 $"The certificate '{certificatePath}' with the key '{keyPath}' cannot be used: {ex.Message}");
         }

@@ -26,7 +26,9 @@ public sealed class TransportSwitch(AcceptanceEvents events)
 
         await handshake.Input.CompleteAsync();
         await handshake.Output.CompleteAsync();
+#pragma warning disable CA2000 // the WebSocketStream below owns it (ownsWebSocket) and is an await using
         WebSocket webSocket = WebSocket.CreateFromStream(connection.Stream, new WebSocketCreationOptions { IsServer = true, KeepAliveInterval = TimeSpan.Zero });
+#pragma warning restore CA2000
         Stream messages = WebSocketStream.Create(webSocket, WebSocketMessageType.Binary, ownsWebSocket: true);
         await using (messages)
         {

@@ -23,19 +23,7 @@ public static class UplinkAcceptanceServices
             provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RetryAfterSeconds,
             provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.ClientVisitorPolicies));
         services.AddSingleton(provider => new HandshakeReader(provider.GetRequiredService<IOptions<TunnelServerOptions>>().Value.Limits.HandshakeTimeout));
-        services.AddSingleton(provider =>
-        {
-            List<System.Net.IPNetwork> trusted = [];
-            foreach (string network in provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.TrustedProxies)
-            {
-                if (Protocol.Handshake.NetworkList.TryParseNetwork(network, out System.Net.IPNetwork parsed))
-                {
-                    trusted.Add(parsed); // a bad entry stops the start in ProxyEntryOptionsValidator
-                }
-            }
-
-            return new LoginPeer(trusted);
-        });
+        services.AddSingleton(provider => new LoginPeer(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.ParseTrustedProxies().Networks));
         services.AddSingleton<LoginAdmission>();
         services.AddSingleton<HandshakeResponder>();
         services.AddSingleton<AcceptanceEvents>();

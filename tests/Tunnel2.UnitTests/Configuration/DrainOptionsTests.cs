@@ -1,7 +1,9 @@
 using System.ComponentModel.DataAnnotations;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.TunnelClient;
 using Tunnel2.TunnelClient.Configuration;
@@ -75,10 +77,9 @@ public sealed class DrainOptionsTests
     [InlineData(5, 30)]
     [InlineData(30, 40)]
     [InlineData(120, 130)]
-    public void The_client_host_allows_the_whole_drain_before_it_gives_up_stopping(int drainSeconds, int expectedSeconds)
+    public void A_host_allows_the_whole_drain_before_it_gives_up_stopping(int drainSeconds, int expectedSeconds)
     {
-        Assert.Equal(TimeSpan.FromSeconds(expectedSeconds), TunnelClientApp.ShutdownTimeout(TimeSpan.FromSeconds(drainSeconds)));
-        Assert.True(TunnelServerApp.ShutdownTimeout(TimeSpan.FromSeconds(drainSeconds)) > TimeSpan.FromSeconds(drainSeconds));
+        Assert.Equal(TimeSpan.FromSeconds(expectedSeconds), HostStop.ShutdownTimeout(TimeSpan.FromSeconds(drainSeconds)));
     }
 
     [Fact]
@@ -94,6 +95,14 @@ public sealed class DrainOptionsTests
     {
         var failure = Assert.Throws<OptionsValidationException>(() => TunnelClientApp.Create(["--session", "s", "--token", "t", "--drain-timeout", "02:00:00"]));
         Assert.Contains(failure.Failures, f => f.Contains("DrainTimeout", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void The_server_host_takes_its_stop_budget_from_the_drain_timeout()
+    {
+        using WebApplication app = TunnelServerApp.Create(["--TunnelServer:Token=12345678", "--drain-timeout", "00:02:00"]);
+
+        Assert.Equal(TimeSpan.FromSeconds(130), app.Services.GetRequiredService<IOptions<HostOptions>>().Value.ShutdownTimeout);
     }
 
     [Fact]

@@ -26,6 +26,18 @@ public sealed class ProxyEntryOptionsValidatorTests
         }).Succeeded);
     }
 
+    [Fact]
+    public void Trusted_proxies_are_read_once_into_their_networks_and_the_entries_that_are_none()
+    {
+        var options = new ProxyEntryOptions { TrustedProxies = ["10.0.0.0/8", "127.0.0.1", "proxy.example.com", "fd00::/8"] };
+
+        (List<System.Net.IPNetwork> networks, List<string> invalid) = options.ParseTrustedProxies();
+
+        Assert.Equal(["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"], networks.Select(network => network.ToString()));
+        Assert.Equal(["proxy.example.com"], invalid);
+        Assert.Contains(Validate(options).Failures!, failure => failure.Contains("'proxy.example.com'", StringComparison.Ordinal));
+    }
+
     [Theory]
     [InlineData("http://tunnel.example.com")]
     [InlineData("tunnel example")]

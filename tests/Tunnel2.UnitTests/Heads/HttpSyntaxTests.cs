@@ -12,4 +12,17 @@ public sealed class HttpSyntaxTests
     {
         Assert.Equal(token, HttpSyntax.IsToken(name));
     }
+
+    [Theory]
+    [InlineData("keep-alive, Upgrade", "upgrade", true)]
+    [InlineData(" close ", "close", true)]
+    [InlineData("keep-alive,close", "CLOSE", true)]
+    [InlineData("keep-alive", "close", false)]
+    [InlineData("closed, x-close", "close", false)]
+    [InlineData("", "close", false)]
+    [InlineData(null, "close", false)]
+    public void A_comma_list_lists_a_token_by_its_whole_element_in_any_case(string? list, string token, bool listed)
+    {
+        Assert.Equal(listed, HttpSyntax.ListsToken(list, token));
+    }
 }

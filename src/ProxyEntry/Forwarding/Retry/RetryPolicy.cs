@@ -37,7 +37,9 @@ internal sealed class RetryPolicy
         _picker.ApplyPolicy(exchange);
         for (; ; exchange.Attempt++)
         {
+#pragma warning disable CA2000 // an opened stream goes to ForwardAttempt.ForwardAsync, whose using disposes it on every path
             StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out PickStatus pick);
+#pragma warning restore CA2000
             if (stream is null)
             {
                 ForwardingFailure? failure = NoStreamFailure(exchange, status, pick);

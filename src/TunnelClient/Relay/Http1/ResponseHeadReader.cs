@@ -223,7 +223,7 @@ internal static class ResponseHeadReader
         headers.RemoveRange(kept, headers.Count - kept);
         if (framing.Connection is { } connection)
         {
-            headers.RemoveAll(field => ListsToken(connection, field.Name) && !IsSwitchedProtocol(field.Name, switching));
+            headers.RemoveAll(field => HttpSyntax.ListsToken(connection, field.Name) && !IsSwitchedProtocol(field.Name, switching));
         }
 
         return framing;
@@ -270,7 +270,7 @@ internal static class ResponseHeadReader
             : transferEncoding is not null ? (chunked ? BodyFraming.Chunked : BodyFraming.UntilClose)
             : contentLength >= 0 ? (contentLength == 0 ? BodyFraming.None : BodyFraming.ContentLength)
             : BodyFraming.UntilClose;
-        bool keepAlive = http10 ? ListsToken(fields.Connection, "keep-alive") : !ListsToken(fields.Connection, "close");
+        bool keepAlive = http10 ? HttpSyntax.ListsToken(fields.Connection, "keep-alive") : !HttpSyntax.ListsToken(fields.Connection, "close");
         CloseCause? closeCause = transferEncoding is not null && contentLength >= 0 ? Http1.CloseCause.LengthAndTransferEncoding
             : framing == BodyFraming.UntilClose ? Http1.CloseCause.ReadUntilClose
             : !keepAlive ? Http1.CloseCause.ConnectionClose
@@ -286,24 +286,6 @@ internal static class ResponseHeadReader
     {
         int lastComma = transferEncoding.LastIndexOf(',');
         return transferEncoding.AsSpan(lastComma + 1).Trim().Equals("chunked", StringComparison.OrdinalIgnoreCase);
-    }
-
-    private static bool ListsToken(string? list, string token)
-    {
-        if (list is null)
-        {
-            return false;
-        }
-
-        foreach (Range part in list.AsSpan().Split(','))
-        {
-            if (list.AsSpan()[part].Trim().Equals(token, StringComparison.OrdinalIgnoreCase))
-            {
-                return true;
-            }
-        }
-
-        return false;
     }
 
     /// <summary>The fields that decide the framing and the connection's reuse, as the head gave them.</summary>

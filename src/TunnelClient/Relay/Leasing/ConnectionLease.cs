@@ -22,6 +22,7 @@ internal static class ConnectionLease
     public static async ValueTask<RelayFailure?> LeaseAsync(RelayExchange exchange)
     {
         Backend backend = exchange.Backend;
+#pragma warning disable CA2000 // the connection becomes exchange.Connection, which ReturnAsync gives back to the pool or closes
         exchange.ConnectionReused = backend.Pool.TryRentIdle(exchange.Stream.Id, out BackendConnection? connection);
         if (!exchange.ConnectionReused)
         {
@@ -41,6 +42,7 @@ internal static class ConnectionLease
         }
 
         exchange.Connection = connection!;
+#pragma warning restore CA2000
         exchange.CloseCause = CloseCause.ExchangeFailed;
         exchange.Stream.SetAbortListener(exchange.Connection);
         return null;

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Globalization;
 using System.Text;
 using Microsoft.AspNetCore.WebUtilities;
+using Tunnel2.Hosting;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Problems;
@@ -46,7 +47,7 @@ public static class HandshakeAnswer
     public static byte[] Refusal(HandshakeRefusal refusal, string instance)
     {
         var body = new ArrayBufferWriter<byte>(256);
-        ProblemResponse.WriteBody(body, refusal.Status, $"urn:tunnel2:problem:{refusal.Reason}", refusal.Title, refusal.Detail, instance);
+        ProblemResponse.WriteBody(body, refusal.Status, ProblemTypes.ForReason(refusal.Reason), refusal.Title, refusal.Detail, instance);
 
         var head = new StringBuilder(512)
             .Append(CultureInfo.InvariantCulture, $"HTTP/1.1 {refusal.Status} {ReasonPhrases.GetReasonPhrase(refusal.Status)}\r\n")

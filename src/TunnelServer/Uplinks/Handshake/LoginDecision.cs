@@ -1,5 +1,6 @@
 using System.Globalization;
 using Tunnel2.Protocol.Handshake;
+using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Http1;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.TunnelServer.Security;
@@ -64,7 +65,7 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
     private static HandshakeRefusal? Upgrade(Login login)
     {
         string? upgrade = login.Head["Upgrade"];
-        bool upgradable = login.Http11 && HasToken(login.Head["Connection"], "upgrade");
+        bool upgradable = login.Http11 && HttpSyntax.ListsToken(login.Head["Connection"], "upgrade");
         bool webSocket = upgradable && string.Equals(upgrade, WebSocketUpgradeToken, StringComparison.OrdinalIgnoreCase);
         if (!upgradable || !(webSocket || string.Equals(upgrade, HandshakeProtocol.UpgradeToken, StringComparison.OrdinalIgnoreCase)))
         {
@@ -223,25 +224,6 @@ public sealed class LoginDecision(ClientAuthenticator authenticator, int retryAf
         return authorization is not null && authorization.StartsWith(scheme, StringComparison.OrdinalIgnoreCase)
             ? authenticator.Authenticate(authorization.AsSpan(scheme.Length).Trim())
             : null;
-    }
-
-    /// <summary>Whether a comma-separated header such as <c>Connection: keep-alive, Upgrade</c> names <paramref name="token"/>.</summary>
-    private static bool HasToken(string? header, string token)
-    {
-        if (header is null)
-        {
-            return false;
-        }
-
-        foreach (Range part in header.AsSpan().Split(','))
-        {
-            if (header.AsSpan()[part].Trim().Equals(token, StringComparison.OrdinalIgnoreCase))
-            {
-                return true;
-            }
-        }
-
-        return false;
     }
 
     /// <summary>What the checks have read so far; each check fills in the part it vouches for.</summary>

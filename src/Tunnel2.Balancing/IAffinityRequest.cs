@@ -1,4 +1,4 @@
-namespace Tunnel2.Balancing.Affinity;
+namespace Tunnel2.Balancing;
 
 /// <summary>
 /// One side's view of a request, as the affinity policies read it: the server reads ASP.NET Core's request, the client

@@ -1,9 +1,9 @@
-namespace Tunnel2.Balancing.Affinity;
+namespace Tunnel2.Balancing;
 
 /// <summary>
 /// One way of keeping a caller on the same member (YARP's <c>ISessionAffinityPolicy</c>): which value of the request is
 /// its key, which member that key leads to, and whether the answer must carry a cookie naming the member. The server
-/// uses them for the clients of a session, a client for its backends; <see cref="AffinityPolicy.For"/> makes one from
+/// uses them for the clients of a session, a client for its backends; <see cref="Affinity.AffinityPolicy.For"/> makes one from
 /// the configured <see cref="AffinityMode"/>. Policies are records, so two made from the same settings are equal.
 /// </summary>
 public interface IAffinityPolicy

@@ -1,7 +1,6 @@
 using System.Net.Sockets;
-using Tunnel2.Protocol.Multiplexing;
 
-namespace Tunnel2.Protocol.Tcp;
+namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
 /// The sending half of both TCP relays (the server's caller, the client's target): what the socket receives goes out as

@@ -3,7 +3,7 @@ using Serilog;
 using Serilog.Formatting.Compact;
 using Tunnel2.TestBackend.Configuration;
 
-namespace Tunnel2.TestBackend.Diagnostics;
+namespace Tunnel2.TestBackend;
 
 /// <summary>
 /// Serilog for one host: levels (and any sinks) come from the <c>Serilog</c> section; when that section

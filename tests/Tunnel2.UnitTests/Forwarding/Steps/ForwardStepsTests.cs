@@ -1,0 +1,158 @@
+using System.Diagnostics.Metrics;
+using System.Text;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Draining;
+using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Forwarding.Retry;
+using Tunnel2.ProxyEntry.Pipeline;
+using Tunnel2.ProxyEntry.Problems;
+using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.ProxyEntry.Upgrades;
+using Tunnel2.UnitTests.Infrastructure;
+
+namespace Tunnel2.UnitTests.Forwarding.Steps;
+
+/// <summary>
+/// The server's forward and retry steps on their own, over a real uplink pair whose client side the test plays:
+/// one attempt answers, hands a retryable refusal back, or answers the failure; the retry step picks again.
+/// </summary>
+public sealed class ForwardStepsTests : IAsyncDisposable
+{
+    private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
+    private readonly SessionRegistry _registry = new();
+    private readonly UplinkPair _uplinks = UplinkPair.Start();
+    private readonly UplinkPicker _picker;
+    private readonly ForwardAttempt _attempt;
+    private readonly RetryPolicy _retry;
+
+    public ForwardStepsTests()
+    {
+        IOptions<ProxyEntryOptions> options = Options.Create(new ProxyEntryOptions { WarmUp = TimeSpan.Zero });
+        var metrics = new ProxyEntryMetrics(_services.GetRequiredService<IMeterFactory>(), options);
+        var drain = new PublicDrain();
+        var failures = new FailureResponder(options, metrics, NullLogger<TunnelForwarder>.Instance, new NodeWarmUp(options));
+        _picker = new UplinkPicker(_registry, metrics, NullLogger<TunnelForwarder>.Instance);
+        _attempt = new ForwardAttempt(new RequestBodyPump(options), new UpgradeRelay(metrics, drain, NullLogger<TunnelForwarder>.Instance), _picker,
+            failures, metrics, NullLogger<TunnelForwarder>.Instance);
+        _retry = new RetryPolicy(_picker, _attempt, failures, drain, NullLogger<TunnelForwarder>.Instance);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _uplinks.DisposeAsync();
+        await _services.DisposeAsync();
+    }
+
+    [Fact]
+    public async Task An_answered_attempt_writes_the_status_and_body_to_the_caller()
+    {
+        _registry.Register("abc", _uplinks.Server);
+        ProxyExchange exchange = Exchange("abc");
+        UplinkStream stream = Open(exchange);
+        Task<ExchangeOutcome> forwarding = _attempt.ForwardAsync(exchange, stream);
+
+        await AnswerAsync(await _uplinks.Handler.NextAsync(), 201, "made");
+
+        Assert.Equal(ExchangeOutcome.Done, await forwarding.WithTimeout());
+        Assert.Equal(201, exchange.Context.Response.StatusCode);
+        Assert.Equal("made", BodyOf(exchange.Context));
+    }
+
+    [Fact]
+    public async Task A_draining_clients_refusal_of_a_retryable_request_goes_back_to_the_retry_step_unanswered()
+    {
+        _registry.Register("abc", _uplinks.Server);
+        ProxyExchange exchange = Exchange("abc");
+        UplinkStream stream = Open(exchange);
+        Task<ExchangeOutcome> forwarding = _attempt.ForwardAsync(exchange, stream);
+
+        (await _uplinks.Handler.NextAsync()).Reset(ProtocolErrorCode.Draining);
+
+        Assert.Equal(ExchangeOutcome.RefusedByDrainingClient, await forwarding.WithTimeout());
+        Assert.False(exchange.Context.Response.HasStarted);
+        Assert.Equal(200, exchange.Context.Response.StatusCode); // nothing written: the retry step decides
+    }
+
+    [Fact]
+    public async Task A_refusal_that_may_not_be_retried_is_answered_as_the_failure_it_is()
+    {
+        _registry.Register("abc", _uplinks.Server);
+        ProxyExchange exchange = Exchange("abc", method: "POST");
+        UplinkStream stream = Open(exchange);
+        Task<ExchangeOutcome> forwarding = _attempt.ForwardAsync(exchange, stream);
+
+        (await _uplinks.Handler.NextAsync()).Reset(ProtocolErrorCode.BackendTimeout);
+
+        Assert.Equal(ExchangeOutcome.Done, await forwarding.WithTimeout());
+        Assert.Equal(StatusCodes.Status504GatewayTimeout, exchange.Context.Response.StatusCode);
+    }
+
+    [Fact]
+    public async Task The_retry_step_answers_a_session_without_clients_with_tunnel_not_found()
+    {
+        ProxyExchange exchange = Exchange("nobody");
+
+        await _retry.ForwardAsync(exchange).WithTimeout();
+
+        Assert.Equal(StatusCodes.Status404NotFound, exchange.Context.Response.StatusCode);
+        Assert.Contains(Tunnel2.Hosting.ProblemTypes.TunnelNotFound, BodyOf(exchange.Context), StringComparison.Ordinal);
+        Assert.False(exchange.SessionFound);
+    }
+
+    [Fact]
+    public async Task The_retry_step_tries_again_after_a_draining_refusal_and_passes_on_the_next_answer()
+    {
+        _registry.Register("abc", _uplinks.Server);
+        ProxyExchange exchange = Exchange("abc");
+        Task retrying = _retry.ForwardAsync(exchange);
+
+        (await _uplinks.Handler.NextAsync()).Reset(ProtocolErrorCode.Draining);
+        await AnswerAsync(await _uplinks.Handler.NextAsync(), 200, "second");
+
+        await retrying.WithTimeout();
+        Assert.Equal(1, exchange.Attempt);
+        Assert.Equal(200, exchange.Context.Response.StatusCode);
+        Assert.Equal("second", BodyOf(exchange.Context));
+        Assert.True(exchange.SessionFound);
+    }
+
+    private UplinkStream Open(ProxyExchange exchange)
+    {
+        _picker.ApplyPolicy(exchange);
+        Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? stream, out _));
+        exchange.Retry = RetryPermission.For(exchange);
+        return stream!;
+    }
+
+    private static async Task AnswerAsync(UplinkStream client, int status, string body)
+    {
+        byte[] bytes = Encoding.ASCII.GetBytes(body);
+        client.SendResponseHead(new ResponseHead(status, [new HeaderField("Content-Length", bytes.Length.ToString(System.Globalization.CultureInfo.InvariantCulture))]), endStream: false);
+        await client.SendAsync(new System.Buffers.ReadOnlySequence<byte>(bytes), endStream: true, CancellationToken.None);
+    }
+
+    private static ProxyExchange Exchange(string session, string method = "GET")
+    {
+        var context = new DefaultHttpContext();
+        context.Request.Method = method;
+        context.Response.Body = new MemoryStream();
+        var exchange = new ProxyExchange();
+        exchange.Start(context, new SessionRoute(session, $"/session/{session}", ByHost: false), "/", new RequestHead(method, "/", []), hasBody: false);
+        return exchange;
+    }
+
+    private static string BodyOf(HttpContext context)
+    {
+        context.Response.BodyWriter.FlushAsync().AsTask().GetAwaiter().GetResult();
+        return Encoding.UTF8.GetString(((MemoryStream)context.Response.Body).ToArray());
+    }
+}

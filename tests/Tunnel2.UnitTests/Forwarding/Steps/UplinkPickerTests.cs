@@ -1,0 +1,96 @@
+using System.Diagnostics.Metrics;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Pipeline;
+using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.UnitTests.Infrastructure;
+
+namespace Tunnel2.UnitTests.Forwarding.Steps;
+
+/// <summary>The server's pick step on its own: a client of the session, a stream opened on its uplink, or why not.</summary>
+public sealed class UplinkPickerTests : IAsyncDisposable
+{
+    private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
+    private readonly SessionRegistry _registry = new();
+    private readonly UplinkPair _first = UplinkPair.Start();
+    private readonly UplinkPair _second = UplinkPair.Start();
+    private readonly UplinkPicker _picker;
+
+    public UplinkPickerTests() => _picker = new UplinkPicker(_registry,
+        new ProxyEntryMetrics(_services.GetRequiredService<IMeterFactory>(), Options.Create(new ProxyEntryOptions())),
+        NullLogger<TunnelForwarder>.Instance);
+
+    public async ValueTask DisposeAsync()
+    {
+        await _first.DisposeAsync();
+        await _second.DisposeAsync();
+        await _services.DisposeAsync();
+    }
+
+    [Fact]
+    public async Task A_stream_opens_on_the_sessions_client_and_the_exchange_names_that_member()
+    {
+        _registry.Register("abc", _first.Server);
+        ProxyExchange exchange = Exchange("abc");
+        _picker.ApplyPolicy(exchange);
+
+        StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out _);
+
+        Assert.Equal(StreamOpenStatus.Opened, status);
+        Assert.NotNull(stream);
+        Assert.Same(_first.Server, exchange.Member?.Uplink);
+        UplinkStream seen = await _first.Handler.NextAsync();
+        Assert.Equal(stream.Id, seen.Id);
+        stream.Dispose();
+    }
+
+    [Fact]
+    public void A_session_without_clients_opens_nothing_and_says_there_is_no_client()
+    {
+        _registry.Register("abc", _first.Server);
+        ProxyExchange exchange = Exchange("other");
+        _picker.ApplyPolicy(exchange);
+
+        StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out PickStatus pick);
+
+        Assert.Equal(StreamOpenStatus.UplinkClosed, status);
+        Assert.Null(stream);
+        Assert.Equal(PickStatus.NoClient, pick);
+        Assert.Null(exchange.Member);
+    }
+
+    [Fact]
+    public void The_member_an_earlier_attempt_failed_on_is_not_picked_again()
+    {
+        _registry.Register("abc", _first.Server, instanceId: "first");
+        _registry.Register("abc", _second.Server, instanceId: "second");
+        ProxyExchange exchange = Exchange("abc");
+        _picker.ApplyPolicy(exchange);
+        Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? firstStream, out _));
+        SessionMember failed = exchange.Member!;
+        firstStream!.Dispose();
+
+        for (int attempt = 0; attempt < 4; attempt++)
+        {
+            exchange.FailedMember = failed;
+            Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? stream, out _));
+            Assert.NotSame(failed, exchange.Member);
+            stream!.Dispose();
+        }
+    }
+
+    private static ProxyExchange Exchange(string session)
+    {
+        var exchange = new ProxyExchange();
+        exchange.Start(new DefaultHttpContext(), new SessionRoute(session, $"/session/{session}", ByHost: false), "/", new RequestHead("GET", "/", []), hasBody: false);
+        return exchange;
+    }
+}

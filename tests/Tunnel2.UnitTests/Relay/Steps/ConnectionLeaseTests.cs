@@ -1,0 +1,92 @@
+using System.Net;
+using System.Net.Sockets;
+using Tunnel2.Protocol.Frames;
+using Tunnel2.Protocol.Heads;
+using Tunnel2.TunnelClient.Backends;
+using Tunnel2.TunnelClient.Relay.Http1;
+using Tunnel2.TunnelClient.Relay.Leasing;
+using Tunnel2.TunnelClient.Relay.Pipeline;
+using Tunnel2.UnitTests.Infrastructure;
+
+namespace Tunnel2.UnitTests.Relay.Steps;
+
+/// <summary>The client's lease step on its own: a new connection, back to the pool after a clean end, reused next.</summary>
+public sealed class ConnectionLeaseTests : IAsyncDisposable
+{
+    private readonly UplinkPair _uplinks = UplinkPair.Start();
+    private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
+
+    public ConnectionLeaseTests() => _listener.Start();
+
+    public async ValueTask DisposeAsync()
+    {
+        _listener.Stop();
+        _listener.Dispose();
+        await _uplinks.DisposeAsync();
+    }
+
+    [Fact]
+    public async Task A_clean_attempt_returns_its_new_connection_to_the_pool_and_the_next_attempt_reuses_it()
+    {
+        await using Backend backend = BackendAt(((IPEndPoint)_listener.LocalEndpoint).Port);
+        RelayExchange first = await ExchangeAsync(backend);
+
+        Assert.Null(await ConnectionLease.LeaseAsync(first));
+        using Socket accepted = await _listener.AcceptSocketAsync().WithTimeout();
+        BackendConnection connection = first.Connection!;
+        Assert.False(first.ConnectionReused);
+        Assert.Equal(CloseCause.ExchangeFailed, first.CloseCause); // until the attempt says it ended cleanly
+
+        first.CloseCause = null;
+        await ConnectionLease.ReturnAsync(first);
+        Assert.Null(first.Connection);
+        Assert.Equal(1, backend.Pool.IdleCount);
+
+        RelayExchange second = await ExchangeAsync(backend);
+        Assert.Null(await ConnectionLease.LeaseAsync(second));
+        Assert.True(second.ConnectionReused);
+        Assert.Same(connection, second.Connection);
+        second.CloseCause = null;
+        await ConnectionLease.ReturnAsync(second);
+    }
+
+    [Fact]
+    public async Task An_attempt_that_did_not_end_cleanly_closes_its_connection_instead_of_pooling_it()
+    {
+        await using Backend backend = BackendAt(((IPEndPoint)_listener.LocalEndpoint).Port);
+        RelayExchange exchange = await ExchangeAsync(backend);
+        Assert.Null(await ConnectionLease.LeaseAsync(exchange));
+        using Socket accepted = await _listener.AcceptSocketAsync().WithTimeout();
+
+        await ConnectionLease.ReturnAsync(exchange);
+
+        Assert.Equal(0, backend.Pool.IdleCount);
+        Assert.Equal(0, await accepted.ReceiveAsync(new byte[1]).WithTimeout()); // the backend sees the close
+    }
+
+    [Fact]
+    public async Task A_backend_that_refuses_the_connection_is_a_failure_that_a_server_may_retry_elsewhere()
+    {
+        int closedPort = ((IPEndPoint)_listener.LocalEndpoint).Port;
+        _listener.Stop();
+        await using Backend backend = BackendAt(closedPort);
+        RelayExchange exchange = await ExchangeAsync(backend);
+
+        RelayFailure? failure = await ConnectionLease.LeaseAsync(exchange);
+
+        Assert.NotNull(failure);
+        Assert.Equal("backend-unreachable", failure.Value.Reason);
+        Assert.Equal(ProtocolErrorCode.BackendConnectFailed, failure.Value.Code);
+        Assert.Null(exchange.Connection);
+    }
+
+    private static Backend BackendAt(int port)
+    {
+        var url = new Uri($"http://127.0.0.1:{port}");
+        var pool = new BackendConnectionPool(url, TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(60), maxIdle: 4, unsentBytesLimit: 0, static (_, _) => { });
+        return new Backend(0, new BackendAddress(url, 1), pool, rewritePaths: false);
+    }
+
+    private async Task<RelayExchange> ExchangeAsync(Backend backend) =>
+        (await RelaySteps.ExchangeAsync(_uplinks, new RequestHead("GET", "/", []), backend)).Exchange;
+}
