@@ -92,6 +92,24 @@ public sealed class VisitorPolicyTests
     }
 
     [Fact]
+    public async Task A_rule_kind_of_its_own_joins_the_list_beside_the_others()
+    {
+        Assert.True(SessionPattern.TryParse("*", out SessionPattern? any, out _));
+        var policy = new VisitorPolicy(any!, [new AddressRule([], [IPNetwork.Parse("10.9.0.0/16")]), new PassRule(), new ApiKeyRule([TokenHash.Of(ApiKey)])]);
+        HttpRequest pass = new DefaultHttpContext().Request;
+        pass.Headers["X-Pass"] = "open-sesame";
+        HttpRequest key = new DefaultHttpContext().Request;
+        key.Headers[VisitorPolicy.ApiKeyHeader] = ApiKey;
+
+        Assert.Equal(VisitorVerdict.Allowed, await CheckAsync(policy, pass, IPAddress.Loopback, attempts: null));
+        Assert.Equal(VisitorVerdict.Allowed, await CheckAsync(policy, key, IPAddress.Loopback, attempts: null));
+        Assert.Equal(VisitorVerdict.AddressDenied, await CheckAsync(policy, pass, IPAddress.Parse("10.9.1.1"), attempts: null));
+        Assert.Equal(VisitorVerdict.CredentialsMissing, await CheckAsync(policy, new DefaultHttpContext().Request, IPAddress.Loopback, attempts: null));
+        Assert.Equal(["Pass", "Bearer"], policy.Challenges("s"));
+        Assert.Equal("This session needs the pass or an API key (Authorization: Bearer <key>, or X-Api-Key: <key>).", policy.Needs());
+    }
+
+    [Fact]
     public void The_challenges_name_what_the_session_takes()
     {
         Assert.Equal(["Basic realm=\"s\", charset=\"UTF-8\"", "Bearer"], Policy(users: true, keys: true).Challenges("s"));
@@ -125,6 +143,22 @@ public sealed class VisitorPolicyTests
         }
 
         return new VisitorPolicy(any!, rules);
+    }
+
+    /// <summary>A rule kind made here: the visitor names a pass in a header of its own.</summary>
+    private sealed class PassRule : IVisitorRule
+    {
+        public string Kind => "pass";
+
+        public bool WantsCredentials => true;
+
+        public string Asks => "the pass";
+
+        public string Challenge(string session, VisitorCheck? check) => "Pass";
+
+        public ValueTask<CredentialOutcome> CheckAsync(VisitorCheck check) => ValueTask.FromResult(
+            check.Request.Headers["X-Pass"].Count == 0 ? CredentialOutcome.Absent
+            : check.Request.Headers["X-Pass"] == "open-sesame" ? CredentialOutcome.Accepted : CredentialOutcome.Wrong);
     }
 
     /// <summary>One request's check, as <see cref="VisitorAccess"/> makes it.</summary>
