@@ -31,7 +31,7 @@ internal sealed class ExchangeAdmission
     public async ValueTask<RequestHead?> AdmitAsync(HttpContext context, SessionRoute route, string backendTarget)
     {
         string session = route.Session;
-        if (await _access.CheckAsync(context, session) is { } denial)
+        if (await _access.CheckAsync(context, session, route.Prefix) is { } denial)
         {
             await denial.WriteAsync(context);
             return null;

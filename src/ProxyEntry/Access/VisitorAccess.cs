@@ -60,12 +60,13 @@ public sealed class VisitorAccess : IDisposable
     }
 
     /// <returns>Null when the visitor may go on; otherwise the answer to send (already logged).</returns>
-    public ValueTask<VisitorDenial?> CheckAsync(HttpContext context, string session)
+    /// <param name="prefix"><c>/session/{id}</c> when the path named the session; empty when its host did.</param>
+    public ValueTask<VisitorDenial?> CheckAsync(HttpContext context, string session, string prefix = "")
     {
         VisitorPolicies policies = Policies;
         VisitorPolicy? server = policies.Count == 0 ? null : policies.For(session);
         VisitorPolicy? declared = _anyDeclared && _declared.TryGetValue(session, out VisitorPolicy? fromClient) ? fromClient : null;
-        return server is null && declared is null ? default : CheckAsync(context, session, server, declared);
+        return server is null && declared is null ? default : CheckAsync(context, session, prefix, server, declared);
     }
 
     /// <summary>
@@ -100,7 +101,7 @@ public sealed class VisitorAccess : IDisposable
 
     public void Dispose() => _failures.Dispose();
 
-    private async ValueTask<VisitorDenial?> CheckAsync(HttpContext context, string session, VisitorPolicy? server, VisitorPolicy? declared)
+    private async ValueTask<VisitorDenial?> CheckAsync(HttpContext context, string session, string prefix, VisitorPolicy? server, VisitorPolicy? declared)
     {
         IPAddress? remote = context.Connection.RemoteIpAddress;
         VisitorCheck? serverCheck = null, declaredCheck = null;
@@ -111,7 +112,7 @@ public sealed class VisitorAccess : IDisposable
                 continue;
             }
 
-            var check = new VisitorCheck(context, session, remote, _failures);
+            var check = new VisitorCheck(context, session, remote, _failures) { Prefix = prefix };
             if (Deny(check, await policy.CheckAsync(check), policy) is { } denial)
             {
                 return denial;

@@ -19,6 +19,9 @@ public sealed class VisitorCheck(HttpContext context, string session, IPAddress?
 
     public string Session { get; } = session;
 
+    /// <summary><c>/session/{id}</c> when the path named the session; empty when its host did.</summary>
+    public string Prefix { get; init; } = string.Empty;
+
     public IPAddress? Remote { get; } = remote;
 
     /// <summary>With a <see cref="AttemptVerdict.Blocked"/> decision: when the address has an attempt again.</summary>

@@ -15,7 +15,7 @@ public sealed record VisitorRuleKind(
 /// <summary>Every rule kind, in the order a policy checks them: adding a kind is its class and a line here.</summary>
 public static class VisitorRuleKinds
 {
-    public static readonly IReadOnlyList<VisitorRuleKind> All = [AddressRule.Kind, BasicAuthRule.Kind, ApiKeyRule.Kind, JwtRule.Kind];
+    public static readonly IReadOnlyList<VisitorRuleKind> All = [AddressRule.Kind, BasicAuthRule.Kind, ApiKeyRule.Kind, JwtRule.Kind, OidcRule.Kind];
 
     /// <summary>The rules one <c>Visitors</c> entry of the credentials file sets.</summary>
     public static List<IVisitorRule> FromFile(IConfigurationSection entry, string where, List<string> problems)

@@ -43,7 +43,17 @@ public sealed class Credentials
         List<ClientCredential> clients = ParseClients(root.GetSection("Clients"), problems);
         List<VisitorPolicy> visitors = ParseVisitors(root.GetSection("Visitors"), problems);
         Dictionary<string, int> tcpPorts = ParseTcpPorts(root.GetSection("TcpPorts"), problems);
-        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors), tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
+        var policies = new VisitorPolicies(visitors);
+        foreach (string tcpSession in tcpPorts.Keys)
+        {
+            if (policies.For(tcpSession) is { HasLogin: true } login)
+            {
+                problems.Add($"Visitors ({login.Sessions.Text}): an Oidc login cannot guard session '{tcpSession}', which takes raw TCP callers (TcpPorts): " +
+                    "a TCP caller cannot follow a browser login. Give the TCP session an entry of its own (Allow/Deny), or leave it out of TcpPorts.");
+            }
+        }
+
+        return problems.Count == 0 ? new Credentials(clients, policies, tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
     }
 
     private static IConfigurationRoot ReadJson(Stream json)
