@@ -222,7 +222,7 @@ public sealed class OidcRule : IVisitorRule
             || claim.Type == Settings.ClaimName), "oidc", "sub", null);
         await callback.Cookies.SignInAsync(new ClaimsPrincipal(kept), context.Properties);
         context.HandleResponse();
-        context.HttpContext.Response.Redirect(context.ReturnUri is { Length: > 0 } back && back.StartsWith('/') ? back : "/");
+        context.HttpContext.Response.Redirect(LocalPath(context.ReturnUri));
     }
 
     /// <summary>A callback that does not complete (a replayed or forged state, a code the provider does not know) counts as a failed attempt.</summary>
@@ -234,6 +234,10 @@ public sealed class OidcRule : IVisitorRule
         return ProblemResponse.WriteAsync(context.HttpContext, StatusCodes.Status401Unauthorized, ProblemTypes.VisitorUnauthorized, "Unauthorized",
             $"The login did not complete: {context.Failure?.Message} Open the page again to sign in.", blocked ? 60 : null);
     }
+
+    /// <summary>Where a finished login goes back to: a path on this host only (never <c>//other.example</c>).</summary>
+    internal static string LocalPath(string? back) =>
+        back is { Length: > 0 } && back[0] == '/' && (back.Length == 1 || (back[1] != '/' && back[1] != '\\')) ? back : "/";
 
     private static void RemoveLoginCookie(HttpRequest request)
     {

@@ -30,11 +30,22 @@ public sealed class VisitorCheck(HttpContext context, string session, IPAddress?
     /// <summary>The header that carried the accepted credentials, for the caller to take off before forwarding.</summary>
     public string? CredentialsHeader { get; set; }
 
-    /// <summary>Who the accepting rule says the visitor is (sent to the backend as <c>X-Forwarded-User</c>); null: nobody named.</summary>
-    public string? User { get; set; }
+    /// <summary>
+    /// Who the accepting rule says the visitor is (sent to the backend as <c>X-Forwarded-User</c>); null: nobody named.
+    /// A name that could not stand in a header line (control characters, over 256 characters) is dropped.
+    /// </summary>
+    public string? User
+    {
+        get;
+        set => field = HeaderSafe(value);
+    }
 
-    /// <summary>The visitor's email, when the accepting rule knows it (<c>X-Forwarded-Email</c>).</summary>
-    public string? Email { get; set; }
+    /// <summary>The visitor's email, when the accepting rule knows it (<c>X-Forwarded-Email</c>); dropped as <see cref="User"/> is.</summary>
+    public string? Email
+    {
+        get;
+        set => field = HeaderSafe(value);
+    }
 
     /// <summary>Why a rule refused the credentials, for the 401's detail and its challenge (a token that expired, …).</summary>
     public string? Problem { get; set; }
@@ -78,6 +89,24 @@ public sealed class VisitorCheck(HttpContext context, string session, IPAddress?
         }
 
         _decided = AttemptVerdict.Passed;
+    }
+
+    private static string? HeaderSafe(string? value)
+    {
+        if (value is null || value.Length is 0 or > 256)
+        {
+            return null;
+        }
+
+        foreach (char c in value)
+        {
+            if (c < 0x20 || c == 0x7F)
+            {
+                return null;
+            }
+        }
+
+        return value;
     }
 
     /// <summary>The outcome of a rule's check that ends in <paramref name="verdict"/>.</summary>

@@ -89,6 +89,31 @@ public sealed class OidcRuleTests
         Assert.Contains("groups", rule.Settings.Scopes);
     }
 
+    [Theory]
+    [InlineData("/session/lab/tree?x=1", "/session/lab/tree?x=1")]
+    [InlineData("/", "/")]
+    [InlineData("//evil.example/x", "/")]
+    [InlineData("/\\evil.example/x", "/")]
+    [InlineData("https://evil.example/", "/")]
+    [InlineData(null, "/")]
+    public void A_finished_login_goes_back_to_a_path_on_this_host_only(string? back, string expected) =>
+        Assert.Equal(expected, OidcRule.LocalPath(back));
+
+    [Theory]
+    [InlineData("alice@example.com", "alice@example.com")]
+    [InlineData("alice\r\nX-Admin: yes", null)]
+    [InlineData("", null)]
+    public void An_identity_that_could_not_stand_in_a_header_line_is_dropped(string name, string? expected)
+    {
+        var check = new VisitorCheck(new Microsoft.AspNetCore.Http.DefaultHttpContext(), "s", remote: null, attempts: null)
+        {
+            User = name,
+            Email = name,
+        };
+
+        Assert.Equal((expected, expected), (check.User, check.Email));
+    }
+
     private static ClaimsPrincipal Account(string email, string verified, string? group)
     {
         var claims = new List<Claim> { new("sub", email), new("email", email), new("email_verified", verified) };
