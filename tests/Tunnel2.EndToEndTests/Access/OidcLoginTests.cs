@@ -1,7 +1,5 @@
 using System.Net;
-using System.Security.Claims;
 using System.Text.Json;
-using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.DataProtection;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -238,46 +236,12 @@ public sealed class OidcLoginTests : IAsyncLifetime
         Assert.Equal(HttpStatusCode.Unauthorized, otherAnswer.StatusCode); // another address keeps its own attempts
     }
 
-    /// <summary>
-    /// Opens <paramref name="url"/>, signs in at the provider's pages as <paramref name="email"/>, consents, and returns
-    /// the tunnel's answer it lands on. Each step waits for its page's element (Playwright's auto-wait), not for time.
-    /// </summary>
-    private async Task<IResponse?> LogInAsync(IPage page, string url, string email)
-    {
-        string tunnel = _stack!.PublicUrl.ToString().TrimEnd('/');
-        IResponse? landed = null;
-        void Track(object? sender, IResponse response)
-        {
-            if (response.Request.IsNavigationRequest && response.Url.StartsWith(tunnel, StringComparison.Ordinal) && response.Status is < 300 or >= 400)
-            {
-                landed = response;
-            }
-        }
-
-        page.Response += Track;
-        await page.GotoAsync(url);
-        Assert.StartsWith(_provider!.Issuer, page.Url, StringComparison.Ordinal); // sent to the provider's login page
-        await page.FillAsync("input[name=login]", email);
-        await page.FillAsync("input[name=password]", "any-password");
-        await page.ClickAsync("button[type=submit]");
-        await page.ClickAsync("button[autofocus]"); // the consent page's Continue
-        await page.WaitForURLAsync(address => address.StartsWith(tunnel, StringComparison.Ordinal));
-        page.Response -= Track;
-        return landed;
-    }
+    private Task<IResponse?> LogInAsync(IPage page, string url, string email) => _provider!.LogInAsync(page, url, email, _stack!.PublicUrl);
 
     private IDataProtectionProvider SharedKeys() =>
         DataProtectionProvider.Create(new DirectoryInfo(_keys), keys => keys.SetApplicationName(OidcRule.KeysApplication));
 
-    /// <summary>A login cookie for <paramref name="email"/>, as a node sharing <paramref name="keys"/> would set it.</summary>
-    private string Cookie(IDataProtectionProvider keys, string email, TimeSpan lifetime)
-    {
-        var identity = new ClaimsIdentity([new Claim("sub", email), new Claim("email", email), new Claim("email_verified", "true")], "oidc", "sub", null);
-        DateTimeOffset now = DateTimeOffset.UtcNow;
-        var properties = new AuthenticationProperties { IssuedUtc = now - TimeSpan.FromMinutes(lifetime < TimeSpan.Zero ? 60 : 0), ExpiresUtc = now + lifetime };
-        var ticket = new AuthenticationTicket(new ClaimsPrincipal(identity), properties, OidcRule.SchemeName(_session));
-        return OidcRule.CookieName + "=" + OidcRule.TicketFormat(keys, _session).Protect(ticket);
-    }
+    private string Cookie(IDataProtectionProvider keys, string email, TimeSpan lifetime) => OidcProvider.LoginCookie(keys, _session, email, lifetime);
 
     private Task<HttpResponseMessage> SendAsync(string cookie, string visitor)
     {

@@ -1,5 +1,10 @@
 using System.Diagnostics;
+using System.Security.Claims;
 using System.Text;
+using Microsoft.AspNetCore.Authentication;
+using Microsoft.AspNetCore.DataProtection;
+using Microsoft.Playwright;
+using Tunnel2.ProxyEntry.Access;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
@@ -66,6 +71,44 @@ public sealed class OidcProvider : IAsyncDisposable
             process.Dispose();
             throw;
         }
+    }
+
+    /// <summary>
+    /// Opens <paramref name="url"/>, signs in at the provider's pages as <paramref name="email"/>, consents, and returns
+    /// the tunnel's answer it lands on. Each step waits for its page's element (Playwright's auto-wait), not for time.
+    /// </summary>
+    public async Task<IResponse?> LogInAsync(IPage page, string url, string email, Uri tunnelPublicUrl)
+    {
+        string tunnel = tunnelPublicUrl.ToString().TrimEnd('/');
+        IResponse? landed = null;
+        void Track(object? sender, IResponse response)
+        {
+            if (response.Request.IsNavigationRequest && response.Url.StartsWith(tunnel, StringComparison.Ordinal) && response.Status is < 300 or >= 400)
+            {
+                landed = response;
+            }
+        }
+
+        page.Response += Track;
+        await page.GotoAsync(url);
+        Assert.StartsWith(Issuer, page.Url, StringComparison.Ordinal); // sent to the provider's login page
+        await page.FillAsync("input[name=login]", email);
+        await page.FillAsync("input[name=password]", "any-password");
+        await page.ClickAsync("button[type=submit]");
+        await page.ClickAsync("button[autofocus]"); // the consent page's Continue
+        await page.WaitForURLAsync(address => address.StartsWith(tunnel, StringComparison.Ordinal));
+        page.Response -= Track;
+        return landed;
+    }
+
+    /// <summary>A login cookie of <paramref name="session"/> for <paramref name="email"/>, as a node sharing <paramref name="keys"/> would set it.</summary>
+    public static string LoginCookie(IDataProtectionProvider keys, string session, string email, TimeSpan lifetime)
+    {
+        var identity = new ClaimsIdentity([new Claim("sub", email), new Claim("email", email), new Claim("email_verified", "true")], "oidc", "sub", null);
+        DateTimeOffset now = DateTimeOffset.UtcNow;
+        var properties = new AuthenticationProperties { IssuedUtc = now - TimeSpan.FromMinutes(lifetime < TimeSpan.Zero ? 60 : 0), ExpiresUtc = now + lifetime };
+        var ticket = new AuthenticationTicket(new ClaimsPrincipal(identity), properties, OidcRule.SchemeName(session));
+        return OidcRule.CookieName + "=" + OidcRule.TicketFormat(keys, session).Protect(ticket);
     }
 
     public async ValueTask DisposeAsync()
