@@ -154,6 +154,47 @@ public sealed class OidcLoginTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Over_TLS_the_login_cookie_is_Secure()
+    {
+        using var certificates = new TestCertificates();
+        TestCertificates.PemPair certificate = certificates.IssueServer();
+        await using TunnelProcess tlsNode = TunnelProcess.StartServer("server-tls",
+            ["--public-url", "https://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token,
+                "--certificate", certificate.CertificatePath, "--certificate-key", certificate.KeyPath, .. ServerArgs]);
+        (Uri publicTls, Uri tunnelTls) = await tlsNode.WaitForServerUrlsAsync();
+        await using TunnelProcess clientTls = TunnelProcess.StartClient("client-tls",
+            ["--server", tunnelTls.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
+        Uri app = new(publicTls, $"/session/{_session}/loadtest/get?tls=1");
+        using var trusting = new HttpClient(new SocketsHttpHandler
+        {
+            AllowAutoRedirect = false,
+            SslOptions =
+            {
+                RemoteCertificateValidationCallback = (_, presented, _, _) =>
+                    presented is not null && presented.GetCertHashString(System.Security.Cryptography.HashAlgorithmName.SHA256) == certificate.Sha256,
+            },
+        });
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            using HttpResponseMessage probe = await trusting.GetAsync(app);
+            return probe.StatusCode == HttpStatusCode.Redirect;
+        }, "the TLS node serves the session");
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync();
+        using IPlaywright _ = playwright;
+        await using IBrowser __ = browser;
+        IBrowserContext context = await browser.NewContextAsync(new BrowserNewContextOptions { IgnoreHTTPSErrors = true });
+        IPage page = await context.NewPageAsync();
+
+        IResponse? answer = await _provider!.LogInAsync(page, app.ToString(), "erin@example.com", publicTls);
+
+        Assert.Equal(200, answer!.Status);
+        BrowserContextCookiesResult cookie = Assert.Single(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
+        Assert.True(cookie.Secure);
+        Assert.True(cookie.HttpOnly);
+        Assert.Equal(SameSiteAttribute.Lax, cookie.SameSite);
+    }
+
+    [Fact]
     public async Task A_server_whose_credentials_file_puts_a_login_on_a_TCP_session_refuses_to_start_and_says_why()
     {
         string path = Path.Combine(Path.GetTempPath(), $"tunnel2-oidc-tcp-{Guid.NewGuid():N}.json");
