@@ -5,7 +5,7 @@
 //   node provider.mjs <client-id> <client-secret>
 //
 // Listens on a free loopback port and prints "listening <issuer>" once it takes requests. Any redirect URI on
-// 127.0.0.1 is allowed (the tunnel's public port is only known later).
+// 127.0.0.1 or *.apps.test is allowed (the tunnel's public port is only known later).
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -35,7 +35,8 @@ server.listen(0, '127.0.0.1', () => {
     pkce: { required: () => true }, // a login without PKCE fails, so the browser test shows the tunnel uses it
   });
   provider.Client.prototype.redirectUriAllowed = function allowed(uri) {
-    return new URL(uri).hostname === '127.0.0.1';
+    const { hostname } = new URL(uri);
+    return hostname === '127.0.0.1' || hostname.endsWith('.apps.test'); // path mode, and host mode under *.apps.test
   };
   server.on('request', provider.callback());
   console.log(`listening ${issuer}`);

@@ -154,6 +154,37 @@ public sealed class OidcLoginTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task In_host_mode_the_login_lives_on_the_sessions_host_and_its_cookie_is_the_hosts()
+    {
+        await using TunnelProcess hostNode = TunnelProcess.StartServer("server-host",
+            ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, "--host-suffix", "apps.test", .. ServerArgs]);
+        (Uri publicHost, Uri tunnelHost) = await hostNode.WaitForServerUrlsAsync();
+        await using TunnelProcess clientHost = TunnelProcess.StartClient("client-host",
+            ["--server", tunnelHost.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
+        var site = new Uri($"http://{_session}.apps.test:{publicHost.Port}/");
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            using var probe = new HttpRequestMessage(HttpMethod.Get, new Uri(publicHost, "/loadtest/get"));
+            probe.Headers.Host = site.Authority;
+            using HttpResponseMessage answer = await _http.SendAsync(probe);
+            return answer.StatusCode == HttpStatusCode.Redirect;
+        }, "the host-mode node serves the session");
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync("--host-resolver-rules=MAP *.apps.test 127.0.0.1");
+        using IPlaywright _ = playwright;
+        await using IBrowser __ = browser;
+        IBrowserContext context = await browser.NewContextAsync();
+        IPage page = await context.NewPageAsync();
+
+        IResponse? answer = await _provider!.LogInAsync(page, new Uri(site, "/loadtest/get?host=1").ToString(), "frank@example.com", site);
+
+        Assert.Equal(200, answer!.Status);
+        using JsonDocument seen = JsonDocument.Parse(await page.InnerTextAsync("body"));
+        Assert.Equal("frank@example.com", seen.RootElement.GetProperty("headers").GetProperty("X-Forwarded-Email").GetString());
+        BrowserContextCookiesResult cookie = Assert.Single(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
+        Assert.Equal(($"{_session}.apps.test", "/"), (cookie.Domain, cookie.Path)); // the session's host alone, no Domain attribute
+    }
+
+    [Fact]
     public async Task Over_TLS_the_login_cookie_is_Secure()
     {
         using var certificates = new TestCertificates();
