@@ -14,7 +14,6 @@ using Microsoft.Extensions.Options;
 using Microsoft.IdentityModel.Protocols.OpenIdConnect;
 using Microsoft.Net.Http.Headers;
 using Tunnel2.ProxyEntry.Limits;
-using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.ProxyEntry.Access;
 
@@ -212,8 +211,7 @@ public sealed class OidcRule : IVisitorRule
         if (!Allows(account, out string who))
         {
             context.HandleResponse();
-            await ProblemResponse.WriteAsync(context.HttpContext, StatusCodes.Status403Forbidden, ProblemTypes.VisitorForbidden, "Forbidden",
-                $"The account {who} may not visit this session.", retryAfterSeconds: null);
+            await VisitorDenial.Forbidden($"The account {who} may not visit this session.").WriteAsync(context.HttpContext);
             return;
         }
 
@@ -231,8 +229,8 @@ public sealed class OidcRule : IVisitorRule
         var callback = (Callback)context.HttpContext.Items[CallbackKey]!;
         context.HandleResponse();
         bool blocked = callback.Check.Decide(failed: true) == AttemptVerdict.Blocked;
-        return ProblemResponse.WriteAsync(context.HttpContext, StatusCodes.Status401Unauthorized, ProblemTypes.VisitorUnauthorized, "Unauthorized",
-            $"The login did not complete: {context.Failure?.Message} Open the page again to sign in.", blocked ? 60 : null);
+        return VisitorDenial.Unauthorized($"The login did not complete: {context.Failure?.Message} Open the page again to sign in.", [],
+            blocked ? 60 : null).WriteAsync(context.HttpContext);
     }
 
     /// <summary>Where a finished login goes back to: a path on this host only (never <c>//other.example</c>).</summary>

@@ -164,8 +164,7 @@ public sealed class VisitorAccess : IDisposable
                 return VisitorDenial.Answered;
             case VisitorVerdict.AddressDenied:
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "address-denied");
-                return new VisitorDenial(StatusCodes.Status403Forbidden, ProblemTypes.VisitorForbidden, "Forbidden",
-                    "This session does not take requests from your address.", []);
+                return VisitorDenial.Forbidden("This session does not take requests from your address.");
             case VisitorVerdict.TooManyAttempts:
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "too-many-failed-attempts");
                 return new VisitorDenial(StatusCodes.Status429TooManyRequests, ProblemTypes.TooManyFailedAttempts, "Too many failed attempts",
@@ -180,6 +179,5 @@ public sealed class VisitorAccess : IDisposable
     }
 
     private static VisitorDenial Unauthorized(VisitorPolicy policy, VisitorCheck check) =>
-        new(StatusCodes.Status401Unauthorized, ProblemTypes.VisitorUnauthorized, "Unauthorized",
-            check.Problem is null ? policy.Needs() : check.Problem + " " + policy.Needs(), policy.Challenges(check.Session, check));
+        VisitorDenial.Unauthorized(check.Problem is null ? policy.Needs() : check.Problem + " " + policy.Needs(), policy.Challenges(check.Session, check));
 }
