@@ -27,39 +27,37 @@ internal sealed class ExchangeAdmission
         _maxHeadersBytes = options.Value.Limits.MaxRequestHeadersBytes;
     }
 
-    /// <returns>False, with the refusal being written, when the request goes no further.</returns>
-    public bool TryAdmit(HttpContext context, in SessionRoute route, string backendTarget, out RequestHead head, out Task refusal)
+    /// <returns>The head to forward; null when the request goes no further (its refusal written).</returns>
+    public async ValueTask<RequestHead?> AdmitAsync(HttpContext context, SessionRoute route, string backendTarget)
     {
         string session = route.Session;
-        head = null!;
-        if (_access.Check(context, session) is { } denial)
+        if (await _access.CheckAsync(context, session, route.Prefix) is { } denial)
         {
-            refusal = denial.WriteAsync(context);
-            return false;
+            await denial.WriteAsync(context);
+            return null;
         }
 
         if (_drain.IsDraining)
         {
-            refusal = _failures.FailAsync(context, streamId: 0, session, ForwardingFailure.ServerDraining);
-            return false;
+            await _failures.FailAsync(context, streamId: 0, session, ForwardingFailure.ServerDraining);
+            return null;
         }
 
-        head = RequestHeadBuilder.Build(context, backendTarget, route.Prefix, out long headerBytes, out RequestHeadProblem problem);
+        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, route.Prefix, out long headerBytes, out RequestHeadProblem problem);
         if (ForwardingFailure.FromHeadProblem(problem) is { } refused)
         {
             // The caller framed this request oddly; what follows it on the connection is not trusted either.
             context.Response.Headers.Connection = "close";
-            refusal = _failures.FailAsync(context, streamId: 0, session, refused);
-            return false;
+            await _failures.FailAsync(context, streamId: 0, session, refused);
+            return null;
         }
 
         if (headerBytes > _maxHeadersBytes)
         {
-            refusal = _failures.FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);
-            return false;
+            await _failures.FailAsync(context, streamId: 0, session, ForwardingFailure.HeadersTooLarge);
+            return null;
         }
 
-        refusal = Task.CompletedTask;
-        return true;
+        return head;
     }
 }

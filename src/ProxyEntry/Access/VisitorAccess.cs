@@ -14,11 +14,16 @@ namespace Tunnel2.ProxyEntry.Access;
 /// Visitor access control, checked for every public request before anything reaches an uplink: the session's
 /// <see cref="VisitorPolicy"/> from the server's credentials file, then the one its client declared at login (when the
 /// server allows that), and a limit on wrong credentials per address. The header that carried accepted credentials is
-/// the tunnel's, not the backend's: it is taken off before the request is forwarded. A server with no policies pays
-/// two field reads per request.
+/// the tunnel's, not the backend's: it is taken off before the request is forwarded. Under a policy, the identity
+/// headers (<see cref="ForwardedUserHeader"/>, <see cref="ForwardedEmailHeader"/>) are the tunnel's too: a caller's are
+/// removed, and the visitor's identity, when a rule knows it, is set. A server with no policies pays two field reads
+/// per request.
 /// </summary>
 public sealed class VisitorAccess : IDisposable
 {
+    public const string ForwardedUserHeader = "X-Forwarded-User";
+    public const string ForwardedEmailHeader = "X-Forwarded-Email";
+
     private readonly FailedAttempts _failures;
     private readonly ILogger<VisitorAccess> _logger;
     private readonly ConcurrentDictionary<string, VisitorPolicy> _declared = new(StringComparer.Ordinal);
@@ -55,33 +60,13 @@ public sealed class VisitorAccess : IDisposable
     }
 
     /// <returns>Null when the visitor may go on; otherwise the answer to send (already logged).</returns>
-    public VisitorDenial? Check(HttpContext context, string session)
+    /// <param name="prefix"><c>/session/{id}</c> when the path named the session; empty when its host did.</param>
+    public ValueTask<VisitorDenial?> CheckAsync(HttpContext context, string session, string prefix = "")
     {
         VisitorPolicies policies = Policies;
         VisitorPolicy? server = policies.Count == 0 ? null : policies.For(session);
         VisitorPolicy? declared = _anyDeclared && _declared.TryGetValue(session, out VisitorPolicy? fromClient) ? fromClient : null;
-        if (server is null && declared is null)
-        {
-            return null;
-        }
-
-        string? serverHeader = null, declaredHeader = null;
-        VisitorDenial? denial = server is null ? null : Check(context, session, server, out serverHeader);
-        denial ??= declared is null ? null : Check(context, session, declared, out declaredHeader);
-        if (denial is not null)
-        {
-            return denial;
-        }
-
-        foreach (string? used in (ReadOnlySpan<string?>)[serverHeader, declaredHeader])
-        {
-            if (used is not null)
-            {
-                context.Request.Headers.Remove(used);
-            }
-        }
-
-        return null;
+        return server is null && declared is null ? default : CheckAsync(context, session, prefix, server, declared);
     }
 
     /// <summary>
@@ -116,38 +101,83 @@ public sealed class VisitorAccess : IDisposable
 
     public void Dispose() => _failures.Dispose();
 
-    private VisitorDenial? Check(HttpContext context, string session, VisitorPolicy policy, out string? credentialsHeader)
+    private async ValueTask<VisitorDenial?> CheckAsync(HttpContext context, string session, string prefix, VisitorPolicy? server, VisitorPolicy? declared)
     {
-        credentialsHeader = null;
         IPAddress? remote = context.Connection.RemoteIpAddress;
-        VisitorVerdict verdict = policy.Check(context.Request, remote, _failures, out credentialsHeader, out TimeSpan wait);
+        VisitorCheck? serverCheck = null, declaredCheck = null;
+        foreach (VisitorPolicy? policy in new[] { server, declared })
+        {
+            if (policy is null)
+            {
+                continue;
+            }
+
+            var check = new VisitorCheck(context, session, remote, _failures) { Prefix = prefix };
+            if (Deny(check, await policy.CheckAsync(check), policy) is { } denial)
+            {
+                return denial;
+            }
+
+            if (ReferenceEquals(policy, server))
+            {
+                serverCheck = check;
+            }
+            else
+            {
+                declaredCheck = check;
+            }
+        }
+
+        IHeaderDictionary headers = context.Request.Headers;
+        headers.Remove(ForwardedUserHeader);
+        headers.Remove(ForwardedEmailHeader);
+        foreach (VisitorCheck? check in (ReadOnlySpan<VisitorCheck?>)[serverCheck, declaredCheck])
+        {
+            if (check?.CredentialsHeader is { } used)
+            {
+                headers.Remove(used);
+            }
+        }
+
+        VisitorCheck? named = serverCheck?.User is not null ? serverCheck : declaredCheck?.User is not null ? declaredCheck : null;
+        if (named is not null)
+        {
+            headers[ForwardedUserHeader] = named.User;
+            if (named.Email is not null)
+            {
+                headers[ForwardedEmailHeader] = named.Email;
+            }
+        }
+
+        return null;
+    }
+
+    private VisitorDenial? Deny(VisitorCheck check, VisitorVerdict verdict, VisitorPolicy policy)
+    {
+        string session = check.Session;
+        IPAddress? remote = check.Remote;
         switch (verdict)
         {
             case VisitorVerdict.Allowed:
                 return null;
+            case VisitorVerdict.Answered:
+                return VisitorDenial.Answered;
             case VisitorVerdict.AddressDenied:
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "address-denied");
-                return new VisitorDenial(StatusCodes.Status403Forbidden, ProblemTypes.VisitorForbidden, "Forbidden",
-                    "This session does not take requests from your address.", []);
+                return VisitorDenial.Forbidden("This session does not take requests from your address.");
             case VisitorVerdict.TooManyAttempts:
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "too-many-failed-attempts");
                 return new VisitorDenial(StatusCodes.Status429TooManyRequests, ProblemTypes.TooManyFailedAttempts, "Too many failed attempts",
-                    "This address sent too many wrong credentials; try again later.", [], Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)));
+                    "This address sent too many wrong credentials; try again later.", [], Math.Max(1, (int)Math.Ceiling(check.RetryAfter.TotalSeconds)));
             case VisitorVerdict.CredentialsWrong:
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "credentials-wrong");
-                return Unauthorized(policy, session);
+                return Unauthorized(policy, check);
             default:
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "credentials-missing");
-                return Unauthorized(policy, session);
+                return Unauthorized(policy, check);
         }
     }
 
-    private static VisitorDenial Unauthorized(VisitorPolicy policy, string session) =>
-        new(StatusCodes.Status401Unauthorized, ProblemTypes.VisitorUnauthorized, "Unauthorized",
-            policy.Users.Count > 0 && policy.ApiKeys.Count > 0
-                ? "This session needs a user name and password (basic auth) or an API key (Authorization: Bearer, or X-Api-Key)."
-                : policy.Users.Count > 0
-                    ? "This session needs a user name and password (basic auth)."
-                    : "This session needs an API key (Authorization: Bearer <key>, or X-Api-Key: <key>).",
-            policy.Challenges(session));
+    private static VisitorDenial Unauthorized(VisitorPolicy policy, VisitorCheck check) =>
+        VisitorDenial.Unauthorized(check.Problem is null ? policy.Needs() : check.Problem + " " + policy.Needs(), policy.Challenges(check.Session, check));
 }

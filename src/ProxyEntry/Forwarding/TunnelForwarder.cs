@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using Microsoft.AspNetCore.Http;
-using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
@@ -55,9 +54,8 @@ internal sealed class TunnelForwarder
 
     private async Task ForwardToSessionAsync(HttpContext context, SessionRoute route, string backendTarget)
     {
-        if (!_admission.TryAdmit(context, route, backendTarget, out RequestHead head, out Task refusal))
+        if (await _admission.AdmitAsync(context, route, backendTarget) is not { } head)
         {
-            await refusal;
             return;
         }
 

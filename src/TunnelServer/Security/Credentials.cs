@@ -1,4 +1,3 @@
-using System.Net;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Access;
 
@@ -44,7 +43,17 @@ public sealed class Credentials
         List<ClientCredential> clients = ParseClients(root.GetSection("Clients"), problems);
         List<VisitorPolicy> visitors = ParseVisitors(root.GetSection("Visitors"), problems);
         Dictionary<string, int> tcpPorts = ParseTcpPorts(root.GetSection("TcpPorts"), problems);
-        return problems.Count == 0 ? new Credentials(clients, new VisitorPolicies(visitors), tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
+        var policies = new VisitorPolicies(visitors);
+        foreach (string tcpSession in tcpPorts.Keys)
+        {
+            if (policies.For(tcpSession) is { HasLogin: true } login)
+            {
+                problems.Add($"Visitors ({login.Sessions.Text}): an Oidc login cannot guard session '{tcpSession}', which takes raw TCP callers (TcpPorts): " +
+                    "a TCP caller cannot follow a browser login. Give the TCP session an entry of its own (Allow/Deny), or leave it out of TcpPorts.");
+            }
+        }
+
+        return problems.Count == 0 ? new Credentials(clients, policies, tcpPorts) : throw new InvalidDataException(string.Join(" ", problems));
     }
 
     private static IConfigurationRoot ReadJson(Stream json)
@@ -110,8 +119,7 @@ public sealed class Credentials
                 problems.Add($"{where}: another entry has the same Sessions.");
             }
 
-            visitors.Add(new VisitorPolicy(pattern, Users(entry.GetSection("Users"), where, problems), ApiKeys(entry.GetSection("ApiKeys"), where, problems),
-                Networks(entry.GetSection("Allow"), where, problems), Networks(entry.GetSection("Deny"), where, problems)));
+            visitors.Add(new VisitorPolicy(pattern, VisitorRuleKinds.FromFile(entry, where, problems)));
         }
 
         return visitors;
@@ -145,42 +153,6 @@ public sealed class Credentials
         return ports;
     }
 
-    private static Dictionary<string, PasswordHash> Users(IConfigurationSection section, string where, List<string> problems)
-    {
-        var users = new Dictionary<string, PasswordHash>(StringComparer.Ordinal);
-        foreach (IConfigurationSection user in section.GetChildren())
-        {
-            if (PasswordHash.TryParse(user.Value, out PasswordHash? password))
-            {
-                users[user.Key] = password!;
-            }
-            else
-            {
-                problems.Add($"{where}: Users:{user.Key} must be a bcrypt hash of cost 04 to {PasswordHash.MaxWorkFactor} ($2y$10$…, from htpasswd -nbB or TunnelServer hash-password).");
-            }
-        }
-
-        return users;
-    }
-
-    private static List<byte[]> ApiKeys(IConfigurationSection section, string where, List<string> problems)
-    {
-        var keys = new List<byte[]>();
-        foreach (IConfigurationSection key in section.GetChildren())
-        {
-            if (TokenHash.TryParse(key.Value, out byte[] keyHash))
-            {
-                keys.Add(keyHash);
-            }
-            else
-            {
-                problems.Add($"{where}: ApiKeys[{key.Key}] must be 'sha256:' and 64 hex digits (TunnelServer hash-token).");
-            }
-        }
-
-        return keys;
-    }
-
     private static List<SessionPattern> Patterns(IConfigurationSection section, string where, List<string> problems)
     {
         var patterns = new List<SessionPattern>();
@@ -197,23 +169,5 @@ public sealed class Credentials
         }
 
         return patterns;
-    }
-
-    private static List<IPNetwork> Networks(IConfigurationSection section, string where, List<string> problems)
-    {
-        var networks = new List<IPNetwork>();
-        foreach (IConfigurationSection item in section.GetChildren())
-        {
-            if (NetworkList.TryParseNetwork(item.Value, out IPNetwork network))
-            {
-                networks.Add(network);
-            }
-            else
-            {
-                problems.Add($"{where}: {section.Key}: '{item.Value}' is not an address or a network in CIDR form (10.0.0.0/8, 2001:db8::/32).");
-            }
-        }
-
-        return networks;
     }
 }

@@ -31,11 +31,11 @@ public sealed class CredentialsTests
         Assert.True(client.MayServe("demo"));
         Assert.False(client.MayServe("team-b-web"));
         VisitorPolicy policy = credentials.Visitors.For("team-a-web")!;
-        Assert.True(policy.Users["alice"].Verify("alice", "wonderland"));
-        Assert.False(policy.Users["alice"].Verify("alice", "Wonderland"));
-        Assert.Single(policy.ApiKeys);
-        Assert.Equal(3, policy.Allow.Count);
-        Assert.Single(policy.Deny);
+        Assert.True(policy.Rule<BasicAuthRule>()!.Users["alice"].Verify("alice", "wonderland"));
+        Assert.False(policy.Rule<BasicAuthRule>()!.Users["alice"].Verify("alice", "Wonderland"));
+        Assert.Single(policy.Rule<ApiKeyRule>()!.Keys);
+        Assert.Equal(3, policy.Rule<AddressRule>()!.Allow.Count);
+        Assert.Single(policy.Rule<AddressRule>()!.Deny);
         Assert.Null(credentials.Visitors.For("demo"));
     }
 

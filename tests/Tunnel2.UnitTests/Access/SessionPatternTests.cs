@@ -42,7 +42,7 @@ public sealed class SessionPatternTests
         VisitorPolicy Policy(string pattern)
         {
             Assert.True(SessionPattern.TryParse(pattern, out SessionPattern? parsed, out _));
-            return new VisitorPolicy(parsed!, new Dictionary<string, PasswordHash>(), [], [], []);
+            return new VisitorPolicy(parsed!, []);
         }
 
         var policies = new VisitorPolicies([Policy("*"), Policy("team-*"), Policy("team-a-*"), Policy("team-a-web")]);

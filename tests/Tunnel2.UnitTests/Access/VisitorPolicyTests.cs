@@ -17,20 +17,20 @@ public sealed class VisitorPolicyTests
     [InlineData("::ffff:10.1.2.3", VisitorVerdict.Allowed)]
     [InlineData("2001:db8::1", VisitorVerdict.Allowed)]
     [InlineData("2001:db9::1", VisitorVerdict.AddressDenied)]
-    public void The_deny_list_comes_first_then_the_allow_list(string address, VisitorVerdict expected)
+    public async Task The_deny_list_comes_first_then_the_allow_list(string address, VisitorVerdict expected)
     {
         VisitorPolicy policy = Policy(allow: ["10.0.0.0/8", "2001:db8::/32"], deny: ["10.9.9.0/24"]);
 
-        Assert.Equal(expected, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse(address), attempts: null, out _, out _));
+        Assert.Equal(expected, await CheckAsync(policy, new DefaultHttpContext().Request, IPAddress.Parse(address), attempts: null));
     }
 
     [Fact]
-    public void A_deny_list_alone_lets_everyone_else_in()
+    public async Task A_deny_list_alone_lets_everyone_else_in()
     {
         VisitorPolicy policy = Policy(deny: ["127.0.0.0/8"]);
 
-        Assert.Equal(VisitorVerdict.AddressDenied, policy.Check(new DefaultHttpContext().Request, IPAddress.Loopback, attempts: null, out _, out _));
-        Assert.Equal(VisitorVerdict.Allowed, policy.Check(new DefaultHttpContext().Request, IPAddress.Parse("192.0.2.1"), attempts: null, out _, out _));
+        Assert.Equal(VisitorVerdict.AddressDenied, await CheckAsync(policy, new DefaultHttpContext().Request, IPAddress.Loopback, attempts: null));
+        Assert.Equal(VisitorVerdict.Allowed, await CheckAsync(policy, new DefaultHttpContext().Request, IPAddress.Parse("192.0.2.1"), attempts: null));
     }
 
     [Theory]
@@ -44,7 +44,7 @@ public sealed class VisitorPolicyTests
     [InlineData(null, ApiKey, VisitorVerdict.Allowed)]
     [InlineData(null, "wrong-key", VisitorVerdict.CredentialsWrong)]
     [InlineData("Digest whatever", null, VisitorVerdict.CredentialsWrong)]
-    public void Basic_auth_or_an_API_key_lets_a_visitor_in(string? authorization, string? apiKey, VisitorVerdict expected)
+    public async Task Basic_auth_or_an_API_key_lets_a_visitor_in(string? authorization, string? apiKey, VisitorVerdict expected)
     {
         VisitorPolicy policy = Policy(users: true, keys: true);
         HttpRequest request = new DefaultHttpContext().Request;
@@ -60,34 +60,53 @@ public sealed class VisitorPolicyTests
             request.Headers[VisitorPolicy.ApiKeyHeader] = apiKey;
         }
 
-        Assert.Equal(expected, policy.Check(request, IPAddress.Loopback, attempts: null, out string? used, out _));
+        var used = new List<string?>();
+        Assert.Equal(expected, await CheckAsync(policy, request, IPAddress.Loopback, attempts: null, used));
         if (expected == VisitorVerdict.Allowed)
         {
             // The header that carried the tunnel's credentials is named, for the caller to take off before forwarding.
-            Assert.Equal(apiKey is not null ? VisitorPolicy.ApiKeyHeader : "Authorization", used);
+            Assert.Equal(apiKey is not null ? VisitorPolicy.ApiKeyHeader : "Authorization", Assert.Single(used));
         }
     }
 
     [Fact]
-    public void A_password_not_verified_before_takes_its_count_before_bcrypt_runs_and_a_remembered_one_takes_none()
+    public async Task A_password_not_verified_before_takes_its_count_before_bcrypt_runs_and_a_remembered_one_takes_none()
     {
         VisitorPolicy policy = Policy(users: true);
         using var attempts = new FailedAttempts(perMinute: 3);
         IPAddress guesser = IPAddress.Parse("192.0.2.66");
-        VisitorVerdict Try(string pair)
+        Task<VisitorVerdict> Try(string pair)
         {
             HttpRequest request = new DefaultHttpContext().Request;
             request.Headers.Authorization = "Basic " + Convert.ToBase64String(Encoding.UTF8.GetBytes(pair));
-            return policy.Check(request, guesser, attempts, out _, out _);
+            return CheckAsync(policy, request, guesser, attempts);
         }
 
-        Assert.Equal(VisitorVerdict.Allowed, Try("alice:wonderland")); // its count was taken for bcrypt and given back
-        Assert.Equal(VisitorVerdict.CredentialsWrong, Try("alice:guess-1"));
-        Assert.Equal(VisitorVerdict.CredentialsWrong, Try("nobody:guess-2")); // an unknown user costs the same count
-        Assert.Equal(VisitorVerdict.Allowed, Try("alice:wonderland")); // remembered: no bcrypt, no count
-        Assert.Equal(VisitorVerdict.CredentialsWrong, Try("alice:guess-3"));
-        Assert.Equal(VisitorVerdict.TooManyAttempts, Try("alice:guess-4"));
-        Assert.Equal(VisitorVerdict.TooManyAttempts, Try("alice:wonderland")); // blocked: right or not, remembered or not
+        Assert.Equal(VisitorVerdict.Allowed, await Try("alice:wonderland")); // its count was taken for bcrypt and given back
+        Assert.Equal(VisitorVerdict.CredentialsWrong, await Try("alice:guess-1"));
+        Assert.Equal(VisitorVerdict.CredentialsWrong, await Try("nobody:guess-2")); // an unknown user costs the same count
+        Assert.Equal(VisitorVerdict.Allowed, await Try("alice:wonderland")); // remembered: no bcrypt, no count
+        Assert.Equal(VisitorVerdict.CredentialsWrong, await Try("alice:guess-3"));
+        Assert.Equal(VisitorVerdict.TooManyAttempts, await Try("alice:guess-4"));
+        Assert.Equal(VisitorVerdict.TooManyAttempts, await Try("alice:wonderland")); // blocked: right or not, remembered or not
+    }
+
+    [Fact]
+    public async Task A_rule_kind_of_its_own_joins_the_list_beside_the_others()
+    {
+        Assert.True(SessionPattern.TryParse("*", out SessionPattern? any, out _));
+        var policy = new VisitorPolicy(any!, [new AddressRule([], [IPNetwork.Parse("10.9.0.0/16")]), new PassRule(), new ApiKeyRule([TokenHash.Of(ApiKey)])]);
+        HttpRequest pass = new DefaultHttpContext().Request;
+        pass.Headers["X-Pass"] = "open-sesame";
+        HttpRequest key = new DefaultHttpContext().Request;
+        key.Headers[VisitorPolicy.ApiKeyHeader] = ApiKey;
+
+        Assert.Equal(VisitorVerdict.Allowed, await CheckAsync(policy, pass, IPAddress.Loopback, attempts: null));
+        Assert.Equal(VisitorVerdict.Allowed, await CheckAsync(policy, key, IPAddress.Loopback, attempts: null));
+        Assert.Equal(VisitorVerdict.AddressDenied, await CheckAsync(policy, pass, IPAddress.Parse("10.9.1.1"), attempts: null));
+        Assert.Equal(VisitorVerdict.CredentialsMissing, await CheckAsync(policy, new DefaultHttpContext().Request, IPAddress.Loopback, attempts: null));
+        Assert.Equal(["Pass", "Bearer"], policy.Challenges("s"));
+        Assert.Equal("This session needs the pass or an API key (Authorization: Bearer <key>, or X-Api-Key: <key>).", policy.Needs());
     }
 
     [Fact]
@@ -107,7 +126,47 @@ public sealed class VisitorPolicyTests
             userTable["alice"] = alice!;
         }
 
-        return new VisitorPolicy(any!, userTable, keys ? [TokenHash.Of(ApiKey)] : [],
-            [.. (allow ?? []).Select(IPNetwork.Parse)], [.. (deny ?? []).Select(IPNetwork.Parse)]);
+        var rules = new List<IVisitorRule>();
+        if (allow is not null || deny is not null)
+        {
+            rules.Add(new AddressRule([.. (allow ?? []).Select(IPNetwork.Parse)], [.. (deny ?? []).Select(IPNetwork.Parse)]));
+        }
+
+        if (users)
+        {
+            rules.Add(new BasicAuthRule(userTable));
+        }
+
+        if (keys)
+        {
+            rules.Add(new ApiKeyRule([TokenHash.Of(ApiKey)]));
+        }
+
+        return new VisitorPolicy(any!, rules);
+    }
+
+    /// <summary>A rule kind made here: the visitor names a pass in a header of its own.</summary>
+    private sealed class PassRule : IVisitorRule
+    {
+        public string Kind => "pass";
+
+        public bool WantsCredentials => true;
+
+        public string Asks => "the pass";
+
+        public string Challenge(string session, VisitorCheck? check) => "Pass";
+
+        public ValueTask<CredentialOutcome> CheckAsync(VisitorCheck check) => ValueTask.FromResult(
+            check.Request.Headers["X-Pass"].Count == 0 ? CredentialOutcome.Absent
+            : check.Request.Headers["X-Pass"] == "open-sesame" ? CredentialOutcome.Accepted : CredentialOutcome.Wrong);
+    }
+
+    /// <summary>One request's check, as <see cref="VisitorAccess"/> makes it.</summary>
+    private static async Task<VisitorVerdict> CheckAsync(VisitorPolicy policy, HttpRequest request, IPAddress remote, FailedAttempts? attempts, List<string?>? credentialsHeader = null)
+    {
+        var check = new VisitorCheck(request.HttpContext, "s", remote, attempts);
+        VisitorVerdict verdict = await policy.CheckAsync(check);
+        credentialsHeader?.Add(check.CredentialsHeader);
+        return verdict;
     }
 }

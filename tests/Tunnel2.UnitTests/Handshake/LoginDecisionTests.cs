@@ -224,8 +224,8 @@ public sealed class LoginDecisionTests
 
         Tunnel2.ProxyEntry.Access.VisitorPolicy policy = accepted!.DeclaredPolicy!;
         Assert.Equal("s-1", policy.Sessions.Text);
-        Assert.True(policy.Users["carol"].Verify("carol", "wonderland"));
-        Assert.Equal(2, policy.Allow.Count);
+        Assert.True(policy.Rule<Tunnel2.ProxyEntry.Access.BasicAuthRule>()!.Users["carol"].Verify("carol", "wonderland"));
+        Assert.Equal(2, policy.Rule<Tunnel2.ProxyEntry.Access.AddressRule>()!.Allow.Count);
         Assert.Equal((403, "client-policies-off"), (off.Status, off.Reason));
         Assert.Equal((400, "bad-visitor-policy"), (malformed!.Status, malformed.Reason));
         Assert.Equal((400, "bad-visitor-policy"), (badNetwork!.Status, badNetwork.Reason));

@@ -1,0 +1,337 @@
+using System.Net;
+using System.Text.Json;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.DataProtection;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Playwright;
+using Tunnel2.EndToEndTests.Infrastructure;
+using Tunnel2.ProxyEntry.Access;
+using Tunnel2.TestBackend;
+using static Tunnel2.EndToEndTests.Access.CredentialsFileTests;
+
+namespace Tunnel2.EndToEndTests.Access;
+
+/// <summary>
+/// Single sign-on for visitors, as deployed: a real OpenID provider (oidc-provider, started here), TunnelServer and
+/// TunnelClient processes, and headless Chromium logging in through the provider's own pages. The session takes
+/// accounts of example.com; the login cookie's keys live in a directory this test shares with the server, as the
+/// nodes of a cluster do, so the test can also make cookies as another node would (and expired ones).
+/// </summary>
+public sealed class OidcLoginTests : IAsyncLifetime
+{
+    private readonly string _path = Path.Combine(Path.GetTempPath(), $"tunnel2-oidc-{Guid.NewGuid():N}.json");
+    private readonly string _keys = Path.Combine(Path.GetTempPath(), $"tunnel2-oidc-keys-{Guid.NewGuid():N}");
+    private readonly string _session = "notebook-" + Guid.NewGuid().ToString("N")[..8];
+    private readonly HttpClient _http = CallerHttp.Create();
+    private OidcProvider? _provider;
+    private WebApplication? _backend;
+    private Uri? _backendUrl;
+    private ProcessStack? _stack;
+
+    public async ValueTask InitializeAsync()
+    {
+        _provider = await OidcProvider.StartAsync();
+        Directory.CreateDirectory(_keys);
+        string probe = Cookie(SharedKeys(), "probe@example.com", TimeSpan.FromHours(1)); // makes the key ring the server then reads
+        await File.WriteAllTextAsync(_path, CredentialsJson([], [
+            $$"""
+            { "Sessions": "{{_session}}", "Oidc": { "Authority": "{{_provider.Issuer}}", "ClientId": "{{OidcProvider.ClientId}}",
+              "ClientSecret": "{{OidcProvider.ClientSecret}}", "AllowedEmailDomains": [ "example.com" ], "KeysDirectory": "{{_keys}}" } }
+            """,
+        ]));
+        _backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--Serilog:MinimumLevel:Default=Warning"]);
+        await _backend.StartAsync();
+        _backendUrl = new Uri(_backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+        _stack = await ProcessStack.StartAsync(_session, new ProcessStackOptions
+        {
+            ServerArgs = ServerArgs,
+            ProbeHeaders = new Dictionary<string, string> { ["Cookie"] = probe },
+            BackendUrl = _backendUrl,
+        });
+    }
+
+    private string[] ServerArgs => [$"--TunnelServer:CredentialsFile={_path}", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32",
+        "--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute=3"];
+
+    public async ValueTask DisposeAsync()
+    {
+        _http.Dispose();
+        if (_stack is not null)
+        {
+            await _stack.DisposeAsync();
+        }
+
+        if (_provider is not null)
+        {
+            await _provider.DisposeAsync();
+        }
+
+        if (_backend is not null)
+        {
+            await _backend.DisposeAsync();
+        }
+
+        File.Delete(_path);
+        Directory.Delete(_keys, recursive: true);
+    }
+
+    [Fact]
+    public async Task A_browser_logs_in_at_the_provider_reaches_the_app_as_itself_and_logs_out()
+    {
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync();
+        using IPlaywright _ = playwright;
+        await using IBrowser __ = browser;
+        IBrowserContext context = await browser.NewContextAsync();
+        IPage page = await context.NewPageAsync();
+        var callbacks = new List<string>();
+        page.Request += (_, request) =>
+        {
+            if (request.Url.Contains(OidcRule.CallbackPath, StringComparison.Ordinal))
+            {
+                lock (callbacks)
+                {
+                    callbacks.Add(request.Url);
+                }
+            }
+        };
+
+        string app = _stack!.SessionUrl("/loadtest/get?page=1").ToString();
+        await LogInAsync(page, app, "alice@example.com");
+
+        using JsonDocument seen = JsonDocument.Parse(await page.InnerTextAsync("body"));
+        JsonElement headers = seen.RootElement.GetProperty("headers");
+        Assert.Equal("alice@example.com", headers.GetProperty("X-Forwarded-Email").GetString());
+        Assert.Equal("alice@example.com", headers.GetProperty("X-Forwarded-User").GetString());
+        Assert.False(headers.TryGetProperty("Cookie", out JsonElement cookieHeader) && cookieHeader.GetString()!.Contains(OidcRule.CookieName, StringComparison.Ordinal),
+            "the login cookie stays with the tunnel");
+        BrowserContextCookiesResult cookie = Assert.Single(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
+        Assert.True(cookie.HttpOnly);
+        Assert.Equal($"/session/{_session}/", cookie.Path);
+        Assert.False(cookie.Secure); // plain http here; over TLS the cookie is Secure (CookieSecurePolicy.SameAsRequest)
+
+        // The state of a finished login is spent: the same callback again does not log anyone in.
+        string callback = Assert.Single(callbacks);
+        Assert.Contains("state=", callback, StringComparison.Ordinal);
+        using HttpResponseMessage replayed = await _http.GetAsync(new Uri(callback));
+        await AssertProblemAsync(replayed, HttpStatusCode.Unauthorized, "urn:tunnel2:problem:visitor-unauthorized", "The login did not complete");
+        IResponse? again = await page.GotoAsync(callback);
+        Assert.Equal(401, again!.Status);
+
+        IResponse? logout = await page.GotoAsync(_stack.SessionUrl(OidcRule.LogoutPath).ToString());
+        Assert.Equal(200, logout!.Status);
+        Assert.DoesNotContain(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
+    }
+
+    [Fact]
+    public async Task A_login_at_one_node_opens_the_session_on_another_node_that_shares_the_keys_directory()
+    {
+        await using TunnelProcess nodeB = TunnelProcess.StartServer("server-b",
+            ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, .. ServerArgs]);
+        (Uri publicB, Uri tunnelB) = await nodeB.WaitForServerUrlsAsync();
+        await using TunnelProcess clientB = TunnelProcess.StartClient("client-b",
+            ["--server", tunnelB.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
+        Uri atB = new(publicB, $"/session/{_session}/loadtest/get?node=b");
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            using HttpResponseMessage probe = await _http.GetAsync(atB);
+            return probe.StatusCode == HttpStatusCode.Redirect; // node B serves the session and asks for the login
+        }, "node B serves the session");
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync();
+        using IPlaywright _ = playwright;
+        await using IBrowser __ = browser;
+        IBrowserContext context = await browser.NewContextAsync();
+        IPage page = await context.NewPageAsync();
+
+        await LogInAsync(page, _stack!.SessionUrl("/loadtest/get?node=a").ToString(), "dana@example.com");
+        IResponse? onB = await page.GotoAsync(atB.ToString()); // the same cookie (cookies do not name a port), read by node B
+
+        Assert.Equal(200, onB!.Status);
+        Assert.Equal(atB.ToString(), page.Url);
+        using JsonDocument seen = JsonDocument.Parse(await page.InnerTextAsync("body"));
+        Assert.Equal("dana@example.com", seen.RootElement.GetProperty("headers").GetProperty("X-Forwarded-Email").GetString());
+    }
+
+    [Fact]
+    public async Task In_host_mode_the_login_lives_on_the_sessions_host_and_its_cookie_is_the_hosts()
+    {
+        await using TunnelProcess hostNode = TunnelProcess.StartServer("server-host",
+            ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, "--host-suffix", "apps.test", .. ServerArgs]);
+        (Uri publicHost, Uri tunnelHost) = await hostNode.WaitForServerUrlsAsync();
+        await using TunnelProcess clientHost = TunnelProcess.StartClient("client-host",
+            ["--server", tunnelHost.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
+        var site = new Uri($"http://{_session}.apps.test:{publicHost.Port}/");
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            using var probe = new HttpRequestMessage(HttpMethod.Get, new Uri(publicHost, "/loadtest/get"));
+            probe.Headers.Host = site.Authority;
+            using HttpResponseMessage answer = await _http.SendAsync(probe);
+            return answer.StatusCode == HttpStatusCode.Redirect;
+        }, "the host-mode node serves the session");
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync("--host-resolver-rules=MAP *.apps.test 127.0.0.1");
+        using IPlaywright _ = playwright;
+        await using IBrowser __ = browser;
+        IBrowserContext context = await browser.NewContextAsync();
+        IPage page = await context.NewPageAsync();
+
+        IResponse? answer = await _provider!.LogInAsync(page, new Uri(site, "/loadtest/get?host=1").ToString(), "frank@example.com", site);
+
+        Assert.Equal(200, answer!.Status);
+        using JsonDocument seen = JsonDocument.Parse(await page.InnerTextAsync("body"));
+        Assert.Equal("frank@example.com", seen.RootElement.GetProperty("headers").GetProperty("X-Forwarded-Email").GetString());
+        BrowserContextCookiesResult cookie = Assert.Single(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
+        Assert.Equal(($"{_session}.apps.test", "/"), (cookie.Domain, cookie.Path)); // the session's host alone, no Domain attribute
+    }
+
+    [Fact]
+    public async Task Over_TLS_the_login_cookie_is_Secure()
+    {
+        using var certificates = new TestCertificates();
+        TestCertificates.PemPair certificate = certificates.IssueServer();
+        await using TunnelProcess tlsNode = TunnelProcess.StartServer("server-tls",
+            ["--public-url", "https://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token,
+                "--certificate", certificate.CertificatePath, "--certificate-key", certificate.KeyPath, .. ServerArgs]);
+        (Uri publicTls, Uri tunnelTls) = await tlsNode.WaitForServerUrlsAsync();
+        await using TunnelProcess clientTls = TunnelProcess.StartClient("client-tls",
+            ["--server", tunnelTls.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
+        Uri app = new(publicTls, $"/session/{_session}/loadtest/get?tls=1");
+        using var trusting = new HttpClient(new SocketsHttpHandler
+        {
+            AllowAutoRedirect = false,
+            SslOptions =
+            {
+                RemoteCertificateValidationCallback = (_, presented, _, _) =>
+                    presented is not null && presented.GetCertHashString(System.Security.Cryptography.HashAlgorithmName.SHA256) == certificate.Sha256,
+            },
+        });
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            using HttpResponseMessage probe = await trusting.GetAsync(app);
+            return probe.StatusCode == HttpStatusCode.Redirect;
+        }, "the TLS node serves the session");
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync();
+        using IPlaywright _ = playwright;
+        await using IBrowser __ = browser;
+        IBrowserContext context = await browser.NewContextAsync(new BrowserNewContextOptions { IgnoreHTTPSErrors = true });
+        IPage page = await context.NewPageAsync();
+
+        IResponse? answer = await _provider!.LogInAsync(page, app.ToString(), "erin@example.com", publicTls);
+
+        Assert.Equal(200, answer!.Status);
+        BrowserContextCookiesResult cookie = Assert.Single(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
+        Assert.True(cookie.Secure);
+        Assert.True(cookie.HttpOnly);
+        Assert.Equal(SameSiteAttribute.Lax, cookie.SameSite);
+    }
+
+    [Fact]
+    public async Task A_server_whose_credentials_file_puts_a_login_on_a_TCP_session_refuses_to_start_and_says_why()
+    {
+        string path = Path.Combine(Path.GetTempPath(), $"tunnel2-oidc-tcp-{Guid.NewGuid():N}.json");
+        await File.WriteAllTextAsync(path, $$"""
+            { "Clients": [], "TcpPorts": { "lab-db": 15432 },
+              "Visitors": [ { "Sessions": "lab-*", "Oidc": { "Authority": "{{_provider!.Issuer}}", "ClientId": "c", "ClientSecret": "s",
+                              "AllowedEmailDomains": [ "example.com" ] } } ] }
+            """);
+        try
+        {
+            await using TunnelProcess server = TunnelProcess.StartServer("server-tcp-login",
+                ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, $"--TunnelServer:CredentialsFile={path}"]);
+
+            Assert.NotEqual(0, await server.WaitForExitAsync(TimeSpan.FromSeconds(30)));
+            Assert.Contains("an Oidc login cannot guard session 'lab-db', which takes raw TCP callers", server.Output, StringComparison.Ordinal);
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+
+    [Fact]
+    public async Task An_account_of_another_email_domain_is_turned_away_after_the_login_and_gets_no_cookie()
+    {
+        (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync();
+        using IPlaywright _ = playwright;
+        await using IBrowser __ = browser;
+        IBrowserContext context = await browser.NewContextAsync();
+        IPage page = await context.NewPageAsync();
+
+        IResponse? answer = await LogInAsync(page, _stack!.SessionUrl("/loadtest/get").ToString(), "eve@evil.example");
+
+        Assert.Equal(403, answer!.Status);
+        Assert.Contains("eve@evil.example may not visit this session", await page.InnerTextAsync("body"), StringComparison.Ordinal);
+        Assert.DoesNotContain(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
+    }
+
+    [Fact]
+    public async Task A_cookie_that_is_tampered_expired_or_from_other_keys_is_sent_to_the_login_and_one_from_the_shared_keys_gets_in()
+    {
+        IDataProtectionProvider shared = SharedKeys();
+        string good = Cookie(shared, "bob@example.com", TimeSpan.FromMinutes(30));
+        string value = good[(OidcRule.CookieName.Length + 1)..];
+        string tampered = OidcRule.CookieName + "=" + value[..40] + (value[40] == 'A' ? 'B' : 'A') + value[41..];
+        string expired = Cookie(shared, "bob@example.com", TimeSpan.FromMinutes(-5));
+        string otherKeys = Cookie(new EphemeralDataProtectionProvider(), "bob@example.com", TimeSpan.FromMinutes(30));
+
+        Assert.Equal(HttpStatusCode.OK, (await SendAsync(good, "10.5.0.1")).StatusCode);
+        foreach ((string cookie, string visitor) in new[] { (tampered, "10.5.0.2"), (expired, "10.5.0.3"), (otherKeys, "10.5.0.4"), (string.Empty, "10.5.0.5") })
+        {
+            using HttpResponseMessage refused = await SendAsync(cookie, visitor);
+            Assert.Equal(HttpStatusCode.Redirect, refused.StatusCode);
+            Assert.StartsWith(_provider!.Issuer + "/auth?", refused.Headers.Location!.ToString(), StringComparison.Ordinal);
+            // The handler pushes its parameters (PKCE's challenge, state, nonce) to the provider first (RFC 9126, which
+            // oidc-provider offers); the browser carries only their reference.
+            Assert.Matches("[?&]client_id=tunnel2(&|$)", refused.Headers.Location!.Query);
+            Assert.Matches("[?&]request_uri=urn(%3A|:)ietf(%3A|:)params(%3A|:)oauth(%3A|:)request_uri", refused.Headers.Location!.Query);
+        }
+    }
+
+    [Fact]
+    public async Task A_flood_of_forged_callbacks_from_one_address_meets_the_failed_attempt_limit()
+    {
+        var answers = new List<HttpStatusCode>();
+        for (int i = 0; i < 8; i++)
+        {
+            using var forged = new HttpRequestMessage(HttpMethod.Get,
+                _stack!.SessionUrl($"{OidcRule.CallbackPath}?code=guess-{i}&state=forged-{Guid.NewGuid():N}"));
+            forged.Headers.Add("X-Forwarded-For", "10.66.0.7");
+            using HttpResponseMessage answer = await _http.SendAsync(forged);
+            answers.Add(answer.StatusCode);
+        }
+
+        using var other = new HttpRequestMessage(HttpMethod.Get, _stack!.SessionUrl($"{OidcRule.CallbackPath}?code=x&state=y"));
+        other.Headers.Add("X-Forwarded-For", "10.66.0.8");
+        using HttpResponseMessage otherAnswer = await _http.SendAsync(other);
+
+        Assert.Equal([.. Enumerable.Repeat(HttpStatusCode.Unauthorized, 3), .. Enumerable.Repeat(HttpStatusCode.TooManyRequests, 5)], answers);
+        Assert.Equal(HttpStatusCode.Unauthorized, otherAnswer.StatusCode); // another address keeps its own attempts
+    }
+
+    private Task<IResponse?> LogInAsync(IPage page, string url, string email) => _provider!.LogInAsync(page, url, email, _stack!.PublicUrl);
+
+    private IDataProtectionProvider SharedKeys() =>
+        DataProtectionProvider.Create(new DirectoryInfo(_keys), keys => keys.SetApplicationName(OidcRule.KeysApplication));
+
+    private string Cookie(IDataProtectionProvider keys, string email, TimeSpan lifetime) => OidcProvider.LoginCookie(keys, _session, email, lifetime);
+
+    private Task<HttpResponseMessage> SendAsync(string cookie, string visitor)
+    {
+        var request = new HttpRequestMessage(HttpMethod.Get, _stack!.SessionUrl("/loadtest/get"));
+        if (cookie.Length > 0)
+        {
+            request.Headers.Add("Cookie", cookie);
+        }
+
+        request.Headers.Add("X-Forwarded-For", visitor);
+        return _http.SendAsync(request);
+    }
+
+    private static async Task AssertProblemAsync(HttpResponseMessage response, HttpStatusCode status, string type, string detail)
+    {
+        Assert.Equal(status, response.StatusCode);
+        using JsonDocument problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal(type, problem.RootElement.GetProperty("type").GetString());
+        Assert.StartsWith(detail, problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+}
