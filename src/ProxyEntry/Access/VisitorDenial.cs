@@ -1,4 +1,5 @@
 using Microsoft.AspNetCore.Http;
+using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.ProxyEntry.Access;
