@@ -94,6 +94,9 @@ public sealed class UplinkListener(
 
     public void Dispose()
     {
+        // Disposed without a stop when the host failed to start (the public port in use): the accept loop must take
+        // the closed socket for a stop, not log a failed accept after the one-line start error.
+        _stopping.Cancel();
         _listener?.Dispose();
         _stopping.Dispose();
     }
