@@ -172,6 +172,9 @@ public sealed class OidcProvider : IAsyncDisposable
         var start = new ProcessStartInfo(program)
         {
             WorkingDirectory = directory,
+            // Its own stdin: node and npm make an inherited stdin non-blocking, and the test host, which reads the same
+            // one, then fails with EAGAIN ("being used by another process") and aborts the run.
+            RedirectStandardInput = true,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
@@ -200,6 +203,7 @@ public sealed class OidcProvider : IAsyncDisposable
         process.OutputDataReceived += (_, e) => Keep(e.Data);
         process.ErrorDataReceived += (_, e) => Keep(e.Data);
         process.Start();
+        process.StandardInput.Close();
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         return process;
