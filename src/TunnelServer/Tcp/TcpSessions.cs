@@ -3,6 +3,7 @@ using System.Net;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Uplinks.Handshake;
@@ -15,7 +16,7 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// ports stop accepting and the drain waits for their connections. One timer closes connections idle beyond
 /// <see cref="TcpServerOptions.IdleTimeout"/>.
 /// </summary>
-public sealed class TcpSessions : IDisposable
+public sealed class TcpSessions : ITcpPortHost, IDisposable
 {
     private readonly TcpServerOptions _options;
     private readonly TcpPortChooser _ports;
@@ -46,13 +47,13 @@ public sealed class TcpSessions : IDisposable
         _sweep = new Timer(static state => ((TcpSessions)state!).CloseIdle(), this, period, period);
     }
 
-    internal TcpServerOptions Options => _options;
+    public TcpServerOptions Options => _options;
 
-    internal VisitorAccess Visitors => _visitors;
+    public VisitorAccess Visitors => _visitors;
 
-    internal ILogger Logger => _logger;
+    public ILogger Logger => _logger;
 
-    internal TcpMetrics Metrics { get; }
+    public TcpMetrics Metrics { get; }
 
     /// <summary>The session's public TCP port now; null when it has none open.</summary>
     public int? PortOf(string session)
@@ -105,9 +106,9 @@ public sealed class TcpSessions : IDisposable
         return first == idle.Task;
     }
 
-    internal void ConnectionOpened() => Interlocked.Increment(ref _open);
+    public void ConnectionOpened() => Interlocked.Increment(ref _open);
 
-    internal void ConnectionClosed()
+    public void ConnectionClosed()
     {
         if (Interlocked.Decrement(ref _open) == 0)
         {

@@ -23,7 +23,7 @@ public sealed class NamespaceCycleTests
             "Tunnel2.ProxyEntry.Problems", "Tunnel2.ProxyEntry.Routing", "Tunnel2.ProxyEntry.Sessions", "Tunnel2.ProxyEntry.Upgrades",
         ],
         [
-            "Tunnel2.TunnelServer.Configuration", "Tunnel2.TunnelServer.Hosting", "Tunnel2.TunnelServer.Security", "Tunnel2.TunnelServer.Tcp",
+            "Tunnel2.TunnelServer.Hosting", "Tunnel2.TunnelServer.Security", "Tunnel2.TunnelServer.Tcp",
             "Tunnel2.TunnelServer.Tls", "Tunnel2.TunnelServer.Uplinks", "Tunnel2.TunnelServer.Uplinks.Handshake",
         ],
         [

@@ -4,7 +4,7 @@ using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.ProxyEntry.Access;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// One session's public TCP port: accepts callers and, for each, checks the session's address rules and its cap on open
@@ -14,7 +14,7 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// </summary>
 internal sealed class TcpSessionListener : IDisposable
 {
-    private readonly TcpSessions _owner;
+    private readonly ITcpPortHost _owner;
     private readonly Socket _socket;
     private readonly CancellationTokenSource _stop = new();
     private readonly CancellationToken _stopping;
@@ -23,7 +23,7 @@ internal sealed class TcpSessionListener : IDisposable
     private int _leases;
     private int _dispatching;
 
-    public TcpSessionListener(TcpSessions owner, string session, Socket socket, IPAddress bindAddress, int port)
+    public TcpSessionListener(ITcpPortHost owner, string session, Socket socket, IPAddress bindAddress, int port)
     {
         _owner = owner;
         _socket = socket;

@@ -1,0 +1,26 @@
+using Microsoft.Extensions.Logging;
+using Tunnel2.ProxyEntry.Access;
+
+namespace Tunnel2.ProxyEntry.Tcp;
+
+/// <summary>
+/// What a session's public TCP port (<see cref="TcpSessionListener"/>) needs from the server that opened it: the TCP
+/// options, the visitor rules, the log and the instruments, and the count of open connections that a drain waits on.
+/// The host's port registry (TunnelServer's <c>TcpSessions</c>) plays it, so the door does not depend on the host.
+/// </summary>
+public interface ITcpPortHost
+{
+    TcpServerOptions Options { get; }
+
+    VisitorAccess Visitors { get; }
+
+    ILogger Logger { get; }
+
+    TcpMetrics Metrics { get; }
+
+    /// <summary>A caller was taken: the drain waits for it from here.</summary>
+    void ConnectionOpened();
+
+    /// <summary>A caller taken by <see cref="ConnectionOpened"/> has gone.</summary>
+    void ConnectionClosed();
+}
