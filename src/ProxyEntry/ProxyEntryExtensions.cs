@@ -33,14 +33,19 @@ public static class ProxyEntryExtensions
         services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsValidator>();
         services.AddSingleton<HostRouter>();
         services.AddMetrics();
+        services.AddSingleton(provider =>
+        {
+            ProxyEntryOptions options = provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value;
+            return new SessionPolicies(options.Balancing, options.SessionDefaults, options.Sessions);
+        });
         services.AddSingleton<SessionRegistry>();
         services.AddSingleton<PublicDrain>();
         services.AddSingleton<NodeWarmUp>();
         services.AddSingleton<ProxyEntryMetrics>();
         services.AddSingleton<VisitorAccess>();
         AddRequestPath(services);
-        services.AddSingleton(provider => new PublicRateLimits(
-            provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RateLimits, provider.GetRequiredService<HostRouter>()));
+        services.AddSingleton(provider => new PublicRateLimits(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RateLimits,
+            provider.GetRequiredService<HostRouter>(), provider.GetRequiredService<SessionRegistry>().Policies));
         services.AddRateLimiter(_ => { });
         services.AddOptions<Microsoft.AspNetCore.RateLimiting.RateLimiterOptions>()
             .Configure<PublicRateLimits, ILoggerFactory>((limiter, limits, loggers) => limits.Configure(limiter, loggers.CreateLogger<PublicRateLimits>()));

@@ -1,10 +1,11 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
 
-/// <summary>Checks what the annotations cannot: host names, the sessions they map to, and balancing settings that go together.</summary>
+/// <summary>Checks what the annotations cannot: host names, the sessions they map to, balancing settings that go together, and each session's own entry.</summary>
 public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOptions>
 {
     public ValidateOptionsResult Validate(string? name, ProxyEntryOptions options)
@@ -34,6 +35,7 @@ public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOpti
         }
 
         failures.AddRange(options.Balancing.Problems());
+        failures.AddRange(SessionPolicies.Problems(options.Balancing, options.SessionDefaults, options.Sessions));
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

@@ -9,6 +9,7 @@ using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry.Limits;
 
@@ -20,17 +21,22 @@ namespace Tunnel2.ProxyEntry.Limits;
 public sealed class PublicRateLimits
 {
     private readonly HostRouter _hosts;
+    private readonly SessionPolicies _policies;
+    private readonly Func<string, TokenBucketRateLimiterOptions> _bucketOf;
     private readonly PartitionedRateLimiter<HttpContext>? _perSession;
     private readonly PartitionedRateLimiter<HttpContext>? _perVisitor;
 
-    public PublicRateLimits(RateLimitOptions options, HostRouter hosts)
+    /// <param name="policies">Each session's bucket (<see cref="SessionPolicy.RateLimit"/>), read when its partition is made.</param>
+    public PublicRateLimits(RateLimitOptions options, HostRouter hosts, SessionPolicies policies)
     {
         _hosts = hosts;
-        if (options.PerSession.IsOn)
+        _policies = policies;
+        _bucketOf = session => _policies.For(session).RateLimiter!; // one delegate for every partition: none allocated per request
+        if (policies.AnyRateLimit)
         {
-            TokenBucketRateLimiterOptions bucket = options.PerSession.ToLimiterOptions();
             _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context => SessionOf(context) is { } session
-                ? RateLimitPartition.GetTokenBucketLimiter(session, _ => bucket)
+                && _policies.For(session).RateLimiter is not null
+                ? RateLimitPartition.GetTokenBucketLimiter(session, _bucketOf)
                 : RateLimitPartition.GetNoLimiter(string.Empty));
         }
 
@@ -65,7 +71,7 @@ public sealed class PublicRateLimits
             return new ValueTask(ProblemResponse.WriteAsync(context, StatusCodes.Status429TooManyRequests, ProblemTypes.RateLimited, "Too many requests",
                 visitorSpent
                     ? $"Your address sent more requests than this server takes from one visitor (ProxyEntry:RateLimits:PerVisitor); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s."
-                    : $"This session gets more requests than the server passes to one session (ProxyEntry:RateLimits:PerSession); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s.",
+                    : $"This session gets more requests than the server passes to it (ProxyEntry:Sessions:<id>:RateLimit, else ProxyEntry:SessionDefaults:RateLimit); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s.",
                 retryAfter));
         };
     }

@@ -1,11 +1,12 @@
 using Microsoft.Extensions.Logging;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// What a session's public TCP port (<see cref="TcpSessionListener"/>) needs from the server that opened it: the TCP
-/// options, the visitor rules, the log and the instruments, and the count of open connections that a drain waits on.
+/// options, the sessions' policies, the visitor rules, the log and the instruments, and the count of open connections that a drain waits on.
 /// The host's port registry (TunnelServer's <c>TcpSessions</c>) plays it, so the door does not depend on the host.
 /// </summary>
 public interface ITcpPortHost
@@ -17,6 +18,9 @@ public interface ITcpPortHost
     ILogger Logger { get; }
 
     TcpMetrics Metrics { get; }
+
+    /// <summary>Each session's settings; a port reads its session's cap on connections here, once per caller.</summary>
+    SessionPolicies Policies { get; }
 
     /// <summary>A caller was taken: the drain waits for it from here.</summary>
     void ConnectionOpened();

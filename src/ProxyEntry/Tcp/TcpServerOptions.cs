@@ -18,10 +18,6 @@ public sealed class TcpServerOptions
     [Required]
     public string BindAddress { get; set; } = "0.0.0.0";
 
-    /// <summary>TCP connections open at once per session; beyond that a new caller is closed at once.</summary>
-    [Range(1, 1_000_000)]
-    public int MaxConnectionsPerSession { get; set; } = 1000;
-
     /// <summary>A TCP connection that moved no byte either way for this long is closed (both sides).</summary>
     [TimeSpanRange("00:00:01", "7.00:00:00")]
     public TimeSpan IdleTimeout { get; set; } = TimeSpan.FromMinutes(10);

@@ -3,12 +3,13 @@ using System.Net.Sockets;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// One session's public TCP port: accepts callers and, for each, checks the session's address rules and its cap on open
-/// connections before anything reaches a client, then puts it on one of the session's TCP clients under
+/// connections (its <see cref="SessionPolicy"/>, read once per caller) before anything reaches a client, then puts it on one of the session's TCP clients under
 /// <see cref="TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
 /// and relays (<see cref="TcpCallerRelay"/>).
 /// </summary>
@@ -141,7 +142,7 @@ internal sealed class TcpSessionListener : IDisposable
         caller.NoDelay = true;
         UnsentBytesLimit.TryApply(caller, UnsentBytesLimit.Default);
         var remote = caller.RemoteEndPoint as IPEndPoint;
-        if (Refusal(remote) is ({ } reason, { } detail))
+        if (Refusal(remote, _owner.Policies.For(Session)) is ({ } reason, { } detail))
         {
             Refuse(caller, remote, reason, detail);
             return;
@@ -225,7 +226,7 @@ internal sealed class TcpSessionListener : IDisposable
     }
 
     /// <summary>Why the caller may not go on (checked before anything reaches a client), as a metric's reason and a log's detail; nulls when it may.</summary>
-    private (string? Reason, string? Detail) Refusal(IPEndPoint? remote)
+    private (string? Reason, string? Detail) Refusal(IPEndPoint? remote, SessionPolicy policy)
     {
         switch (_owner.Visitors.CheckTcpCaller(Session, remote?.Address))
         {
@@ -236,8 +237,8 @@ internal sealed class TcpSessionListener : IDisposable
         }
 
         int open = OpenConnections;
-        return open >= _owner.Options.MaxConnectionsPerSession
-            ? ("too-many-connections", $"too many connections ({open} open, TunnelServer:Tcp:MaxConnectionsPerSession)")
+        return open >= policy.MaxTcpConnections
+            ? ("too-many-connections", $"too many connections ({open} open, the session's MaxTcpConnections: ProxyEntry:Sessions:<id> or ProxyEntry:SessionDefaults)")
             : (null, null);
     }
 

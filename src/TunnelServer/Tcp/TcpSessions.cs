@@ -3,6 +3,7 @@ using System.Net;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Security;
@@ -32,9 +33,10 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
     private TaskCompletionSource? _idle;
 
     public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions, VisitorAccess visitors,
-        TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null)
+        TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null, SessionPolicies? policies = null)
     {
         Metrics = metrics;
+        Policies = policies ?? new SessionPolicies();
         _options = options.Value.Tcp;
         _bindAddress = IPAddress.Parse(_options.BindAddress);
         _ports = new TcpPortChooser(TcpPortRange.TryParse(_options.PortRange, out TcpPortRange range, out _) ? range : null, _bindAddress, credentials);
@@ -54,6 +56,8 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
     public ILogger Logger => _logger;
 
     public TcpMetrics Metrics { get; }
+
+    public SessionPolicies Policies { get; }
 
     /// <summary>The session's public TCP port now; null when it has none open.</summary>
     public int? PortOf(string session)

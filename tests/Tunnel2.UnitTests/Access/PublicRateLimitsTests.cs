@@ -2,6 +2,7 @@ using System.Net;
 using Microsoft.AspNetCore.Http;
 using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.UnitTests.Access;
 
@@ -27,7 +28,7 @@ public sealed class PublicRateLimitsTests
     [InlineData("/", "shop.tunnel.test", "shop")]
     public void The_session_of_a_request_comes_from_its_host_or_its_path(string path, string? host, string? session)
     {
-        var limits = new PublicRateLimits(new RateLimitOptions(), new HostRouter("tunnel.test", new Dictionary<string, string>()));
+        var limits = new PublicRateLimits(new RateLimitOptions(), new HostRouter("tunnel.test", new Dictionary<string, string>()), new SessionPolicies());
         var context = new DefaultHttpContext();
         context.Request.Path = path;
         context.Request.Host = new HostString(host ?? "127.0.0.1");
