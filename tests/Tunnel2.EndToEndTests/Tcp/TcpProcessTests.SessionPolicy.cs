@@ -40,7 +40,8 @@ public sealed partial class TcpProcessTests
 
         HttpResponseMessage? limited = answers.Find(answer => answer.StatusCode == HttpStatusCode.TooManyRequests);
         Assert.True(limited is not null, "8 quick requests over the session's bucket of 3 should meet a 429");
-        Assert.Contains("ProxyEntry:Sessions:<id>:RateLimit", await limited.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        using var problem = System.Text.Json.JsonDocument.Parse(await limited.Content.ReadAsStringAsync());
+        Assert.Contains("ProxyEntry:Sessions:<id>:RateLimit", problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
         Assert.DoesNotContain("deprecated", stack.Server.Output, StringComparison.Ordinal);
         answers.ForEach(answer => answer.Dispose());
     }
