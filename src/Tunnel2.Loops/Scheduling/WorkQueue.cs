@@ -15,6 +15,10 @@ internal sealed class WorkQueue
     /// that posts again cannot starve the descriptors.</summary>
     public void RunQueued(Action<Exception> onFault)
     {
+        if (_items.IsEmpty)
+        {
+            return;
+        }
         for (int count = _items.Count; count > 0 && _items.TryDequeue(out WorkItem item); count--)
         {
             try

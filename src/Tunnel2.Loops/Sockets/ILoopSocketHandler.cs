@@ -15,7 +15,7 @@ public interface ILoopSocketHandler
     /// <summary>There are bytes (or the end of stream) to read: read until WouldBlock, or pause reading.</summary>
     void OnReadable(LoopSocket socket);
 
-    /// <summary>The outbound queue has drained after the writer was told to stop (Full, Refused, or a partial SendSome).</summary>
+    /// <summary>The outbound queue has drained after the writer was told to stop (Full, Refused, a partial SendSome) or asked (NotifyWhenDrained).</summary>
     void OnWritable(LoopSocket socket);
 
     /// <summary>The socket is closed; the owner drops it.</summary>

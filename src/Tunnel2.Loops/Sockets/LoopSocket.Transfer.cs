@@ -106,6 +106,17 @@ public sealed partial class LoopSocket
         return sent;
     }
 
+    /// <summary>Asks for OnWritable once the queue has drained (at once, on the loop's next turn, if it is empty): for an
+    /// owner that counts what reached the kernel, e.g. to return a peer's credit.</summary>
+    public void NotifyWhenDrained()
+    {
+        if (!IsClosed && !_wantWritable)
+        {
+            _wantWritable = true;
+            UpdateInterest();
+        }
+    }
+
     private SendStatus QueueRest(ReadOnlySpan<byte> header, ReadOnlySpan<byte> payload, int sent)
     {
         if (sent < header.Length)
