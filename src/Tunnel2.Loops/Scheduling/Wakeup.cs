@@ -8,7 +8,9 @@ namespace Tunnel2.Loops.Scheduling;
 /// </summary>
 internal sealed unsafe class Wakeup : IDisposable
 {
+    private readonly Lock _closing = new();
     private int _pending;
+    private bool _closed;
 
     public Wakeup()
     {
@@ -25,18 +27,34 @@ internal sealed unsafe class Wakeup : IDisposable
     {
         if (Interlocked.Exchange(ref _pending, 1) == 0)
         {
-            ulong one = 1;
-            LibC.write(Fd, &one, sizeof(ulong));
+            // Under the lock: a poster that raced the loop's end must not write to a descriptor number already reused.
+            lock (_closing)
+            {
+                if (!_closed)
+                {
+                    ulong one = 1;
+                    LibC.write(Fd, &one, sizeof(ulong));
+                }
+            }
         }
     }
 
     /// <summary>On the loop, before it takes the posted work: a post from now on signals again.</summary>
     public void Reset()
     {
-        Volatile.Write(ref _pending, 0);
+        // A full fence, not a plain store: the loop's next look at the queue must not be ordered before this store, or a
+        // post that saw the old 1 (and wrote nothing) could be missed until some other wake.
+        Interlocked.Exchange(ref _pending, 0);
         ulong count;
         LibC.read(Fd, &count, sizeof(ulong));
     }
 
-    public void Dispose() => LibC.close(Fd);
+    public void Dispose()
+    {
+        lock (_closing)
+        {
+            _closed = true;
+            LibC.close(Fd);
+        }
+    }
 }

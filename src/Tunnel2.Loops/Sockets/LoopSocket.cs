@@ -59,7 +59,9 @@ public sealed partial class LoopSocket : ILoopHandler
         }
     }
 
-    /// <summary>Takes over a connected <paramref name="socket"/> (made non-blocking here); disposed when this closes.</summary>
+    /// <summary>Takes over a connected <paramref name="socket"/> (made non-blocking here); disposed when this closes. Best a
+    /// socket used only synchronously so far: an async call would have put it in the runtime's epoll set too, which then
+    /// wakes for its events for nothing.</summary>
     public static LoopSocket Adopt(EventLoop loop, Socket socket, ILoopSocketHandler handler, int window = DefaultWindow)
     {
         socket.Blocking = false;

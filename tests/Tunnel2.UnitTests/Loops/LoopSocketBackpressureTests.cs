@@ -41,4 +41,48 @@ public sealed class LoopSocketBackpressureTests
         Assert.Equal(SHA256.HashData(FramePump.Expected(Frames)), SHA256.HashData(received));
         Assert.Empty(await harness.OnLoopAsync(() => pump.Unexpected.ToList()));
     }
+
+    [Fact]
+    public async Task SendSome_takes_only_what_the_kernel_takes_and_OnWritable_follows_once_it_can_take_more()
+    {
+        using var harness = new LoopHarness();
+        ScriptedPeer peer = await ScriptedPeer.StartAsync(harness);
+        using Socket client = await LoopHarness.ConnectAsync(peer.Port);
+        await Eventually.WaitUntilAsync(() => harness.OnLoopAsync(() => peer.Socket is not null), "the loop accepted");
+        byte[] chunk = new byte[64 * 1024];
+
+        // The client reads nothing yet: SendSome takes whole chunks until the kernel's buffers are full, then less.
+        (long taken, int queued, int writable) = await harness.OnLoopAsync(() =>
+        {
+            long sum = 0;
+            int n;
+            while ((n = peer.Socket!.SendSome(chunk)) == chunk.Length)
+            {
+                sum += n;
+            }
+            return (sum + n, peer.Socket.QueuedBytes, peer.Writable);
+        });
+        Assert.Equal(0, queued);
+        Assert.Equal(0, writable);
+
+        byte[] buffer = new byte[64 * 1024];
+        for (long read = 0; read < taken;)
+        {
+            read += await client.ReceiveAsync(buffer.AsMemory()).AsTask().WaitAsync(LoopHarness.Timeout);
+        }
+        await Eventually.WaitUntilAsync(() => harness.OnLoopAsync(() => peer.Writable == 1), "OnWritable followed");
+    }
+
+    [Fact]
+    public async Task NotifyWhenDrained_on_an_empty_queue_calls_OnWritable_on_the_next_turn()
+    {
+        using var harness = new LoopHarness();
+        ScriptedPeer peer = await ScriptedPeer.StartAsync(harness);
+        using Socket client = await LoopHarness.ConnectAsync(peer.Port);
+        await Eventually.WaitUntilAsync(() => harness.OnLoopAsync(() => peer.Socket is not null), "the loop accepted");
+
+        Assert.Equal(0, await harness.OnLoopAsync(() => { peer.Socket!.NotifyWhenDrained(); return peer.Writable; }));
+
+        await Eventually.WaitUntilAsync(() => harness.OnLoopAsync(() => peer.Writable == 1), "OnWritable followed");
+    }
 }
