@@ -48,7 +48,7 @@ public sealed partial class LoopSocket
         {
             return false;
         }
-        if (_queue.Count == 0 && _wantWritable)
+        if (_queue.Count == 0 && _wantWritable && !IsClosed)
         {
             _wantWritable = false;
             _handler.OnWritable(this);
