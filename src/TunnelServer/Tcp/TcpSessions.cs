@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Net;
 using Microsoft.Extensions.Options;
+using Tunnel2.Balancing.Health;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.TunnelServer.Configuration;
@@ -35,6 +36,7 @@ public sealed class TcpSessions : IDisposable
     {
         Metrics = metrics;
         _options = options.Value.Tcp;
+        Ejection = _options.Ejection();
         _bindAddress = IPAddress.Parse(_options.BindAddress);
         _ports = new TcpPortChooser(TcpPortRange.TryParse(_options.PortRange, out TcpPortRange range, out _) ? range : null, _bindAddress, credentials);
         _visitors = visitors;
@@ -47,6 +49,9 @@ public sealed class TcpSessions : IDisposable
     }
 
     internal TcpServerOptions Options => _options;
+
+    /// <summary>When a client whose target keeps refusing is passed over (<see cref="TcpServerOptions.EjectAfter"/>…), built once.</summary>
+    internal EjectionOptions Ejection { get; }
 
     internal VisitorAccess Visitors => _visitors;
 
