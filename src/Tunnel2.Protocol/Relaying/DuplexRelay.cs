@@ -10,7 +10,7 @@ namespace Tunnel2.Protocol.Relaying;
 /// Bytes both ways between a stream and a local connection until both ways end, with one result (YARP's
 /// <c>StreamCopier</c> and the upgrade step of its forwarder): the HTTP upgrades on both sides and the TCP relays on
 /// both sides. A clean end one way (a FIN, END_STREAM) is passed on as a half-close and the other way goes on; a
-/// failure either way ends both: the stream is reset, a socket is closed with a reset. docs/architecture.md, "Relays".
+/// failure either way ends both: the stream is reset, a socket is closed with a reset. docs/protocol.md, "One relay for upgrades and TCP".
 /// </summary>
 /// <remarks>
 /// Callers see only <see cref="DuplexRelayResult"/>: the body may move to an event loop (issue 52) without them changing.
