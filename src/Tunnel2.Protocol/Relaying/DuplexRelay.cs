@@ -61,7 +61,8 @@ public static class DuplexRelay
             }
         }
 
-        return new DuplexRelayResult(firstSide, stopped ? RelayOutcome.Canceled : OutcomeOf(fromLocal), OutcomeOf(fromTunnel), failure.Side,
+        RelayOutcome fromLocalOutcome = stopped && !fromLocal.IsCompletedSuccessfully ? RelayOutcome.Canceled : OutcomeOf(fromLocal);
+        return new DuplexRelayResult(firstSide, fromLocalOutcome, OutcomeOf(fromTunnel), failure.Side,
             failure.Error, failure.PeerReset, cancellationToken.IsCancellationRequested, stream.SentBytes, stream.ReceivedBytes);
     }
 
