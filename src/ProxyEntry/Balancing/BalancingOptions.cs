@@ -1,5 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using Tunnel2.Balancing;
+using Tunnel2.Balancing.Health;
 using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.ProxyEntry.Balancing;
@@ -45,6 +46,9 @@ public sealed class BalancingOptions
     /// <summary>The policy of a session with no entry of its own in <c>ProxyEntry:Sessions</c>.</summary>
     public BalancingPolicy DefaultPolicy() => new(Strategy, Affinity, AffinityHeader, AffinityCookie);
 
+    /// <summary>The ejection settings as the balancing library takes them.</summary>
+    public EjectionOptions Ejection() => new(EjectAfter, EjectionBackoff, MaxEjectionBackoff);
+
     /// <summary>What is wrong with the settings as a whole (the annotations check each value alone).</summary>
     public IEnumerable<string> Problems()
     {
@@ -53,9 +57,9 @@ public sealed class BalancingOptions
             yield return "ProxyEntry:Balancing:Affinity is Header but ProxyEntry:Balancing:AffinityHeader names no header.";
         }
 
-        if (MaxEjectionBackoff < EjectionBackoff)
+        if (Ejection().Problem is { } ejection)
         {
-            yield return "ProxyEntry:Balancing:MaxEjectionBackoff must not be below EjectionBackoff.";
+            yield return $"ProxyEntry:Balancing:{ejection}.";
         }
     }
 }

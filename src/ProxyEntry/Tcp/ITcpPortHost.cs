@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Logging;
+using Tunnel2.Balancing.Health;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Sessions;
 
@@ -12,6 +13,9 @@ namespace Tunnel2.ProxyEntry.Tcp;
 public interface ITcpPortHost
 {
     TcpServerOptions Options { get; }
+
+    /// <summary>When a client whose target keeps refusing is passed over, built once from <see cref="Options"/>.</summary>
+    EjectionOptions Ejection { get; }
 
     VisitorAccess Visitors { get; }
 
