@@ -2,7 +2,7 @@ using System.Globalization;
 using System.Net;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Uplinks.Handshake;

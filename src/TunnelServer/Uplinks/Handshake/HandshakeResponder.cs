@@ -2,7 +2,7 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.TunnelServer.Uplinks.Handshake;
