@@ -3,7 +3,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 
 namespace Tunnel2.ProxyEntry.Sessions;
 

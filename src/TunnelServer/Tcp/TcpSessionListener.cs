@@ -9,7 +9,7 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// <summary>
 /// One session's public TCP port: accepts callers and, for each, checks the session's address rules and its cap on open
 /// connections before anything reaches a client, then puts it on one of the session's TCP clients under
-/// <see cref="TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
+/// <see cref="Configuration.TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
 /// and relays (<see cref="TcpCallerRelay"/>).
 /// </summary>
 internal sealed class TcpSessionListener : IDisposable

@@ -2,7 +2,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Routing;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>Checks what the annotations cannot: host names, the sessions they map to, and balancing settings that go together.</summary>
 public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOptions>

@@ -7,37 +7,37 @@ using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Logging;
 using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
 
-namespace Tunnel2.ProxyEntry.Limits;
+namespace Tunnel2.ProxyEntry.Access;
 
 /// <summary>
 /// The limiters behind <see cref="RateLimitOptions"/>, for ASP.NET Core's rate-limiting middleware: a request for a
 /// session takes a token from its session's bucket and from its visitor's; anything else (<c>/healthz</c>, 404s for
-/// no session) takes none.
+/// no session) takes none. The session is the one the route step chose, read from the request's
+/// <see cref="RoutedSession"/> feature: the limiter never parses the path or the host itself.
 /// </summary>
 public sealed class PublicRateLimits
 {
-    private readonly HostRouter _hosts;
     private readonly PartitionedRateLimiter<HttpContext>? _perSession;
     private readonly PartitionedRateLimiter<HttpContext>? _perVisitor;
 
-    public PublicRateLimits(RateLimitOptions options, HostRouter hosts)
+    public PublicRateLimits(RateLimitOptions options)
     {
-        _hosts = hosts;
         if (options.PerSession.IsOn)
         {
             TokenBucketRateLimiterOptions bucket = options.PerSession.ToLimiterOptions();
-            _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context => SessionOf(context) is { } session
-                ? RateLimitPartition.GetTokenBucketLimiter(session, _ => bucket)
+            _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context => context.Features.Get<RoutedSession>() is { NamesSession: true } routed
+                ? RateLimitPartition.GetTokenBucketLimiter(routed.Session, _ => bucket)
                 : RateLimitPartition.GetNoLimiter(string.Empty));
         }
 
         if (options.PerVisitor.IsOn)
         {
             TokenBucketRateLimiterOptions bucket = options.PerVisitor.ToLimiterOptions();
-            _perVisitor = PartitionedRateLimiter.Create<HttpContext, IPAddress>(context => NamesSession(context)
+            _perVisitor = PartitionedRateLimiter.Create<HttpContext, IPAddress>(context => context.Features.Get<RoutedSession>() is { NamesSession: true }
                 ? RateLimitPartition.GetTokenBucketLimiter(VisitorOf(context), _ => bucket)
                 : RateLimitPartition.GetNoLimiter(IPAddress.None));
         }
@@ -70,33 +70,6 @@ public sealed class PublicRateLimits
         };
     }
 
-    /// <summary>The session a public request is for, by host or by path; null when it names none.</summary>
-    public string? SessionOf(HttpContext context)
-    {
-        if (_hosts.IsEnabled && _hosts.Match(context.Request.Host.Value, out string byHost) == HostRoute.Session)
-        {
-            return byHost;
-        }
-
-        ReadOnlySpan<char> session = PathSession(context);
-        return session.IsEmpty ? null : session.ToString();
-    }
-
-    private bool NamesSession(HttpContext context) =>
-        !PathSession(context).IsEmpty || (_hosts.IsEnabled && _hosts.Match(context.Request.Host.Value, out _) == HostRoute.Session);
-
-    private static ReadOnlySpan<char> PathSession(HttpContext context)
-    {
-        ReadOnlySpan<char> path = context.Request.Path.Value;
-        if (!path.StartsWith(SessionTarget.Prefix, StringComparison.Ordinal))
-        {
-            return [];
-        }
-
-        ReadOnlySpan<char> rest = path[SessionTarget.Prefix.Length..];
-        int slash = rest.IndexOf('/');
-        return slash < 0 ? rest : rest[..slash];
-    }
 
     /// <summary>A visitor's bucket: its address, or for IPv6 its /64 (one host usually holds a whole /64).</summary>
     public static IPAddress VisitorOf(HttpContext context)
