@@ -1,7 +1,7 @@
 using BenchmarkDotNet.Attributes;
 using Microsoft.AspNetCore.Http;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Heads;
 
 namespace Tunnel2.Benchmarks;
 

@@ -1,18 +1,15 @@
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.HttpOverrides;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
-using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Forwarding.Retry;
-using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
@@ -31,7 +28,7 @@ public static class ProxyEntryExtensions
             .ValidateOnStart();
         services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsAnnotations>();
         services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsValidator>();
-        services.AddSingleton<HostRouter>();
+        services.AddSingleton(provider => new HostRouter(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.Routing));
         services.AddMetrics();
         services.AddSingleton(provider =>
         {
@@ -45,7 +42,7 @@ public static class ProxyEntryExtensions
         services.AddSingleton<VisitorAccess>();
         AddRequestPath(services);
         services.AddSingleton(provider => new PublicRateLimits(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RateLimits,
-            provider.GetRequiredService<HostRouter>(), provider.GetRequiredService<SessionRegistry>().Policies));
+            provider.GetRequiredService<SessionRegistry>().Policies));
         services.AddRateLimiter(_ => { });
         services.AddOptions<Microsoft.AspNetCore.RateLimiting.RateLimiterOptions>()
             .Configure<PublicRateLimits, ILoggerFactory>((limiter, limits, loggers) => limits.Configure(limiter, loggers.CreateLogger<PublicRateLimits>()));
@@ -72,6 +69,7 @@ public static class ProxyEntryExtensions
         services.AddSingleton<RequestBodyPump>();
         services.AddSingleton<UpgradeRelay>();
         services.AddSingleton<ForwardAttempt>();
+        services.AddSingleton<PassiveHealth>();
         services.AddSingleton<RetryPolicy>();
         services.AddSingleton<ProxyExchangePool>();
         services.AddSingleton<TunnelForwarder>();
@@ -79,37 +77,34 @@ public static class ProxyEntryExtensions
 
     /// <summary>
     /// Forwards every request on a session's host name (<see cref="HostRouter"/>), whatever its path, and on any other
-    /// host every request under <c>/session/</c>; everything else goes on down the pipeline. The raw target counts
-    /// too: Kestrel's decoded and resolved <c>Path</c> of <c>/session/a/%2e%2e/%2e%2e/x</c> is <c>/x</c>, and such a
-    /// request must get the forwarder's 400, not fall through.
+    /// host every request under <c>/session/</c>; everything else goes on down the pipeline. The request is routed once,
+    /// here, before the rate limiter: the decision travels on it as its <see cref="RoutedSession"/> feature, which the
+    /// rate limiter and the forwarder read.
     /// </summary>
     public static IApplicationBuilder UseProxyEntry(this IApplicationBuilder app)
     {
         TunnelForwarder forwarder = app.ApplicationServices.GetRequiredService<TunnelForwarder>();
         HostRouter hosts = app.ApplicationServices.GetRequiredService<HostRouter>();
+        Func<string, Policy.SessionPolicy> policyOf = app.ApplicationServices.GetRequiredService<SessionRegistry>().Policies.For;
         if (app.ApplicationServices.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.TrustedProxies.Count > 0)
         {
             app.UseForwardedHeaders();
         }
 
+        app.Use(next => context =>
+        {
+            if (ExchangeRouter.Route(context, hosts, policyOf) is { } routed)
+            {
+                context.Features.Set(routed);
+            }
+
+            return next(context);
+        });
         if (app.ApplicationServices.GetRequiredService<PublicRateLimits>().IsOn)
         {
             app.UseRateLimiter();
         }
 
-        return app.Use(next => context =>
-        {
-            if (hosts.IsEnabled && hosts.Match(context.Request.Host.Value, out string session) is var route and not HostRoute.None)
-            {
-                return forwarder.ForwardByHostAsync(context, route, session);
-            }
-
-            return context.Request.Path.StartsWithSegments("/session", StringComparison.Ordinal) || RawTargetNamesSession(context)
-                ? forwarder.ForwardAsync(context)
-                : next(context);
-        });
+        return app.Use(next => context => context.Features.Get<RoutedSession>() is { } routed ? forwarder.ForwardAsync(context, routed) : next(context));
     }
-
-    private static bool RawTargetNamesSession(HttpContext context) =>
-        context.Features.Get<IHttpRequestFeature>()?.RawTarget is { } raw && raw.StartsWith(SessionTarget.Prefix, StringComparison.Ordinal);
 }

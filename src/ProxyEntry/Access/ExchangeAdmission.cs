@@ -2,7 +2,8 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Draining;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Heads;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
 
@@ -28,8 +29,9 @@ internal sealed class ExchangeAdmission
     }
 
     /// <returns>The head to forward; null when the request goes no further (its refusal written).</returns>
-    public async ValueTask<RequestHead?> AdmitAsync(HttpContext context, SessionRoute route, string backendTarget)
+    public async ValueTask<RequestHead?> AdmitAsync(HttpContext context, RoutedSession routed)
     {
+        SessionRoute route = routed.Route;
         string session = route.Session;
         if (await _access.CheckAsync(context, session, route.Prefix) is { } denial)
         {
@@ -43,7 +45,7 @@ internal sealed class ExchangeAdmission
             return null;
         }
 
-        RequestHead head = RequestHeadBuilder.Build(context, backendTarget, route.Prefix, out long headerBytes, out RequestHeadProblem problem);
+        RequestHead head = RequestHeadBuilder.Build(context, routed.BackendTarget, route.Prefix, out long headerBytes, out RequestHeadProblem problem);
         if (ForwardingFailure.FromHeadProblem(problem) is { } refused)
         {
             // The caller framed this request oddly; what follows it on the connection is not trusted either.

@@ -5,7 +5,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
 
 namespace Tunnel2.ProxyEntry.Access;

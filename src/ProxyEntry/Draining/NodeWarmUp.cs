@@ -1,5 +1,5 @@
 using Microsoft.Extensions.Options;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 
 namespace Tunnel2.ProxyEntry.Draining;
 

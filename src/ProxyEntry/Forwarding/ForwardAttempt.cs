@@ -1,10 +1,11 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
+using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Heads;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Upgrades;
@@ -15,34 +16,33 @@ namespace Tunnel2.ProxyEntry.Forwarding;
 /// The forward step: one attempt at a request on the stream opened for it on one client. It sends the body, reads the
 /// response head and streams the answer back (or hands a 101 to <see cref="UpgradeRelay"/>); a failure before the
 /// response head becomes problem details, after it the response is aborted. It never retries: a refusal the exchange's
-/// <see cref="Retry.RetryPermission"/> allows is handed back as its outcome instead.
+/// <see cref="RetryPermission"/> allows is handed back as its outcome instead. Nor does it count anything on the member:
+/// its <see cref="AttemptOutcome"/> says what happened, and the health step after it counts that
+/// (<see cref="PassiveHealth"/>).
 /// </summary>
 internal sealed class ForwardAttempt
 {
     private readonly RequestBodyPump _requestBody;
     private readonly UpgradeRelay _upgrades;
-    private readonly UplinkPicker _picker;
     private readonly FailureResponder _failures;
     private readonly ProxyEntryMetrics _metrics;
     private readonly ILogger _logger;
 
-    public ForwardAttempt(RequestBodyPump requestBody, UpgradeRelay upgrades, UplinkPicker picker, FailureResponder failures,
-        ProxyEntryMetrics metrics, ILogger<TunnelForwarder> logger)
+    public ForwardAttempt(RequestBodyPump requestBody, UpgradeRelay upgrades, FailureResponder failures, ProxyEntryMetrics metrics,
+        ILogger<ForwardAttempt> logger)
     {
         _requestBody = requestBody;
         _upgrades = upgrades;
-        _picker = picker;
         _failures = failures;
         _metrics = metrics;
         _logger = logger;
     }
 
-    /// <returns>Whether the exchange is over, or the request may be retried on another client, and why.</returns>
-    public async Task<ExchangeOutcome> ForwardAsync(ProxyExchange exchange, UplinkStream stream)
+    /// <returns>Whether a response head came, the exchange failed, or the request may be retried on another client, and why.</returns>
+    public async Task<AttemptOutcome> ForwardAsync(ProxyExchange exchange, UplinkStream stream)
     {
         HttpContext context = exchange.Context;
         _metrics.RequestStarted();
-        exchange.Member!.CountRequest();
         try
         {
             using (stream)
@@ -59,21 +59,24 @@ internal sealed class ForwardAttempt
                     return await NoResponseHeadAsync(exchange, stream, requestBody, ex);
                 }
 
-                exchange.Member.OnAnswered();
                 if (exchange.IsUpgrade && head.StatusCode == StatusCodes.Status101SwitchingProtocols)
                 {
                     await _upgrades.RelayAsync(context, stream, exchange.Session, head);
-                    return ExchangeOutcome.Done;
+                    return AttemptOutcome.Answered;
                 }
 
                 if (!IsFinalAnswer(exchange, stream, head))
                 {
                     await InterimAnswerAsync(exchange, stream, requestBody);
-                    return ExchangeOutcome.Done;
+                    return AttemptOutcome.Answered;
                 }
 
                 ResponseHeadWriter.Apply(head, context.Response);
-                UplinkPicker.AffinitizeResponse(exchange);
+                if (exchange.AffinityCookie is { } cookie)
+                {
+                    context.Response.Headers.Append(HeaderNames.SetCookie, cookie);
+                }
+
                 try
                 {
                     await stream.CopyInputToAsync(context.Response.BodyWriter, chunked: false, context.RequestAborted);
@@ -81,11 +84,11 @@ internal sealed class ForwardAttempt
                 catch (Exception ex) when (ex is IOException or OperationCanceledException)
                 {
                     await ResponseBodyFailedAsync(exchange, stream, requestBody, ex);
-                    return ExchangeOutcome.Done;
+                    return AttemptOutcome.Answered;
                 }
 
                 await RequestBodyPump.StopAsync(context, requestBody);
-                return ExchangeOutcome.Done;
+                return AttemptOutcome.Answered;
             }
         }
         finally
@@ -98,21 +101,20 @@ internal sealed class ForwardAttempt
     /// The stream failed, or the caller left, before the response head: a refusal the retry rule allows goes back to the
     /// retry policy; anything else is answered here.
     /// </summary>
-    private async Task<ExchangeOutcome> NoResponseHeadAsync(ProxyExchange exchange, UplinkStream stream, Task<ForwardingFailure?> requestBody, Exception ex)
+    private async Task<AttemptOutcome> NoResponseHeadAsync(ProxyExchange exchange, UplinkStream stream, Task<ForwardingFailure?> requestBody, Exception ex)
     {
         HttpContext context = exchange.Context;
         if (ex is StreamResetException reset)
         {
             if (exchange.Retry.MayRetry && reset.ErrorCode == ProtocolErrorCode.Draining)
             {
-                return ExchangeOutcome.RefusedByDrainingClient;
+                return AttemptOutcome.RetryAfterDrainingRefusal;
             }
 
             if ((exchange.Retry.MayRetryConnect && reset.ErrorCode == ProtocolErrorCode.BackendConnectFailed)
                 || (exchange.Retry.MayRetryUnanswered && reset.ErrorCode == ProtocolErrorCode.BackendUnreachable))
             {
-                _picker.ReportUnreachable(exchange);
-                return ExchangeOutcome.BackendFailed;
+                return AttemptOutcome.RetryAfterBackendFailure;
             }
         }
 
@@ -122,19 +124,17 @@ internal sealed class ForwardAttempt
             _metrics.RequestFailed("caller-gone", ProxyEntryMetrics.ClientClosedRequest);
             stream.Reset(ProtocolErrorCode.Cancelled);
             await RequestBodyPump.StopAsync(context, requestBody);
-            return ExchangeOutcome.Done;
+            return AttemptOutcome.Failed;
         }
 
         stream.Reset(ProtocolErrorCode.Cancelled);
-        if (ex is StreamResetException { ErrorCode: ProtocolErrorCode.BackendUnreachable or ProtocolErrorCode.BackendConnectFailed })
-        {
-            _picker.ReportUnreachable(exchange);
-        }
 
         // A caller whose own body broke (too slow, badly framed) caused the reset: the fault is theirs, not the backend's.
         ForwardingFailure failure = await RequestBodyPump.StopAsync(context, requestBody) ?? FromException(ex);
         await _failures.FailAsync(context, stream.Id, exchange.Session, failure);
-        return ExchangeOutcome.Done;
+        return ex is StreamResetException { ErrorCode: ProtocolErrorCode.BackendUnreachable or ProtocolErrorCode.BackendConnectFailed }
+            ? AttemptOutcome.BackendUnreachable
+            : AttemptOutcome.Failed;
     }
 
     /// <summary>Whether the head that came is a final answer to pass on (an upgrade the backend declined is one).</summary>

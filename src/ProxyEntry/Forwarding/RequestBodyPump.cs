@@ -3,6 +3,8 @@ using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
 

@@ -6,7 +6,7 @@ namespace Tunnel2.ProxyEntry.Limits;
 /// <summary>
 /// Public rate limits (section <c>ProxyEntry:RateLimits</c>), token buckets from <c>System.Threading.RateLimiting</c>
 /// applied by ASP.NET Core's rate-limiting middleware before a request reaches a session: one per session (its
-/// <see cref="Sessions.SessionPolicy"/>: <c>ProxyEntry:SessionDefaults:RateLimit</c> or the session's own), one per
+/// <c>SessionPolicy</c>: <c>ProxyEntry:SessionDefaults:RateLimit</c> or the session's own), one per
 /// visitor address (an IPv6 visitor by its /64, what one host usually holds). Beyond them: 429 problem+json with
 /// Retry-After. The defaults suit a shared server; the Development environment turns them off (load tests send tens of
 /// thousands of requests a second from one address to one session).

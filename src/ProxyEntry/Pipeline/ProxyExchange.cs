@@ -2,7 +2,6 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.ObjectPool;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Forwarding.Retry;
 using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.ProxyEntry.Pipeline;
@@ -17,12 +16,15 @@ internal sealed class ProxyExchange
 {
     public HttpContext Context { get; private set; } = null!;
 
-    public SessionRoute Route { get; private set; }
+    /// <summary>The route step's decision, made once as the request came in (also the request's feature).</summary>
+    public RoutedSession Routed { get; private set; } = null!;
 
-    public string Session => Route.Session;
+    public SessionRoute Route => Routed.Route;
+
+    public string Session => Routed.Session;
 
     /// <summary>The target the backend sees (the session prefix stripped, the path canonical).</summary>
-    public string BackendTarget { get; private set; } = string.Empty;
+    public string BackendTarget => Routed.BackendTarget;
 
     /// <summary>The head that crosses the tunnel.</summary>
     public RequestHead Head { get; private set; } = null!;
@@ -40,6 +42,12 @@ internal sealed class ProxyExchange
     /// <summary>The member the current attempt runs on.</summary>
     public SessionMember? Member { get; set; }
 
+    /// <summary>
+    /// The affinity cookie the pick step chose with <see cref="Member"/> (cookie affinity, when the caller's cookie names
+    /// another client or none): the forward step sends it with the answer's head. Null when there is none to set.
+    /// </summary>
+    public string? AffinityCookie { get; set; }
+
     /// <summary>The member an earlier attempt failed on because its backend failed: not picked again.</summary>
     public SessionMember? FailedMember { get; set; }
 
@@ -52,11 +60,10 @@ internal sealed class ProxyExchange
     /// <summary>The session had a client at all: its id earns a metrics label.</summary>
     public bool SessionFound { get; set; }
 
-    public void Start(HttpContext context, in SessionRoute route, string backendTarget, RequestHead head, bool hasBody)
+    public void Start(HttpContext context, RoutedSession routed, RequestHead head, bool hasBody)
     {
         Context = context;
-        Route = route;
-        BackendTarget = backendTarget;
+        Routed = routed;
         Head = head;
         IsUpgrade = head.IsUpgrade;
         HasBody = !IsUpgrade && hasBody;
@@ -66,11 +73,10 @@ internal sealed class ProxyExchange
     public void Clear()
     {
         Context = null!;
-        Route = default;
-        BackendTarget = string.Empty;
+        Routed = null!;
         Head = null!;
         Policy = null!;
-        AffinityKey = null;
+        AffinityKey = AffinityCookie = null;
         Member = FailedMember = null;
         Attempt = 0;
         Retry = default;

@@ -4,7 +4,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.ProxyEntry.Problems;
@@ -20,7 +20,7 @@ internal sealed class FailureResponder
     private readonly ILogger _logger;
     private readonly NodeWarmUp _warmUp;
 
-    public FailureResponder(IOptions<ProxyEntryOptions> options, ProxyEntryMetrics metrics, ILogger<TunnelForwarder> logger, NodeWarmUp warmUp)
+    public FailureResponder(IOptions<ProxyEntryOptions> options, ProxyEntryMetrics metrics, ILogger<FailureResponder> logger, NodeWarmUp warmUp)
     {
         _options = options.Value;
         _metrics = metrics;

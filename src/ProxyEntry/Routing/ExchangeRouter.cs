@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Tunnel2.ProxyEntry.Policy;
 
 namespace Tunnel2.ProxyEntry.Routing;
 
@@ -23,10 +24,41 @@ internal enum RouteStatus
 /// The route step: the session a request goes to and the target its backend sees, from the path
 /// (<c>/session/{id}/…</c>, <see cref="SessionTarget"/>) or from the host <see cref="HostRouter"/> matched (the whole
 /// path is the backend's). Both read the raw target, so what chooses the session and what reaches the backend agree.
+/// It runs once per request (<see cref="Route"/>); the steps after it read its <see cref="RoutedSession"/>.
 /// </summary>
 internal static class ExchangeRouter
 {
+    /// <summary>The first segment of a path-routed request's path (<c>/session/{id}/…</c>).</summary>
+    public const string SessionSegment = "/session";
+
     private static readonly SessionRoute NoSession = new("(none)", string.Empty, ByHost: false);
+
+    /// <summary>
+    /// Routes a request once: by its host when <paramref name="hosts"/> knows it, else by its path under
+    /// <c>/session/</c> (the raw target counts too: Kestrel's decoded and resolved <c>Path</c> of
+    /// <c>/session/a/%2e%2e/%2e%2e/x</c> is <c>/x</c>, and such a request must get the forwarder's 400, not fall through).
+    /// Null for a request that is not the proxy's (<c>/healthz</c>, the admin API): it goes on down the pipeline.
+    /// </summary>
+    /// <param name="policyOf">Where the session's <see cref="RoutedSession.Policy"/> is looked up, once, with the route (the registry's policies).</param>
+    public static RoutedSession? Route(HttpContext context, HostRouter hosts, Func<string, SessionPolicy>? policyOf = null)
+    {
+        RouteStatus status;
+        SessionRoute route;
+        string backendTarget;
+        if (hosts.IsEnabled && hosts.Match(context.Request.Host.Value, out string session) is var hostRoute and not HostRoute.None)
+        {
+            status = ByHost(context, hostRoute, session, out route, out backendTarget);
+            return new RoutedSession(status, route, backendTarget, namesSession: hostRoute == HostRoute.Session, policyOf?.Invoke(route.Session));
+        }
+
+        if (!context.Request.Path.StartsWithSegments(SessionSegment, StringComparison.Ordinal) && !RawTargetNamesSession(context))
+        {
+            return null;
+        }
+
+        status = ByPath(context, out route, out backendTarget);
+        return new RoutedSession(status, route, backendTarget, namesSession: status is RouteStatus.Forward or RouteStatus.Redirect, policyOf?.Invoke(route.Session));
+    }
 
     public static RouteStatus ByPath(HttpContext context, out SessionRoute route, out string backendTarget)
     {
@@ -70,6 +102,9 @@ internal static class ExchangeRouter
 
         return RouteStatus.Forward;
     }
+
+    private static bool RawTargetNamesSession(HttpContext context) =>
+        context.Features.Get<IHttpRequestFeature>()?.RawTarget is { } raw && raw.StartsWith(SessionTarget.Prefix, StringComparison.Ordinal);
 
     private static string RawTarget(HttpContext context) =>
         context.Features.Get<IHttpRequestFeature>()?.RawTarget ?? context.Request.Path.Value ?? "/";

@@ -1,6 +1,4 @@
-using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
-using Tunnel2.ProxyEntry.Forwarding;
 
 namespace Tunnel2.ProxyEntry.Routing;
 
@@ -16,8 +14,8 @@ public sealed class HostRouter
     private readonly string? _dottedSuffix;
     private readonly Dictionary<string, string> _hosts;
 
-    public HostRouter(IOptions<ProxyEntryOptions> options)
-        : this(options.Value.Routing.HostSuffix, options.Value.Routing.Hosts)
+    public HostRouter(RoutingOptions options)
+        : this(options.HostSuffix, options.Hosts)
     {
     }
 

@@ -1,5 +1,6 @@
-using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Policy;
 
 namespace Tunnel2.ProxyEntry.Sessions;
 
@@ -47,33 +48,4 @@ public sealed class SessionPolicies
             balancing.AffinityCookie),
         own.RateLimit ?? defaults.RateLimit,
         own.MaxTcpConnections ?? defaults.MaxTcpConnections);
-
-    /// <summary>What is wrong with <c>ProxyEntry:Sessions</c>, one line each naming the key (the annotations check each value alone).</summary>
-    public static IEnumerable<string> Problems(BalancingOptions balancing, SessionDefaultsOptions defaults, IReadOnlyDictionary<string, SessionOptions> sessions)
-    {
-        foreach ((string session, SessionOptions own) in sessions)
-        {
-            if (!HandshakeProtocol.IsValidSessionId(session))
-            {
-                yield return $"ProxyEntry:Sessions:{session}: '{session}' is not a session id (1 to 128 characters of A-Z a-z 0-9 - _ . ~).";
-                continue;
-            }
-
-            SessionPolicy policy = Resolve(balancing, defaults, own);
-            if (policy.Balancing.Affinity == Tunnel2.Balancing.AffinityMode.Header && string.IsNullOrWhiteSpace(policy.Balancing.AffinityHeader))
-            {
-                yield return $"ProxyEntry:Sessions:{session}:Affinity is Header but no AffinityHeader is set.";
-            }
-
-            if (own.RateLimit is { } limit && (limit.PerSecond is < 0 or > 10_000_000 || limit.Burst is < 0 or > 100_000_000))
-            {
-                yield return $"ProxyEntry:Sessions:{session}:RateLimit: PerSecond must be 0 to 10000000 and Burst 0 to 100000000.";
-            }
-
-            if (own.MaxTcpConnections is < 1 or > 1_000_000)
-            {
-                yield return $"ProxyEntry:Sessions:{session}:MaxTcpConnections must be 1 to 1000000, not {own.MaxTcpConnections}.";
-            }
-        }
-    }
 }

@@ -3,7 +3,8 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Policy;
 
 namespace Tunnel2.ProxyEntry.Sessions;
 

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.Logging;
 using Tunnel2.Balancing.Health;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry.Tcp;

@@ -7,7 +7,7 @@ namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// The clients serving one session's TCP port and the choice among them: picked through the balancing library under
-/// <see cref="TcpServerOptions.Strategy"/>, and passed over (ejected) for a while when their target keeps refusing.
+/// <see cref="Configuration.TcpServerOptions.Strategy"/>, and passed over (ejected) for a while when their target keeps refusing.
 /// </summary>
 internal sealed class TcpMembers(ITcpPortHost owner, string session)
 {

@@ -3,7 +3,8 @@ using System.Net.Sockets;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.ProxyEntry.Access;
-using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Policy;
 
 namespace Tunnel2.ProxyEntry.Tcp;
 

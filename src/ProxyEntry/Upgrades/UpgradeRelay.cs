@@ -7,7 +7,7 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Relaying;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Heads;
 
 namespace Tunnel2.ProxyEntry.Upgrades;
 
@@ -24,7 +24,7 @@ internal sealed class UpgradeRelay
     private readonly PublicDrain _drain;
     private readonly ILogger _logger;
 
-    public UpgradeRelay(ProxyEntryMetrics metrics, PublicDrain drain, ILogger<TunnelForwarder> logger)
+    public UpgradeRelay(ProxyEntryMetrics metrics, PublicDrain drain, ILogger<UpgradeRelay> logger)
     {
         _metrics = metrics;
         _drain = drain;

@@ -3,7 +3,6 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
-using Tunnel2.TunnelClient.Tcp;
 
 namespace Tunnel2.TunnelClient.Backends;
 

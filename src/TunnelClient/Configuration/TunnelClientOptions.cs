@@ -70,5 +70,5 @@ public sealed class TunnelClientOptions
 
     /// <summary>Raw TCP: the target exposed on a public TCP port of the session (docs/tcp.md).</summary>
     [ValidateObjectMembers]
-    public Tcp.TcpClientOptions Tcp { get; set; } = new();
+    public TcpClientOptions Tcp { get; set; } = new();
 }

@@ -83,7 +83,7 @@ internal static partial class TunnelClientLog
     [LoggerMessage(EventId = 24, Level = LogLevel.Information, Message = "Inspector: request {OriginalId} replayed as {ReplayId}: {Method} {Target} to {Backend} answered {Status}")]
     public static partial void RequestReplayed(ILogger logger, long originalId, long replayId, string method, string target, string backend, int status);
 
-    /// <summary>For structured logs; the console gets the plain line (<see cref="Uplinks.ForwardingLine"/>).</summary>
+    /// <summary>For structured logs; the console gets the plain line (<see cref="ForwardingLine"/>).</summary>
     [LoggerMessage(EventId = 26, Level = LogLevel.Debug, Message = "Forwarding {PublicUrl} -> {Backend}")]
     public static partial void PublicUrl(ILogger logger, string publicUrl, string backend);
 

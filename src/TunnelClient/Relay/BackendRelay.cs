@@ -15,14 +15,14 @@ using Tunnel2.TunnelClient.Relay.Pipeline;
 using Tunnel2.TunnelClient.Relay.Retry;
 using Tunnel2.TunnelClient.Relay.Shaping;
 using Tunnel2.TunnelClient.Relay.Upgrades;
-using Tunnel2.TunnelClient.Uplinks;
 
 namespace Tunnel2.TunnelClient.Relay;
 
 /// <summary>
 /// Relays each stream the server opens to a backend, through the steps of the client's request path over one pooled
-/// <see cref="RelayExchange"/>: admission (<see cref="RelayAdmission"/>: the upgrade cap, a concurrency slot), then
-/// pick, attempt and retry (<see cref="RetryPolicy"/>, <see cref="RelayAttempt"/>). An attempt speaks HTTP/1.1 on a
+/// <see cref="RelayExchange"/>: admission (<see cref="RelayAdmission"/>: the upgrade cap, a concurrency slot, taken and
+/// given back around the rest), then pick, attempt and retry (<see cref="RetryPolicy"/>, <see cref="RelayAttempt"/>).
+/// Each step logs under its own category. An attempt speaks HTTP/1.1 on a
 /// pooled keep-alive connection, full duplex (the request body keeps flowing while the response streams back, which
 /// <c>SocketsHttpHandler</c> does not do on HTTP/1.1). Failures become a stream reset whose code tells the server which
 /// status the caller gets. The request inspector, when on, observes the exchange (<see cref="IExchangeObserver"/>).
@@ -32,24 +32,25 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     private readonly BackendSet _backends;
     private readonly RelayAdmission _admission;
     private readonly UpgradeRelay _upgrades;
-    private readonly RetryPolicy _retry;
     private readonly RelayExchangePool _exchanges = new();
     private readonly ILogger<BackendRelay> _logger;
     private readonly RequestInspector? _inspector;
 
     /// <param name="inspector">The request inspector, when <c>--inspect-url</c> turned it on.</param>
-    public BackendRelay(IOptions<TunnelClientOptions> options, BackendSet backends, TunnelClientStatus status, TunnelClientMetrics metrics, ILogger<BackendRelay> logger,
+    public BackendRelay(IOptions<TunnelClientOptions> options, BackendSet backends, TunnelClientStatus status, TunnelClientMetrics metrics, ILoggerFactory loggers,
         RequestInspector? inspector = null)
     {
         TunnelClientOptions settings = options.Value;
         _backends = backends;
-        _logger = logger;
+        _logger = loggers.CreateLogger<BackendRelay>();
         _inspector = inspector;
-        var failures = new FailureReporter(metrics, logger);
-        _upgrades = new UpgradeRelay(new UpgradedStreams(settings.Limits.MaxUpgradedStreams, settings.Limits.UpgradedIdleTimeout, metrics, logger));
-        _admission = new RelayAdmission(new ConcurrencyGate(settings.Limits.MaxConcurrency, settings.Limits.MaxQueue), _upgrades, failures, settings.Backends.RequestBuffering, logger);
-        var attempt = new RelayAttempt(new Http1Exchange(backends), new ResponseHeadForwarder(backends, _admission, status, metrics), _upgrades);
-        _retry = new RetryPolicy(new BackendPicker(backends, logger), attempt, _admission, failures);
+        var failures = new FailureReporter(metrics, loggers.CreateLogger<FailureReporter>());
+        _upgrades = new UpgradeRelay(new UpgradedStreams(settings.Limits.MaxUpgradedStreams, settings.Limits.UpgradedIdleTimeout, metrics,
+            loggers.CreateLogger<UpgradedStreams>()));
+        var attempt = new RelayAttempt(new Http1Exchange(backends), new ResponseHeadForwarder(backends, status, metrics), _upgrades);
+        var retry = new RetryPolicy(new BackendPicker(backends, loggers.CreateLogger<BackendPicker>()), attempt, failures);
+        _admission = new RelayAdmission(new ConcurrencyGate(settings.Limits.MaxConcurrency, settings.Limits.MaxQueue), _upgrades, failures,
+            settings.Backends.RequestBuffering, retry.RunAsync, loggers.CreateLogger<RelayAdmission>());
     }
 
     /// <summary>Requests waiting for a concurrency slot right now.</summary>
@@ -92,10 +93,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         exchange.Start(stream, request, _inspector?.Begin(request));
         try
         {
-            if (await _admission.TryAdmitAsync(exchange))
-            {
-                await _retry.RunAsync(exchange);
-            }
+            await _admission.RunAsync(exchange);
         }
         catch (Exception ex) when (stream.IsAborted || ex is UplinkClosedException or StreamResetException)
         {
@@ -111,7 +109,6 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
         finally
         {
             exchange.Observer?.OnEnded(exchange);
-            _upgrades.Release(exchange);
             stream.Dispose();
             _exchanges.Return(exchange);
         }

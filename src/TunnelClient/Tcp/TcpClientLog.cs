@@ -2,7 +2,7 @@ namespace Tunnel2.TunnelClient.Tcp;
 
 internal static partial class TcpClientLog
 {
-    /// <summary>For structured logs; the console gets the plain line (<see cref="Uplinks.ForwardingLine"/>).</summary>
+    /// <summary>For structured logs; the console gets the plain line (<see cref="Diagnostics.ForwardingLine"/>).</summary>
     [LoggerMessage(EventId = 4651, Level = LogLevel.Debug, Message = "Forwarding tcp://{Address} -> {Target}")]
     public static partial void Forwarding(ILogger logger, string address, string target);
 

@@ -1,6 +1,7 @@
+using Tunnel2.TunnelClient.Diagnostics;
 namespace Tunnel2.TunnelClient.Tcp;
 
-/// <summary>Prints the session's public TCP address once per address ("Forwarding tcp://… -> target", <see cref="Uplinks.ForwardingLine"/>), as the URL is.</summary>
+/// <summary>Prints the session's public TCP address once per address ("Forwarding tcp://… -> target", <see cref="ForwardingLine"/>), as the URL is.</summary>
 internal sealed class TcpForwardingNotice(ILogger logger)
 {
     private string? _last;
@@ -16,6 +17,6 @@ internal sealed class TcpForwardingNotice(ILogger logger)
         }
 
         TcpClientLog.Forwarding(logger, address, target);
-        Uplinks.ForwardingLine.Write($"tcp://{address}", target);
+        ForwardingLine.Write($"tcp://{address}", target);
     }
 }

@@ -1,7 +1,7 @@
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
 using Tunnel2.Hosting;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Security;
 
 namespace Tunnel2.TunnelServer.Edge;

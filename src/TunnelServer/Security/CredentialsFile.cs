@@ -1,7 +1,6 @@
 using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.TunnelServer.Diagnostics;
-using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.TunnelServer.Security;
 

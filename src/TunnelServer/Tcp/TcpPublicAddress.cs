@@ -4,7 +4,7 @@ namespace Tunnel2.TunnelServer.Tcp;
 
 /// <summary>
 /// Where callers reach a session's TCP port, as the client is told (<c>host:port</c>): the bind address, or, when that is
-/// a wildcard (0.0.0.0, ::), the host the client dialled, as <see cref="Uplinks.PublicSessionUrl"/> does for the URL.
+/// a wildcard (0.0.0.0, ::), the host the client dialled, as <see cref="Uplinks.Handshake.PublicSessionUrl"/> does for the URL.
 /// </summary>
 public static class TcpPublicAddress
 {

@@ -4,7 +4,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Draining;
 using Tunnel2.ProxyEntry.Access;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer.Configuration;

@@ -3,7 +3,7 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using Tunnel2.Hosting;
 using Tunnel2.TunnelServer.Diagnostics;
-using Tunnel2.TunnelServer.Hosting;
+using Tunnel2.TunnelServer.Security;
 
 namespace Tunnel2.TunnelServer.Tls;
 

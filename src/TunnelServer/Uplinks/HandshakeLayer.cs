@@ -77,7 +77,7 @@ public sealed class HandshakeLayer(
 
         try
         {
-            await responder.SwitchProtocolsAsync(connection.Transport.Output, accepted, head["Host"], deadline.Token, connection.TcpLease);
+            await responder.SwitchProtocolsAsync(connection.Transport.Output, accepted, head["Host"], deadline.Token, connection.TcpLease?.AddressFor(head["Host"]));
             return accepted;
         }
         catch (Exception ex)

@@ -150,7 +150,7 @@ public sealed class UpgradeTests
 
         await AssertClosedAbnormallyAsync(socket);
         await stopping.WaitAsync(TimeSpan.FromSeconds(30), Token);
-        Assert.Contains(CapturedLogs.MessagesWhere("SourceContext", "Tunnel2.TunnelServer.Hosting.GracefulShutdown"),
+        Assert.Contains(CapturedLogs.MessagesWhere("SourceContext", "Tunnel2.TunnelServer.GracefulShutdown"),
             message => message.Contains("(1 of them upgraded connections", StringComparison.Ordinal));
     }
 

@@ -1,7 +1,7 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
+using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay;
-using Tunnel2.TunnelClient.Uplinks;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 

@@ -62,7 +62,7 @@ public sealed class CredentialsTests
         System.IO.File.WriteAllText(path, File(Client("team-a", TeamAToken, "team-a-*")));
         try
         {
-            using var file = new CredentialsFile(path, new VisitorAccess(Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Forwarding.ProxyEntryOptions()),
+            using var file = new CredentialsFile(path, new VisitorAccess(Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Configuration.ProxyEntryOptions()),
                 Microsoft.Extensions.Logging.Abstractions.NullLogger<VisitorAccess>.Instance), Microsoft.Extensions.Logging.Abstractions.NullLogger<CredentialsFile>.Instance);
             var authenticator = new ClientAuthenticator("shared-dev-token", file);
 

@@ -1,6 +1,13 @@
 using System.Net;
+using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.Extensions.Logging.Abstractions;
+using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
 
@@ -21,19 +28,59 @@ public sealed class PublicRateLimitsTests
         Assert.Equal(IPAddress.Parse(bucket), PublicRateLimits.VisitorOf(context));
     }
 
-    [Theory]
-    [InlineData("/session/demo/x", null, "demo")]
-    [InlineData("/session/demo", null, "demo")]
-    [InlineData("/healthz", null, null)]
-    [InlineData("/", "shop.tunnel.test", "shop")]
-    public void The_session_of_a_request_comes_from_its_host_or_its_path(string path, string? host, string? session)
+    [Fact]
+    public void The_session_bucket_is_the_one_the_route_step_chose_not_one_read_from_the_path_again()
     {
-        var limits = new PublicRateLimits(new RateLimitOptions(), new HostRouter("tunnel.test", new Dictionary<string, string>()), new SessionPolicies());
+        PartitionedRateLimiter<HttpContext> limiter = Limiter(new RateLimitOptions { PerVisitor = new TokenBucketLimit() });
+
+        // The path names "other", the route step decided "demo": the request counts against "demo".
+        using RateLimitLease first = limiter.AttemptAcquire(Routed("/session/other/x", "demo"));
+        using RateLimitLease demoAgain = limiter.AttemptAcquire(Routed("/session/demo/x", "demo"));
+        using RateLimitLease other = limiter.AttemptAcquire(Routed("/session/other/x", "other"));
+
+        Assert.True(first.IsAcquired);
+        Assert.False(demoAgain.IsAcquired);
+        Assert.True(other.IsAcquired);
+    }
+
+    [Fact]
+    public void A_request_without_a_routed_session_takes_no_token()
+    {
+        PartitionedRateLimiter<HttpContext> limiter = Limiter(new RateLimitOptions { PerVisitor = new TokenBucketLimit { PerSecond = 1 } });
+        var unrouted = new DefaultHttpContext();
+        unrouted.Request.Path = "/session/demo/x"; // not routed: the limiter does not parse it itself
+        HttpContext notFound = Routed("/session/", null);
+
+        for (int i = 0; i < 3; i++)
+        {
+            using RateLimitLease lease = limiter.AttemptAcquire(unrouted);
+            using RateLimitLease notFoundLease = limiter.AttemptAcquire(notFound);
+            Assert.True(lease.IsAcquired && notFoundLease.IsAcquired);
+        }
+    }
+
+    /// <summary>Every session's bucket: one request a second (its <see cref="SessionPolicy"/>, as the route step attaches it).</summary>
+    private static readonly SessionPolicies OnePerSecond =
+        new(new BalancingOptions(), new SessionDefaultsOptions { RateLimit = new TokenBucketLimit { PerSecond = 1 } }, new Dictionary<string, SessionOptions>());
+
+    private static PartitionedRateLimiter<HttpContext> Limiter(RateLimitOptions options)
+    {
+        var limiter = new RateLimiterOptions();
+        new PublicRateLimits(options, OnePerSecond).Configure(limiter, NullLogger.Instance);
+        return limiter.GlobalLimiter!;
+    }
+
+    /// <param name="session">The session the route step chose; null for a request it found none in.</param>
+    private static DefaultHttpContext Routed(string path, string? session)
+    {
         var context = new DefaultHttpContext();
         context.Request.Path = path;
-        context.Request.Host = new HostString(host ?? "127.0.0.1");
-
-        Assert.Equal(session, limits.SessionOf(context));
+        context.Connection.RemoteIpAddress = IPAddress.Loopback;
+        context.Features.Set(session is null
+            ? new RoutedSession(RouteStatus.NotFound, new SessionRoute("(none)", string.Empty, ByHost: false), string.Empty, namesSession: false)
+            : new RoutedSession(RouteStatus.Forward, new SessionRoute(session, "/session/" + session, ByHost: false), "/x", namesSession: true,
+                OnePerSecond.For(session)));
+        return context;
     }
 
     [Theory]

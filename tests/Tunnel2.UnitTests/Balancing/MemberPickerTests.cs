@@ -5,6 +5,7 @@ using Tunnel2.Balancing;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.UnitTests.Infrastructure;
 

@@ -6,6 +6,7 @@ using Tunnel2.Balancing.Affinity;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Routing;
 
@@ -24,9 +25,7 @@ public sealed class SessionAffinityTests
     {
         ProxyExchange exchange = Answered(new SessionRoute("abc", "/session/abc", ByHost: false), callerKey: null);
 
-        UplinkPicker.AffinitizeResponse(exchange);
-
-        Assert.Equal($"t2={exchange.Member!.AffinityKey}; Path=/session/abc/; HttpOnly; SameSite=Lax", exchange.Context.Response.Headers.SetCookie.ToString());
+        Assert.Equal($"t2={exchange.Member!.AffinityKey}; Path=/session/abc/; HttpOnly; SameSite=Lax", UplinkPicker.AffinityCookieFor(exchange));
     }
 
     [Fact]
@@ -35,9 +34,7 @@ public sealed class SessionAffinityTests
         ProxyExchange exchange = Answered(new SessionRoute("abc", string.Empty, ByHost: true), callerKey: "another-client");
         exchange.Context.Request.IsHttps = true;
 
-        UplinkPicker.AffinitizeResponse(exchange);
-
-        Assert.Equal($"t2={exchange.Member!.AffinityKey}; Path=/; HttpOnly; SameSite=Lax; Secure", exchange.Context.Response.Headers.SetCookie.ToString());
+        Assert.Equal($"t2={exchange.Member!.AffinityKey}; Path=/; HttpOnly; SameSite=Lax; Secure", UplinkPicker.AffinityCookieFor(exchange));
     }
 
     [Fact]
@@ -46,9 +43,7 @@ public sealed class SessionAffinityTests
         SessionMember member = MemberOf.Any();
         ProxyExchange exchange = Answered(new SessionRoute("abc", "/session/abc", ByHost: false), member.AffinityKey, member);
 
-        UplinkPicker.AffinitizeResponse(exchange);
-
-        Assert.Equal(0, exchange.Context.Response.Headers.SetCookie.Count);
+        Assert.Null(UplinkPicker.AffinityCookieFor(exchange));
     }
 
     [Fact]
@@ -90,7 +85,7 @@ public sealed class SessionAffinityTests
     private static ProxyExchange Answered(SessionRoute route, string? callerKey, SessionMember? member = null)
     {
         var exchange = new ProxyExchange();
-        exchange.Start(new DefaultHttpContext(), route, "/", new RequestHead("GET", "/", []), hasBody: false);
+        exchange.Start(new DefaultHttpContext(), new RoutedSession(RouteStatus.Forward, route, "/", namesSession: true), new RequestHead("GET", "/", []), hasBody: false);
         exchange.Policy = CookiePolicy;
         exchange.AffinityKey = callerKey;
         exchange.Member = member ?? MemberOf.Any();

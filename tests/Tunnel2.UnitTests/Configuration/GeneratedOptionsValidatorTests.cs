@@ -1,5 +1,5 @@
 using Microsoft.Extensions.Options;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelServer.Configuration;

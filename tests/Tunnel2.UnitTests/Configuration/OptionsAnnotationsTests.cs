@@ -1,7 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelServer.Configuration;

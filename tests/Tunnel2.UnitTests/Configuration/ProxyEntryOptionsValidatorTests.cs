@@ -1,8 +1,7 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Balancing;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Forwarding;
-using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.ProxyEntry.Configuration;
 
 namespace Tunnel2.UnitTests.Configuration;
 

@@ -1,5 +1,5 @@
 using Tunnel2.TunnelClient.Configuration;
-using Tunnel2.TunnelServer.Uplinks;
+using Tunnel2.TunnelServer.Uplinks.Handshake;
 
 namespace Tunnel2.UnitTests.Configuration;
 

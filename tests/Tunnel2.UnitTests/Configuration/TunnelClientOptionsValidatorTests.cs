@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.TunnelClient.Configuration;
+using Tunnel2.TunnelClient;
 
 namespace Tunnel2.UnitTests.Configuration;
 

@@ -1,5 +1,5 @@
 using Tunnel2.Protocol.Frames;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.UnitTests.Forwarding;
 

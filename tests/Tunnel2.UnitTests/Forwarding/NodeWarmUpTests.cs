@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Draining;
-using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.UnitTests.Infrastructure;
 
 namespace Tunnel2.UnitTests.Forwarding;

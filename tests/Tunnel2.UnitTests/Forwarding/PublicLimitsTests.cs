@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Http;
 using Tunnel2.ProxyEntry.Draining;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Heads;
+using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.UnitTests.Forwarding;
 

@@ -2,7 +2,7 @@ using System.Net;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Heads;
 
 namespace Tunnel2.UnitTests.Forwarding;
 

@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Http;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Heads;
 
 namespace Tunnel2.UnitTests.Forwarding;
 

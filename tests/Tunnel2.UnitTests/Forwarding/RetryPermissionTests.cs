@@ -1,6 +1,5 @@
 using Microsoft.AspNetCore.Http;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.ProxyEntry.Forwarding.Retry;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.UnitTests.Balancing;
 using Tunnel2.ProxyEntry.Routing;
@@ -56,7 +55,7 @@ public sealed class RetryPermissionTests
     private static ProxyExchange Exchange(string method, bool hasBody = false, bool upgrade = false)
     {
         var exchange = new ProxyExchange();
-        exchange.Start(new DefaultHttpContext(), new SessionRoute("s", "/session/s", ByHost: false), "/",
+        exchange.Start(new DefaultHttpContext(), new RoutedSession(RouteStatus.Forward, new SessionRoute("s", "/session/s", ByHost: false), "/", namesSession: true),
             new RequestHead(method, "/", [], upgrade), hasBody);
         return exchange;
     }

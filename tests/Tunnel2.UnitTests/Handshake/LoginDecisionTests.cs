@@ -188,7 +188,7 @@ public sealed class LoginDecisionTests
         try
         {
             using var file = new CredentialsFile(path, new Tunnel2.ProxyEntry.Access.VisitorAccess(
-                    Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Forwarding.ProxyEntryOptions()),
+                    Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Configuration.ProxyEntryOptions()),
                     Microsoft.Extensions.Logging.Abstractions.NullLogger<Tunnel2.ProxyEntry.Access.VisitorAccess>.Instance),
                 Microsoft.Extensions.Logging.Abstractions.NullLogger<CredentialsFile>.Instance);
             var handshake = new LoginDecision(new ClientAuthenticator(sharedToken: null, file), retryAfterSeconds: 1);

@@ -61,6 +61,40 @@ public sealed class ExchangeRouterTests
         Assert.Equal(new SessionRoute(string.Empty, string.Empty, ByHost: true), route);
     }
 
+    [Theory]
+    [InlineData("/session/demo/x", null, "Forward", "demo", true)]
+    [InlineData("/session/demo", null, "Redirect", "demo", true)]
+    [InlineData("/session/a/%2e%2e/%2e%2e/x", null, "OutsideSession", "(none)", false)]
+    [InlineData("/session/", null, "NotFound", "(none)", false)]
+    [InlineData("/", "shop.tunnel.test", "Forward", "shop", true)]
+    [InlineData("/session/other/x", "shop.tunnel.test:8080", "Forward", "shop", true)]
+    [InlineData("/", "x~y!.tunnel.test", "NotFound", "", false)]
+    public void A_request_is_routed_once_by_its_host_or_its_path_and_the_decision_names_its_session(
+        string rawTarget, string? host, string status, string session, bool namesSession)
+    {
+        DefaultHttpContext context = Request(rawTarget);
+        context.Request.Path = rawTarget.Replace("%2e", ".", StringComparison.Ordinal);
+        context.Request.Host = new HostString(host ?? "127.0.0.1");
+
+        RoutedSession routed = ExchangeRouter.Route(context, Hosts)!;
+
+        Assert.Equal((status, session, namesSession), (routed.Status.ToString(), routed.Session, routed.NamesSession));
+    }
+
+    [Theory]
+    [InlineData("/healthz")]
+    [InlineData("/sessions/x")]
+    [InlineData("/api/sessions")]
+    public void A_request_that_is_not_the_proxys_is_not_routed(string path)
+    {
+        DefaultHttpContext context = Request(path);
+        context.Request.Path = path;
+
+        Assert.Null(ExchangeRouter.Route(context, Hosts));
+    }
+
+    private static readonly HostRouter Hosts = new("tunnel.test", new Dictionary<string, string>());
+
     private static DefaultHttpContext Request(string rawTarget)
     {
         var context = new DefaultHttpContext();

@@ -1,5 +1,3 @@
-using Microsoft.Extensions.Options;
-using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.UnitTests.Routing;
@@ -51,7 +49,7 @@ public sealed class HostRouterTests
     [Fact]
     public void Without_a_suffix_or_custom_domains_host_routing_is_off()
     {
-        var router = new HostRouter(Options.Create(new ProxyEntryOptions()));
+        var router = new HostRouter(new RoutingOptions());
 
         Assert.False(router.IsEnabled);
         Assert.Equal(HostRoute.None, router.Match("shop.tunnel.example.com", out _));

@@ -1,14 +1,16 @@
 using System.Net;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using Tunnel2.Balancing;
 using Tunnel2.ProxyEntry.Access;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
 using ServerLegacyKeys = Tunnel2.TunnelServer.Configuration.LegacyKeys;
@@ -109,13 +111,13 @@ public sealed class SessionPolicyTests
         // Off by default; on for "slow" only, from the options' per-session section.
         SessionPolicies policies = Policies(Bound("--ProxyEntry:SessionDefaults:RateLimit:PerSecond=0", "--ProxyEntry:RateLimits:PerVisitor:PerSecond=0",
             "--ProxyEntry:Sessions:slow:RateLimit:PerSecond=1", "--ProxyEntry:Sessions:slow:RateLimit:Burst=2"));
-        var limits = new PublicRateLimits(new RateLimitOptions { PerVisitor = new TokenBucketLimit() }, new HostRouter(null, new Dictionary<string, string>()), policies);
+        var limits = new PublicRateLimits(new RateLimitOptions { PerVisitor = new TokenBucketLimit() }, policies);
         var options = new RateLimiterOptions();
         limits.Configure(options, NullLogger.Instance);
         PartitionedRateLimiter<HttpContext> limiter = options.GlobalLimiter!;
 
-        bool[] slow = [.. Enumerable.Range(0, 3).Select(_ => Acquire(limiter, "/session/slow/x"))];
-        bool[] fast = [.. Enumerable.Range(0, 20).Select(_ => Acquire(limiter, "/session/fast/x"))];
+        bool[] slow = [.. Enumerable.Range(0, 3).Select(_ => Acquire(limiter, policies, "/session/slow/x"))];
+        bool[] fast = [.. Enumerable.Range(0, 20).Select(_ => Acquire(limiter, policies, "/session/fast/x"))];
 
         Assert.Equal([true, true, false], slow);
         Assert.All(fast, Assert.True);
@@ -125,7 +127,7 @@ public sealed class SessionPolicyTests
     public void With_no_bucket_anywhere_the_rate_limiter_stays_out()
     {
         SessionPolicies policies = Policies(Bound("--ProxyEntry:SessionDefaults:RateLimit:PerSecond=0"));
-        var limits = new PublicRateLimits(new RateLimitOptions { PerVisitor = new TokenBucketLimit() }, new HostRouter(null, new Dictionary<string, string>()), policies);
+        var limits = new PublicRateLimits(new RateLimitOptions { PerVisitor = new TokenBucketLimit() }, policies);
 
         Assert.False(policies.AnyRateLimit);
         Assert.False(limits.IsOn);
@@ -154,11 +156,17 @@ public sealed class SessionPolicyTests
         return new VisitorPolicy(pattern!, [new AddressRule([.. allow.Select(IPNetwork.Parse)], [.. deny.Select(IPNetwork.Parse)])]);
     }
 
-    private static bool Acquire(PartitionedRateLimiter<HttpContext> limiter, string path)
+    /// <summary>A request as it reaches the rate limiter: routed once, its session's policy attached to its route.</summary>
+    private static bool Acquire(PartitionedRateLimiter<HttpContext> limiter, SessionPolicies policies, string path)
     {
         var context = new DefaultHttpContext();
         context.Request.Path = path;
+        context.Features.Get<IHttpRequestFeature>()!.RawTarget = path;
         context.Connection.RemoteIpAddress = IPAddress.Loopback;
+        RoutedSession routed = ExchangeRouter.Route(context, new HostRouter(null, new Dictionary<string, string>()), policies.For)!;
+        Assert.True(routed.NamesSession);
+        Assert.Same(policies.For(routed.Session), routed.Policy);
+        context.Features.Set(routed);
         using RateLimitLease lease = limiter.AttemptAcquire(context);
         return lease.IsAcquired;
     }

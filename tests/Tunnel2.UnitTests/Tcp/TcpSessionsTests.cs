@@ -5,7 +5,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer.Tcp;

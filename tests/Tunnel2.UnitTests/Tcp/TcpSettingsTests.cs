@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text;
 using Tunnel2.Protocol.Tcp;
+using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Tcp;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Tcp;

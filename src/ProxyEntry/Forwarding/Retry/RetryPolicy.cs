@@ -1,4 +1,3 @@
-using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
@@ -11,22 +10,26 @@ using Tunnel2.ProxyEntry.Problems;
 namespace Tunnel2.ProxyEntry.Forwarding.Retry;
 
 /// <summary>
-/// The retry step around pick and forward: picks a client, makes one attempt on it, and when the attempt hands back a
-/// refusal that <see cref="RetryPermission"/> allowed, picks again (another client after a backend failure). Without any
-/// client to pick, it tells the caller why.
+/// The retry step around pick, forward and health: picks a client (<see cref="UplinkPicker"/>), makes one attempt on it
+/// (<see cref="ForwardAttempt"/>), has its outcome counted on the member (<see cref="PassiveHealth"/>), and when the
+/// attempt hands back a refusal that <see cref="RetryPermission"/> allowed, picks again (another client after a backend
+/// failure). Without any client to pick, it tells the caller why.
 /// </summary>
 internal sealed class RetryPolicy
 {
     private readonly UplinkPicker _picker;
     private readonly ForwardAttempt _attempt;
+    private readonly PassiveHealth _health;
     private readonly FailureResponder _failures;
     private readonly PublicDrain _drain;
     private readonly ILogger _logger;
 
-    public RetryPolicy(UplinkPicker picker, ForwardAttempt attempt, FailureResponder failures, PublicDrain drain, ILogger<TunnelForwarder> logger)
+    public RetryPolicy(UplinkPicker picker, ForwardAttempt attempt, PassiveHealth health, FailureResponder failures, PublicDrain drain,
+        ILogger<RetryPolicy> logger)
     {
         _picker = picker;
         _attempt = attempt;
+        _health = health;
         _failures = failures;
         _drain = drain;
         _logger = logger;
@@ -53,23 +56,20 @@ internal sealed class RetryPolicy
             exchange.Retry = RetryPermission.For(exchange);
             SessionMember member = exchange.Member!;
             uint streamId = stream.Id; // the stream object serves another exchange once disposed
-            switch (await _attempt.ForwardAsync(exchange, stream))
+            AttemptOutcome outcome = await _attempt.ForwardAsync(exchange, stream);
+            _health.Count(exchange, member, outcome);
+            switch (outcome)
             {
-                case ExchangeOutcome.Done:
-                    exchange.SessionFound = true;
-                    if (exchange.Context.Response.StatusCode >= StatusCodes.Status500InternalServerError)
-                    {
-                        member.CountServerError();
-                    }
-
-                    return;
-                case ExchangeOutcome.BackendFailed:
+                case AttemptOutcome.RetryAfterBackendFailure:
                     exchange.FailedMember = member;
                     ProxyEntryLog.RetryingOnAnotherClient(_logger, exchange.Session, streamId);
                     break;
-                default:
+                case AttemptOutcome.RetryAfterDrainingRefusal:
                     ProxyEntryLog.RetryingRefusedStream(_logger, exchange.Session, streamId);
                     break;
+                default:
+                    exchange.SessionFound = true;
+                    return;
             }
         }
     }

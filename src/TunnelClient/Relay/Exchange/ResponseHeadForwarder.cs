@@ -1,29 +1,26 @@
 using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Diagnostics;
-using Tunnel2.TunnelClient.Relay.Admission;
 using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.TunnelClient.Relay.Pipeline;
-using Tunnel2.TunnelClient.Uplinks;
 
 namespace Tunnel2.TunnelClient.Relay.Exchange;
 
 /// <summary>
 /// Sends the backend's response head up the stream: counts the answer (a run of failures on the backend is over),
-/// adds the affinity cookie, rewrites the backend's own URLs into the public ones, and gives the concurrency slot back,
-/// since a long body, an SSE stream or a WebSocket must hold none.
+/// adds the affinity cookie, rewrites the backend's own URLs into the public ones, and says the head is out
+/// (<see cref="RelayExchange.ResponseHeadSent"/>), which gives the admission step's concurrency slot back: a long body,
+/// an SSE stream or a WebSocket must hold none.
 /// </summary>
 internal sealed class ResponseHeadForwarder
 {
     private readonly BackendSet _backends;
-    private readonly RelayAdmission _admission;
     private readonly TunnelClientStatus _status;
     private readonly TunnelClientMetrics _metrics;
 
-    public ResponseHeadForwarder(BackendSet backends, RelayAdmission admission, TunnelClientStatus status, TunnelClientMetrics metrics)
+    public ResponseHeadForwarder(BackendSet backends, TunnelClientStatus status, TunnelClientMetrics metrics)
     {
         _backends = backends;
-        _admission = admission;
         _status = status;
         _metrics = metrics;
     }
@@ -48,7 +45,7 @@ internal sealed class ResponseHeadForwarder
         backend.PathRewriter?.Rewrite(response.Headers, exchange.Request);
         exchange.Observer?.OnResponseHead(exchange);
         exchange.Stream.SendResponseHead(new ResponseHead(response.StatusCode, response.Headers), endStream: noBody);
-        _admission.ReleaseSlot(exchange);
+        exchange.ResponseHeadSent();
         return switched;
     }
 }

@@ -12,7 +12,7 @@ internal sealed class FailureReporter
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger _logger;
 
-    public FailureReporter(TunnelClientMetrics metrics, ILogger<BackendRelay> logger)
+    public FailureReporter(TunnelClientMetrics metrics, ILogger<FailureReporter> logger)
     {
         _metrics = metrics;
         _logger = logger;

@@ -13,7 +13,7 @@ internal sealed class BackendPicker
     private readonly BackendSet _backends;
     private readonly ILogger _logger;
 
-    public BackendPicker(BackendSet backends, ILogger<BackendRelay> logger)
+    public BackendPicker(BackendSet backends, ILogger<BackendPicker> logger)
     {
         _backends = backends;
         _logger = logger;

@@ -14,6 +14,7 @@ namespace Tunnel2.TunnelClient.Relay.Pipeline;
 internal sealed class RelayExchange
 {
     private ulong _tried;
+    private IConcurrencySlots? _slot;
 
     public UplinkStream Stream { get; private set; } = null!;
 
@@ -31,11 +32,8 @@ internal sealed class RelayExchange
     /// <summary>The inspector's record of this exchange, when the inspector is on.</summary>
     public IExchangeObserver? Observer { get; private set; }
 
-    /// <summary>The upgrade request holds a place under <c>MaxUpgradedStreams</c> (given back as the stream ends).</summary>
-    public bool UpgradeReserved { get; set; }
-
     /// <summary>The exchange holds a concurrency slot (given back once the response head is out, or at its end).</summary>
-    public bool SlotHeld { get; set; }
+    public bool SlotHeld => _slot is not null;
 
     /// <summary>The request's affinity key, read once; null without affinity.</summary>
     public string? AffinityKey { get; set; }
@@ -73,6 +71,25 @@ internal sealed class RelayExchange
     /// <summary>Why the exchange was cancelled (the stream reset, the uplink closed), when it was.</summary>
     public string? CancelDetail { get; set; }
 
+    /// <summary>The admission step gave the exchange a concurrency slot, which goes back to <paramref name="slots"/>.</summary>
+    public void HoldSlot(IConcurrencySlots slots) => _slot = slots;
+
+    /// <summary>
+    /// The response head went up: the concurrency slot goes back to the admission step now, since what follows (a long
+    /// body, an SSE stream, a WebSocket) must hold none.
+    /// </summary>
+    public void ResponseHeadSent() => ReleaseSlot();
+
+    /// <summary>Gives the exchange's slot back to the admission step that gave it, when it still holds one.</summary>
+    public void ReleaseSlot()
+    {
+        if (_slot is { } slots)
+        {
+            _slot = null;
+            slots.Release();
+        }
+    }
+
     public void Start(UplinkStream stream, RequestHead request, IExchangeObserver? observer)
     {
         Stream = stream;
@@ -97,7 +114,8 @@ internal sealed class RelayExchange
         Failure = null;
         CloseCause = null;
         _tried = 0;
+        _slot = null;
         AttemptOnBackend = 0;
-        IsUpgrade = IsHead = HasBody = UpgradeReserved = SlotHeld = ConnectionReused = false;
+        IsUpgrade = IsHead = HasBody = ConnectionReused = false;
     }
 }

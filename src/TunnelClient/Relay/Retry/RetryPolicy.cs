@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Tunnel2.TunnelClient.Diagnostics;
-using Tunnel2.TunnelClient.Relay.Admission;
 using Tunnel2.TunnelClient.Relay.Attempt;
 using Tunnel2.TunnelClient.Relay.Failures;
 using Tunnel2.TunnelClient.Relay.Picking;
@@ -12,8 +11,7 @@ namespace Tunnel2.TunnelClient.Relay.Retry;
 /// <summary>
 /// The retry step around pick and attempt: picks a backend, makes one attempt on it, and when the attempt failed in a
 /// way <see cref="BackendRetryRule"/> allows to retry, tries again (on a fresh connection, or on a backend the request
-/// has not tried). A failure that is not retried is reported here. The exchange's slot, if the response head never
-/// went up, and its count on the backend end with it.
+/// has not tried). A failure that is not retried is reported here. The exchange's count on its backend ends with it.
 /// </summary>
 internal sealed class RetryPolicy
 {
@@ -21,14 +19,12 @@ internal sealed class RetryPolicy
 
     private readonly BackendPicker _picker;
     private readonly RelayAttempt _attempt;
-    private readonly RelayAdmission _admission;
     private readonly FailureReporter _failures;
 
-    public RetryPolicy(BackendPicker picker, RelayAttempt attempt, RelayAdmission admission, FailureReporter failures)
+    public RetryPolicy(BackendPicker picker, RelayAttempt attempt, FailureReporter failures)
     {
         _picker = picker;
         _attempt = attempt;
-        _admission = admission;
         _failures = failures;
     }
 
@@ -59,7 +55,6 @@ internal sealed class RetryPolicy
         {
             activity?.SetTag(RelayActivity.BackendTag, exchange.Backend.ToString());
             BackendPicker.Release(exchange);
-            _admission.ReleaseSlot(exchange);
         }
     }
 

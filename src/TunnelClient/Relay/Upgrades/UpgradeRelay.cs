@@ -4,7 +4,8 @@ using Tunnel2.TunnelClient.Relay.Pipeline;
 namespace Tunnel2.TunnelClient.Relay.Upgrades;
 
 /// <summary>
-/// The upgrade step. Before an upgrade request goes out it takes a place under <c>MaxUpgradedStreams</c>; when the
+/// The upgrade step. Before an upgrade request goes out the admission step takes a place for it under
+/// <c>MaxUpgradedStreams</c> (and gives it back as the exchange ends); when the
 /// backend answers 101, the connection carries the new protocol (a WebSocket, or any other byte stream) both ways until
 /// one side ends it (<see cref="UpgradedStreams"/>), and is never reused.
 /// </summary>
@@ -17,18 +18,11 @@ internal sealed class UpgradeRelay : IDisposable
     /// <summary>Upgrade requests in flight and upgraded streams relaying now.</summary>
     public int Count => _streams.Count;
 
-    /// <summary>Takes a place for the exchange's upgrade request; false at the cap.</summary>
-    public bool TryReserve(RelayExchange exchange) => exchange.UpgradeReserved = _streams.TryReserve();
+    /// <summary>Takes a place for an upgrade request; false at the cap.</summary>
+    public bool TryReserve() => _streams.TryReserve();
 
-    /// <summary>Gives the exchange's place back, switched or not, when it holds one.</summary>
-    public void Release(RelayExchange exchange)
-    {
-        if (exchange.UpgradeReserved)
-        {
-            exchange.UpgradeReserved = false;
-            _streams.Release();
-        }
-    }
+    /// <summary>Gives an upgrade request's place back, switched or not.</summary>
+    public void Release() => _streams.Release();
 
     public Task RelayAsync(RelayExchange exchange)
     {

@@ -2,7 +2,7 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.TunnelServer.Uplinks.Handshake;
@@ -16,11 +16,11 @@ public sealed class HandshakeResponder(UplinkSettings settings, ServerEndpoints 
     private readonly string? _hostSuffix = proxyOptions.Value.Routing.HostSuffix;
 
     /// <param name="host">The request's Host, for the session's public address under a host suffix.</param>
-    /// <param name="tcp">A TCP login's lease on its session's TCP port, whose address the 101 names.</param>
-    public async Task SwitchProtocolsAsync(PipeWriter output, HandshakeAcceptance accepted, string? host, CancellationToken deadline, Tcp.TcpLease? tcp = null)
+    /// <param name="tcpAddress">A TCP login's public address (its lease on its session's TCP port, as the host it dialled names it), which the 101 names.</param>
+    public async Task SwitchProtocolsAsync(PipeWriter output, HandshakeAcceptance accepted, string? host, CancellationToken deadline, string? tcpAddress = null)
     {
         string publicUrl = PublicSessionUrl.For(accepted.Session, endpoints.PublicUrl, _hostSuffix, host);
-        await output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, settings, publicUrl, tcp?.AddressFor(host)), deadline);
+        await output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, settings, publicUrl, tcpAddress), deadline);
     }
 
     /// <summary>

@@ -1,4 +1,4 @@
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelServer.Configuration;
 using ClientCommandLine = Tunnel2.TunnelClient.Configuration.CommandLine;

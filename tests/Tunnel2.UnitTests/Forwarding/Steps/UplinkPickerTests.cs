@@ -1,12 +1,8 @@
-using System.Diagnostics.Metrics;
 using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging.Abstractions;
-using Microsoft.Extensions.Options;
+using Tunnel2.Balancing;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
-using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Routing;
@@ -18,21 +14,17 @@ namespace Tunnel2.UnitTests.Forwarding.Steps;
 /// <summary>The server's pick step on its own: a client of the session, a stream opened on its uplink, or why not.</summary>
 public sealed class UplinkPickerTests : IAsyncDisposable
 {
-    private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
     private readonly SessionRegistry _registry = new();
     private readonly UplinkPair _first = UplinkPair.Start();
     private readonly UplinkPair _second = UplinkPair.Start();
     private readonly UplinkPicker _picker;
 
-    public UplinkPickerTests() => _picker = new UplinkPicker(_registry,
-        new ProxyEntryMetrics(_services.GetRequiredService<IMeterFactory>(), Options.Create(new ProxyEntryOptions())),
-        NullLogger<TunnelForwarder>.Instance);
+    public UplinkPickerTests() => _picker = new UplinkPicker(_registry);
 
     public async ValueTask DisposeAsync()
     {
         await _first.DisposeAsync();
         await _second.DisposeAsync();
-        await _services.DisposeAsync();
     }
 
     [Fact]
@@ -50,6 +42,22 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         UplinkStream seen = await _first.Handler.NextAsync();
         Assert.Equal(stream.Id, seen.Id);
         stream.Dispose();
+    }
+
+    [Fact]
+    public void The_member_a_stream_opens_on_counts_the_request_and_under_cookie_affinity_the_pick_chooses_its_cookie()
+    {
+        var registry = new SessionRegistry(new BalancingOptions { Affinity = AffinityMode.Cookie }, TimeProvider.System);
+        registry.Register("abc", _first.Server);
+        var picker = new UplinkPicker(registry);
+        ProxyExchange exchange = Exchange("abc");
+        picker.ApplyPolicy(exchange);
+
+        Assert.Equal(StreamOpenStatus.Opened, picker.OpenStream(exchange, out UplinkStream? stream, out _));
+
+        Assert.Equal(1, exchange.Member!.Requests);
+        Assert.Equal($"{BalancingOptions.DefaultAffinityCookie}={exchange.Member.AffinityKey}; Path=/session/abc/; HttpOnly; SameSite=Lax", exchange.AffinityCookie);
+        stream!.Dispose();
     }
 
     [Fact]
@@ -90,7 +98,7 @@ public sealed class UplinkPickerTests : IAsyncDisposable
     private static ProxyExchange Exchange(string session)
     {
         var exchange = new ProxyExchange();
-        exchange.Start(new DefaultHttpContext(), new SessionRoute(session, $"/session/{session}", ByHost: false), "/", new RequestHead("GET", "/", []), hasBody: false);
+        exchange.Start(new DefaultHttpContext(), new RoutedSession(RouteStatus.Forward, new SessionRoute(session, $"/session/{session}", ByHost: false), "/", namesSession: true), new RequestHead("GET", "/", []), hasBody: false);
         return exchange;
     }
 }

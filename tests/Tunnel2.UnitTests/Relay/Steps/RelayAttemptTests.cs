@@ -11,12 +11,10 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
-using Tunnel2.TunnelClient.Relay.Admission;
 using Tunnel2.TunnelClient.Relay.Attempt;
 using Tunnel2.TunnelClient.Relay.Exchange;
 using Tunnel2.TunnelClient.Relay.Pipeline;
 using Tunnel2.TunnelClient.Relay.Upgrades;
-using Tunnel2.TunnelClient.Uplinks;
 using Tunnel2.UnitTests.Infrastructure;
 
 namespace Tunnel2.UnitTests.Relay.Steps;
@@ -47,11 +45,10 @@ public sealed class RelayAttemptTests : IAsyncDisposable
     public async Task An_answered_attempt_sends_the_answer_up_and_gives_its_connection_back_to_the_pool()
     {
         await using BackendSet backends = Backends(((IPEndPoint)_listener.LocalEndpoint).Port);
-        using RelayAdmission admission = Admission();
         (UplinkStream server, RelayExchange exchange) = await ExchangeAsync(backends);
         Task<Socket> backend = AnswerOnceAsync("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
 
-        AttemptResult result = await Attempt(backends, admission).RunAsync(exchange).AsTask().WithTimeout();
+        AttemptResult result = await Attempt(backends).RunAsync(exchange).AsTask().WithTimeout();
 
         Assert.Equal(AttemptOutcome.Done, result.Outcome);
         Assert.Null(result.Failure);
@@ -69,10 +66,9 @@ public sealed class RelayAttemptTests : IAsyncDisposable
         int closedPort = ((IPEndPoint)_listener.LocalEndpoint).Port;
         _listener.Stop();
         await using BackendSet backends = Backends(closedPort);
-        using RelayAdmission admission = Admission();
         (UplinkStream _, RelayExchange exchange) = await ExchangeAsync(backends);
 
-        AttemptResult result = await Attempt(backends, admission).RunAsync(exchange).AsTask().WithTimeout();
+        AttemptResult result = await Attempt(backends).RunAsync(exchange).AsTask().WithTimeout();
 
         Assert.Equal(AttemptOutcome.ConnectFailed, result.Outcome);
         Assert.Equal(ProtocolErrorCode.BackendConnectFailed, result.Failure?.Code);
@@ -119,11 +115,9 @@ public sealed class RelayAttemptTests : IAsyncDisposable
     private BackendSet Backends(int port) => new(
         Options.Create(new TunnelClientOptions { Backends = new() { Urls = $"http://127.0.0.1:{port}" } }), _metrics, NullLogger<BackendSet>.Instance);
 
-    private RelayAdmission Admission() => RelaySteps.Admission(_metrics, maxConcurrency: 10, maxQueue: 0, maxUpgrades: 10);
-
-    private RelayAttempt Attempt(BackendSet backends, RelayAdmission admission) => new(
+    private RelayAttempt Attempt(BackendSet backends) => new(
         new Http1Exchange(backends),
-        new ResponseHeadForwarder(backends, admission, new TunnelClientStatus(), _metrics),
+        new ResponseHeadForwarder(backends, new TunnelClientStatus(), _metrics),
         new UpgradeRelay(new UpgradedStreams(10, TimeSpan.FromMinutes(1), _metrics, NullLogger.Instance)));
 
     private Task<(UplinkStream Server, RelayExchange Exchange)> ExchangeAsync(BackendSet backends) =>

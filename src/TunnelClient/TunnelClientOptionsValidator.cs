@@ -3,10 +3,11 @@ using Tunnel2.Hosting.Admin;
 using Tunnel2.Balancing;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.TunnelClient.Backends;
+using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Relay.Shaping;
 using Tunnel2.TunnelClient.Tls;
 
-namespace Tunnel2.TunnelClient.Configuration;
+namespace Tunnel2.TunnelClient;
 
 /// <summary>Checks what data annotations cannot: URLs and backend lists, the session id's form, and the timers' order.</summary>
 public sealed class TunnelClientOptionsValidator : IValidateOptions<TunnelClientOptions>

@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace Tunnel2.TunnelClient.Tcp;
+namespace Tunnel2.TunnelClient.Configuration;
 
 /// <summary>The <c>--tcp</c> target: <c>host:port</c>, <c>[v6]:port</c>, or a bare port (on 127.0.0.1).</summary>
 public sealed record TcpTarget(string Host, int Port)

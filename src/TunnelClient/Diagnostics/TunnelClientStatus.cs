@@ -1,6 +1,6 @@
 using Tunnel2.Hosting;
 
-namespace Tunnel2.TunnelClient.Uplinks;
+namespace Tunnel2.TunnelClient.Diagnostics;
 
 /// <summary>What the client is doing, for logs, tests and the exit code.</summary>
 public sealed class TunnelClientStatus : IExitCodeSource

@@ -1,9 +1,8 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.ProxyEntry.Routing;
-using Tunnel2.ProxyEntry.Sessions;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>Checks what the annotations cannot: host names, the sessions they map to, balancing settings that go together, and each session's own entry.</summary>
 public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOptions>
@@ -35,7 +34,7 @@ public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOpti
         }
 
         failures.AddRange(options.Balancing.Problems());
-        failures.AddRange(SessionPolicies.Problems(options.Balancing, options.SessionDefaults, options.Sessions));
+        failures.AddRange(SessionEntries.Problems(options.Balancing, options.Sessions));
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Options;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>
 /// Checks <see cref="ProxyEntryOptions"/>' data annotations with code generated at build time

@@ -1,6 +1,6 @@
 using Tunnel2.Hosting.Configuration;
 
-namespace Tunnel2.TunnelClient.Tcp;
+namespace Tunnel2.TunnelClient.Configuration;
 
 /// <summary>
 /// Raw TCP (section <c>TunnelClient:Tcp</c>, docs/tcp.md): with a <see cref="Target"/> the client asks the server for a

@@ -6,9 +6,8 @@ using Tunnel2.Hosting.Configuration;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Limits;
 using Tunnel2.ProxyEntry.Routing;
-using Tunnel2.ProxyEntry.Sessions;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>
 /// What public requests meet on their way to a session (section <c>ProxyEntry</c>): routing, limits, balancing over a

@@ -6,7 +6,7 @@ using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Heads;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Heads;
 
 /// <summary>
 /// Turns the caller's request into the head sent to the client: end-to-end headers as they came (repeats kept),

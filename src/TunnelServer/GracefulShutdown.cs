@@ -6,7 +6,7 @@ using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Tcp;
 
-namespace Tunnel2.TunnelServer.Hosting;
+namespace Tunnel2.TunnelServer;
 
 /// <summary>
 /// On shutdown (SIGTERM, Ctrl+C), before Kestrel stops: refuse new uplinks and public requests (503), close the public

@@ -2,7 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Limits;
 
-namespace Tunnel2.ProxyEntry.Sessions;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>
 /// What every session gets unless its own entry (<c>ProxyEntry:Sessions:{id}</c>) says otherwise (section

@@ -1,7 +1,7 @@
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Primitives;
 
-namespace Tunnel2.TunnelServer.Hosting;
+namespace Tunnel2.TunnelServer.Security;
 
 /// <summary>
 /// Calls back once files have changed and then stayed still for a moment. Tools write a file in several steps (and a

@@ -1,11 +1,11 @@
 using Tunnel2.Balancing;
 using Tunnel2.ProxyEntry.Limits;
 
-namespace Tunnel2.ProxyEntry.Sessions;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>
 /// One session's own settings (<c>ProxyEntry:Sessions:{id}</c>); what it leaves unset comes from
-/// <c>ProxyEntry:SessionDefaults</c> and <c>ProxyEntry:Balancing</c>. Resolved once into its <see cref="SessionPolicy"/>.
+/// <c>ProxyEntry:SessionDefaults</c> and <c>ProxyEntry:Balancing</c>. Resolved once into its session policy (<c>Policy/SessionPolicy</c>).
 /// </summary>
 public sealed class SessionOptions
 {

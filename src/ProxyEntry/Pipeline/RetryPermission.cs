@@ -1,7 +1,6 @@
 using Tunnel2.Balancing.Retry;
-using Tunnel2.ProxyEntry.Pipeline;
 
-namespace Tunnel2.ProxyEntry.Forwarding.Retry;
+namespace Tunnel2.ProxyEntry.Pipeline;
 
 /// <summary>
 /// What one attempt may hand back to the retry policy instead of answering the caller: <see cref="RetryRule"/> applied

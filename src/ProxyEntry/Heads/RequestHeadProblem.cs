@@ -1,4 +1,4 @@
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Heads;
 
 /// <summary>Why a request's head must not cross the tunnel (RFC 9110 §5.1 and §5.6.2, RFC 9112 §6.1 and §6.3).</summary>
 public enum RequestHeadProblem

@@ -1,8 +1,9 @@
 using Microsoft.AspNetCore.Http;
 using Tunnel2.Hosting;
 using Tunnel2.Protocol.Frames;
+using Tunnel2.ProxyEntry.Heads;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Problems;
 
 /// <summary>What the caller is told when an exchange fails before its response head: status, problem type and title.</summary>
 public readonly record struct ForwardingFailure(int Status, string Type, string Title, string Reason)

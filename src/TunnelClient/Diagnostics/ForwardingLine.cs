@@ -1,4 +1,4 @@
-namespace Tunnel2.TunnelClient.Uplinks;
+namespace Tunnel2.TunnelClient.Diagnostics;
 
 /// <summary>
 /// Where callers reach the session, on a plain line of its own on standard output (no timestamp, no level), so a

@@ -2,7 +2,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Heads;
 
-namespace Tunnel2.ProxyEntry.Forwarding;
+namespace Tunnel2.ProxyEntry.Heads;
 
 /// <summary>
 /// Applies the backend's status and end-to-end headers to the caller's response; repeats (Set-Cookie) stay separate.

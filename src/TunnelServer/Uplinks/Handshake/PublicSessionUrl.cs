@@ -1,6 +1,6 @@
 using System.Net;
 
-namespace Tunnel2.TunnelServer.Uplinks;
+namespace Tunnel2.TunnelServer.Uplinks.Handshake;
 
 /// <summary>
 /// The URL a client is told its session is reached at (<c>Tunnel2-Public-Url</c>), which it prints as ngrok does:

@@ -3,7 +3,7 @@ using Tunnel2.Balancing;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Hosting.Configuration;
 
-namespace Tunnel2.ProxyEntry.Tcp;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>
 /// Raw TCP tunnels (section <c>TunnelServer:Tcp</c>, docs/tcp.md): a client that logs in with <c>--tcp</c> gets a public

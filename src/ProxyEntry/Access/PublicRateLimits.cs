@@ -7,43 +7,45 @@ using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Logging;
 using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
+using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
 
-namespace Tunnel2.ProxyEntry.Limits;
+namespace Tunnel2.ProxyEntry.Access;
 
 /// <summary>
 /// The limiters behind <see cref="RateLimitOptions"/>, for ASP.NET Core's rate-limiting middleware: a request for a
 /// session takes a token from its session's bucket and from its visitor's; anything else (<c>/healthz</c>, 404s for
-/// no session) takes none.
+/// no session) takes none. The session is the one the route step chose, read from the request's
+/// <see cref="RoutedSession"/> feature: the limiter never parses the path or the host itself.
 /// </summary>
 public sealed class PublicRateLimits
 {
-    private readonly HostRouter _hosts;
-    private readonly SessionPolicies _policies;
     private readonly Func<string, TokenBucketRateLimiterOptions> _bucketOf;
     private readonly PartitionedRateLimiter<HttpContext>? _perSession;
     private readonly PartitionedRateLimiter<HttpContext>? _perVisitor;
 
-    /// <param name="policies">Each session's bucket (<see cref="SessionPolicy.RateLimit"/>), read when its partition is made.</param>
-    public PublicRateLimits(RateLimitOptions options, HostRouter hosts, SessionPolicies policies)
+    /// <param name="policies">
+    /// Each session's bucket (<see cref="SessionPolicy.RateLimit"/>): a request reads its session's policy from its
+    /// <see cref="RoutedSession"/>, and the bucket is made from it once, when the session's partition is.
+    /// </param>
+    public PublicRateLimits(RateLimitOptions options, SessionPolicies policies)
     {
-        _hosts = hosts;
-        _policies = policies;
-        _bucketOf = session => _policies.For(session).RateLimiter!; // one delegate for every partition: none allocated per request
+        _bucketOf = session => policies.For(session).RateLimiter!; // one delegate for every partition: none allocated per request
         if (policies.AnyRateLimit)
         {
-            _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context => SessionOf(context) is { } session
-                && _policies.For(session).RateLimiter is not null
-                ? RateLimitPartition.GetTokenBucketLimiter(session, _bucketOf)
+            _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context =>
+                context.Features.Get<RoutedSession>() is { NamesSession: true, Policy.RateLimiter: not null } routed
+                ? RateLimitPartition.GetTokenBucketLimiter(routed.Session, _bucketOf)
                 : RateLimitPartition.GetNoLimiter(string.Empty));
         }
 
         if (options.PerVisitor.IsOn)
         {
             TokenBucketRateLimiterOptions bucket = options.PerVisitor.ToLimiterOptions();
-            _perVisitor = PartitionedRateLimiter.Create<HttpContext, IPAddress>(context => NamesSession(context)
+            _perVisitor = PartitionedRateLimiter.Create<HttpContext, IPAddress>(context => context.Features.Get<RoutedSession>() is { NamesSession: true }
                 ? RateLimitPartition.GetTokenBucketLimiter(VisitorOf(context), _ => bucket)
                 : RateLimitPartition.GetNoLimiter(IPAddress.None));
         }
@@ -76,33 +78,6 @@ public sealed class PublicRateLimits
         };
     }
 
-    /// <summary>The session a public request is for, by host or by path; null when it names none.</summary>
-    public string? SessionOf(HttpContext context)
-    {
-        if (_hosts.IsEnabled && _hosts.Match(context.Request.Host.Value, out string byHost) == HostRoute.Session)
-        {
-            return byHost;
-        }
-
-        ReadOnlySpan<char> session = PathSession(context);
-        return session.IsEmpty ? null : session.ToString();
-    }
-
-    private bool NamesSession(HttpContext context) =>
-        !PathSession(context).IsEmpty || (_hosts.IsEnabled && _hosts.Match(context.Request.Host.Value, out _) == HostRoute.Session);
-
-    private static ReadOnlySpan<char> PathSession(HttpContext context)
-    {
-        ReadOnlySpan<char> path = context.Request.Path.Value;
-        if (!path.StartsWith(SessionTarget.Prefix, StringComparison.Ordinal))
-        {
-            return [];
-        }
-
-        ReadOnlySpan<char> rest = path[SessionTarget.Prefix.Length..];
-        int slash = rest.IndexOf('/');
-        return slash < 0 ? rest : rest[..slash];
-    }
 
     /// <summary>A visitor's bucket: its address, or for IPv6 its /64 (one host usually holds a whole /64).</summary>
     public static IPAddress VisitorOf(HttpContext context)

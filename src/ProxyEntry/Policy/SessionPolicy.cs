@@ -2,12 +2,12 @@ using System.Threading.RateLimiting;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Limits;
 
-namespace Tunnel2.ProxyEntry.Sessions;
+namespace Tunnel2.ProxyEntry.Policy;
 
 /// <summary>
 /// Everything the operator decided for one session, in one place (the analogue of YARP's <c>ClusterConfig</c>): its
 /// balancing, its HTTP rate limit and its cap on TCP connections. Built once per session from the options by
-/// <see cref="SessionPolicies"/> and shared by every request and connection of the session, so reading it costs
+/// <c>Sessions/SessionPolicies</c> and shared by every request and connection of the session, so reading it costs
 /// nothing on the hot path. Both doors read it: the rate limiter and the balancing for HTTP, the TCP port's admission.
 /// The visitor rules, which change while the server runs (the credentials file is reloaded, a client declares its own
 /// at login), are resolved next to it by <c>VisitorAccess</c> in the same order (docs/configuration.md, "One session's

@@ -1,17 +1,15 @@
-using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.Logging;
-using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.ProxyEntry.Diagnostics;
-using Tunnel2.ProxyEntry.Forwarding;
+using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Sessions;
 
-namespace Tunnel2.ProxyEntry.Balancing;
+namespace Tunnel2.ProxyEntry.Forwarding;
 
 /// <summary>
 /// The pick step: one of the session's clients under its balancing policy (affinity, health, passive ejection), and a
-/// stream opened on its uplink for the request's head.
+/// stream opened on its uplink for the request's head. The member it opened the stream on counts the request, and
+/// under cookie affinity the pick chooses the cookie that keeps the caller on that member, for the forward step to send
+/// with the answer's head (as YARP's affinity is a response transform chosen with the destination).
 /// </summary>
 internal sealed class UplinkPicker
 {
@@ -19,15 +17,8 @@ internal sealed class UplinkPicker
     private const int OpenAttempts = 3;
 
     private readonly SessionRegistry _registry;
-    private readonly ProxyEntryMetrics _metrics;
-    private readonly ILogger _logger;
 
-    public UplinkPicker(SessionRegistry registry, ProxyEntryMetrics metrics, ILogger<TunnelForwarder> logger)
-    {
-        _registry = registry;
-        _metrics = metrics;
-        _logger = logger;
-    }
+    public UplinkPicker(SessionRegistry registry) => _registry = registry;
 
     /// <summary>The session's policy and the request's affinity key under it, read once for all attempts.</summary>
     public void ApplyPolicy(ProxyExchange exchange)
@@ -37,20 +28,15 @@ internal sealed class UplinkPicker
     }
 
     /// <summary>
-    /// Cookie affinity: an answer from another client than the one the caller's cookie names (or without one) sets the
-    /// cookie that keeps the caller on the client that answered.
+    /// Cookie affinity: the cookie an answer from <see cref="ProxyExchange.Member"/> sets when the caller's cookie names
+    /// another client (or none), keeping the caller on the client that answered; null when there is none to set.
     /// </summary>
-    public static void AffinitizeResponse(ProxyExchange exchange)
-    {
-        var request = new HttpAffinityRequest(exchange.Context, exchange.Route.Prefix);
-        if (exchange.Policy.AffinityPolicy.CookieFor(request, exchange.AffinityKey, exchange.Member!) is { } cookie)
-        {
-            exchange.Context.Response.Headers.Append(HeaderNames.SetCookie, cookie);
-        }
-    }
+    public static string? AffinityCookieFor(ProxyExchange exchange) =>
+        exchange.Policy.AffinityPolicy.CookieFor(new HttpAffinityRequest(exchange.Context, exchange.Route.Prefix), exchange.AffinityKey, exchange.Member!);
 
     /// <summary>
-    /// Opens the stream on one of the session's uplinks, setting <see cref="ProxyExchange.Member"/>. Without a stream,
+    /// Opens the stream on one of the session's uplinks, setting <see cref="ProxyExchange.Member"/> (which counts the
+    /// request) and <see cref="ProxyExchange.AffinityCookie"/>. Without a stream,
     /// the status says why: no uplink left (<see cref="StreamOpenStatus.UplinkClosed"/>, with <paramref name="pick"/>
     /// telling whether clients exist that are not ready), every one passed over at its stream limit, or a head too large.
     /// </summary>
@@ -71,10 +57,17 @@ internal sealed class UplinkPicker
 
             // Closed between the pick and the open (the registry drops it shortly), or full since the pick: try another.
             status = member.Uplink.TryOpenStream(exchange.Head, endStream, out stream);
-            if (status is StreamOpenStatus.Opened or StreamOpenStatus.HeadTooLarge)
+            if (status == StreamOpenStatus.Opened)
             {
-                exchange.Member = status == StreamOpenStatus.Opened ? member : null;
+                exchange.Member = member;
+                member.CountRequest();
+                exchange.AffinityCookie = AffinityCookieFor(exchange);
                 return status;
+            }
+
+            if (status == StreamOpenStatus.HeadTooLarge)
+            {
+                break;
             }
 
             atLimit |= status == StreamOpenStatus.AtStreamLimit;
@@ -82,16 +75,7 @@ internal sealed class UplinkPicker
 
         stream = null;
         exchange.Member = null;
-        return atLimit ? StreamOpenStatus.AtStreamLimit : status;
-    }
-
-    /// <summary>The member's backend could not be reached: counted towards its passive ejection.</summary>
-    public void ReportUnreachable(ProxyExchange exchange)
-    {
-        if (_registry.ReportUnreachable(exchange.Member!, out TimeSpan backoff))
-        {
-            ProxyEntryLog.ClientEjected(_logger, exchange.Session, exchange.Member!.Uplink.Name, (long)backoff.TotalMilliseconds);
-            _metrics.ClientEjected();
-        }
+        exchange.AffinityCookie = null;
+        return status == StreamOpenStatus.HeadTooLarge ? status : atLimit ? StreamOpenStatus.AtStreamLimit : status;
     }
 }
