@@ -3,7 +3,6 @@ using Tunnel2.Balancing;
 using Tunnel2.Balancing.Affinity;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.TunnelServer.Configuration;
 
 namespace Tunnel2.TunnelServer.Tcp;
 
