@@ -12,7 +12,8 @@ namespace Tunnel2.EndToEndTests.Crowds;
 /// company login (a real provider, oidc-provider), half opening the app (each a challenge: the server pushes the
 /// login's parameters to the provider and redirects) and half sending forged callbacks, from 1,000 addresses (the
 /// server trusts 127.0.0.1 as a proxy). The server process, measured on its own, stays within its bound; every socket
-/// gets a defined answer or a clean close; a visitor with a login cookie beside the crowd is served throughout.
+/// gets a defined answer or a clean close; a visitor with a login cookie beside the crowd is served throughout. Measured
+/// here: +30 MiB, probes max 167 ms; the bound is 96 MiB.
 /// </summary>
 public sealed class LoginCrowdTests
 {
@@ -51,7 +52,7 @@ public sealed class LoginCrowdTests
         Assert.All(app, o => Assert.Contains(o, (string[])["302", "503", "closed"])); // sent to the login, or turned away cleanly
         Assert.All(callbacks, o => Assert.Contains(o, (string[])["401", "429", "503", "closed"])); // a forged callback never gets in
         Assert.True(app.Count(o => o == "302") >= Crowd / 4, $"only {app.Count(o => o == "302")} of {Crowd / 2} app requests were sent to the login");
-        Assert.True(server.PeakGrowthBytes <= 192L << 20, $"the server grew by {server.PeakGrowthBytes >> 20} MiB under {Crowd} sockets at its login");
+        Assert.True(server.PeakGrowthBytes <= 96L << 20, $"the server grew by {server.PeakGrowthBytes >> 20} MiB under {Crowd} sockets at its login");
         Assert.False(login.Stack.Server.HasExited, "the server exited during the crowd");
     }
 
