@@ -15,7 +15,9 @@ namespace Tunnel2.EndToEndTests.Access;
 /// the session trusts the issuer of the first, <c>A</c>; the discovery document its Authority serves names A as the
 /// issuer but the endpoints and keys of the second, <c>B</c> (a mixed-up or tampered document, or a provider that
 /// signs for another issuer). So the browser logs in at B, B's token endpoint hands over an ID token signed by B for
-/// B, and the tunnel must turn it away at the callback: 401 saying why, a log line, and no cookie.
+/// B, and the tunnel must turn it away at the callback: 401 saying why, a log line, and no cookie. With A's keys in
+/// the document instead (B's signature then matches no key it names), the answer is the same: Microsoft.IdentityModel
+/// names the issuer first.
 /// </summary>
 public sealed class OidcForeignIssuerTests : IAsyncLifetime
 {
@@ -23,6 +25,8 @@ public sealed class OidcForeignIssuerTests : IAsyncLifetime
     private OidcProvider? _other;
     private WebApplication? _discovery;
     private LoginStack? _login;
+    private string? _trustedKeys;
+    private bool _withTrustedKeys;
 
     public async ValueTask InitializeAsync()
     {
@@ -31,9 +35,19 @@ public sealed class OidcForeignIssuerTests : IAsyncLifetime
         using var http = new HttpClient();
         JsonNode document = JsonNode.Parse(await http.GetStringAsync(_other.Issuer + "/.well-known/openid-configuration"))!;
         document["issuer"] = _trusted.Issuer;
+        _trustedKeys = (string)JsonNode.Parse(await http.GetStringAsync(_trusted.Issuer + "/.well-known/openid-configuration"))!["jwks_uri"]!;
         _discovery = WebApplication.CreateSlimBuilder().Build();
         _discovery.Urls.Add("http://127.0.0.1:0");
-        _discovery.MapGet("/.well-known/openid-configuration", () => Results.Text(document.ToJsonString(), "application/json"));
+        _discovery.MapGet("/.well-known/openid-configuration", () =>
+        {
+            JsonNode served = document.DeepClone();
+            if (_withTrustedKeys)
+            {
+                served["jwks_uri"] = _trustedKeys;
+            }
+
+            return Results.Text(served.ToJsonString(), "application/json");
+        });
         await _discovery.StartAsync();
         string authority = _discovery.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
         _login = await LoginStack.StartAsync(authority, []);
@@ -50,9 +64,13 @@ public sealed class OidcForeignIssuerTests : IAsyncLifetime
         }
     }
 
-    [Fact]
-    public async Task An_ID_token_from_another_issuer_is_refused_at_the_callback_with_401_a_reason_and_a_log_line()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task An_ID_token_from_another_issuer_is_refused_at_the_callback_with_401_a_reason_and_a_log_line(bool withTrustedKeys)
     {
+        const string why = "The token's issuer is not the one this session trusts.";
+        _withTrustedKeys = withTrustedKeys; // read at the login's first challenge, when the server fetches the document
         (IPlaywright playwright, IBrowser browser) = await Chromium.LaunchAsync();
         using IPlaywright _ = playwright;
         await using IBrowser __ = browser;
@@ -64,11 +82,10 @@ public sealed class OidcForeignIssuerTests : IAsyncLifetime
         Assert.Equal(401, answer!.Status);
         Assert.Contains(OidcRule.CallbackPath, answer.Url, StringComparison.Ordinal);
         string detail = (string)JsonNode.Parse(await page.InnerTextAsync("body"))!["detail"]!;
-        Assert.StartsWith("The login did not complete: The provider's ID token was refused: The token's issuer is not the one this session trusts.", detail,
-            StringComparison.Ordinal);
+        Assert.True(detail.StartsWith("The login did not complete: The provider's ID token was refused: " + why, StringComparison.Ordinal), detail);
         Assert.DoesNotContain(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
         await Eventually.WaitUntilAsync(() => _login.Stack.Server.Output.Contains(
-            $"Session {_login.Session}: visitor 127.0.0.1 refused at the login's callback (login-failed): The provider's ID token was refused: The token's issuer",
+            $"Session {_login.Session}: visitor 127.0.0.1 refused at the login's callback (login-failed): The provider's ID token was refused: " + why,
             StringComparison.Ordinal), "the server logs the refusal");
     }
 }

@@ -293,6 +293,10 @@ public sealed class OidcLoginTests : IAsyncLifetime
             // oidc-provider offers); the browser carries only their reference.
             Assert.Matches("[?&]client_id=tunnel2(&|$)", refused.Headers.Location!.Query);
             Assert.Matches("[?&]request_uri=urn(%3A|:)ietf(%3A|:)params(%3A|:)oauth(%3A|:)request_uri", refused.Headers.Location!.Query);
+            // The state's and the nonce's other halves stay with the browser, to be matched at the callback.
+            string[] set = [.. refused.Headers.GetValues("Set-Cookie")];
+            Assert.Contains(set, c => c.StartsWith(".AspNetCore.Correlation.", StringComparison.Ordinal) && c.Contains("httponly", StringComparison.OrdinalIgnoreCase));
+            Assert.Contains(set, c => c.StartsWith(".AspNetCore.OpenIdConnect.Nonce.", StringComparison.Ordinal) && c.Contains("httponly", StringComparison.OrdinalIgnoreCase));
         }
     }
 
