@@ -8,6 +8,7 @@
 #   splice    (b) on (a)'s loop: a data connection per caller from a pre-dialled pool, relayed with splice(2)
 #   mux1      (c) the runtime's async sockets, multiplexed, with THREAD_COUNT=1 and INLINE_COMPLETIONS=1
 #   mux       (c) the same on the engine's defaults
+#   loop-lib  (a) rebuilt on the Tunnel2.Loops library (src/Tunnel2.Loops): the loop pair's algorithm on EventLoop/LoopSocket
 # and, for the noise, two identical ones measured as if they differed: loop-again (the loop pair once more) and
 # tunnel-again (a second TunnelServer and TunnelClients from the same build).
 # Usage: benchmarks/RelayPrototypes/bench.sh [tcp-bench.sh options, e.g. --rounds 3 --tests "redis-get bulk-up bulk-down"]
@@ -27,7 +28,7 @@ ONE="env DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT=1 DOTNET_SYSTEM_NET_SOCKETS_INLI
 pair() { echo "$1=$3 entry $2 --listen {listen} --link {link}|$3 agent $2 --link 127.0.0.1:{link} --target {target}"; }
 
 args=(--tests "redis-get bulk-up bulk-down" --variant "tunnel-again=$REPO"
-  --targets "direct nginx2 ssh tunnel tunnel-again loop loop-again loop-2m pool pool1 splice mux1 mux")
+  --targets "direct nginx2 ssh tunnel tunnel-again loop loop-again loop-lib loop-2m pool pool1 splice mux1 mux")
 exec "$REPO/tunnel2-load-tests/scripts/tcp-bench.sh" "${args[@]}" \
-  --pair "$(pair loop loop "$RUN")" --pair "$(pair loop-again loop "$RUN")" --pair "$(pair loop-2m loop "$W2M")" --pair "$(pair pool pool "$RUN")" --pair "$(pair pool1 pool "$ONE")" --pair "$(pair splice splice "$RUN")" \
+  --pair "$(pair loop loop "$RUN")" --pair "$(pair loop-again loop "$RUN")" --pair "$(pair loop-lib loop-lib "$RUN")" --pair "$(pair loop-2m loop "$W2M")" --pair "$(pair pool pool "$RUN")" --pair "$(pair pool1 pool "$ONE")" --pair "$(pair splice splice "$RUN")" \
   --pair "$(pair mux1 mux "$ONE")" --pair "$(pair mux mux "$RUN")" "$@"

@@ -12,7 +12,7 @@ public sealed class NamespaceCycleTests
 {
     /// <summary>The projects under <c>src/</c>; each directory's name is its assembly's name.</summary>
     private static readonly string[] SrcAssemblies =
-        ["Tunnel2.Protocol", "Tunnel2.Balancing", "Tunnel2.Hosting", "ProxyEntry", "TunnelServer", "TunnelClient", "TestBackend"];
+        ["Tunnel2.Protocol", "Tunnel2.Loops", "Tunnel2.Balancing", "Tunnel2.Hosting", "ProxyEntry", "TunnelServer", "TunnelClient", "TestBackend"];
 
     /// <summary>The cycles on main at 78cf7c9 that are not untied yet. Shrink this list; never add to it.</summary>
     private static readonly string[][] KnownCycles =

@@ -1,0 +1,30 @@
+using System.Net;
+using System.Net.Sockets;
+
+namespace Tunnel2.Loops.Interop;
+
+/// <summary>struct sockaddr_in and sockaddr_in6, written by hand (the runtime's own SocketAddress allocates).</summary>
+internal static class SocketAddresses
+{
+    /// <returns>The length of the address written: 16 (IPv4) or 28 (IPv6).</returns>
+    public static int Write(IPEndPoint endPoint, Span<byte> into)
+    {
+        into.Clear();
+        bool v6 = endPoint.AddressFamily == AddressFamily.InterNetworkV6;
+        into[0] = (byte)(v6 ? LibC.AfInet6 : LibC.AfInet);
+        into[2] = (byte)(endPoint.Port >> 8);
+        into[3] = (byte)endPoint.Port;
+        if (!v6)
+        {
+            endPoint.Address.TryWriteBytes(into.Slice(4, 4), out _);
+            return 16;
+        }
+        endPoint.Address.TryWriteBytes(into.Slice(8, 16), out _);
+        uint scope = (uint)endPoint.Address.ScopeId;
+        into[24] = (byte)scope;
+        into[25] = (byte)(scope >> 8);
+        into[26] = (byte)(scope >> 16);
+        into[27] = (byte)(scope >> 24);
+        return 28;
+    }
+}

@@ -1,0 +1,60 @@
+using Tunnel2.Loops.Interop;
+
+namespace Tunnel2.Loops.Scheduling;
+
+/// <summary>
+/// An eventfd in the loop's epoll set that other threads write to wake the loop. Signals are coalesced: only the first
+/// signal after the loop last looked writes to the descriptor, so a burst of posts costs one write and one wake.
+/// </summary>
+internal sealed unsafe class Wakeup : IDisposable
+{
+    private readonly Lock _closing = new();
+    private int _pending;
+    private bool _closed;
+
+    public Wakeup()
+    {
+        Fd = LibC.eventfd(0, LibC.NonBlock | LibC.CloExec);
+        if (Fd < 0)
+        {
+            throw new InvalidOperationException($"eventfd failed: errno {LibC.Errno}");
+        }
+    }
+
+    public int Fd { get; }
+
+    public void Signal()
+    {
+        if (Interlocked.Exchange(ref _pending, 1) == 0)
+        {
+            // Under the lock: a poster that raced the loop's end must not write to a descriptor number already reused.
+            lock (_closing)
+            {
+                if (!_closed)
+                {
+                    ulong one = 1;
+                    LibC.write(Fd, &one, sizeof(ulong));
+                }
+            }
+        }
+    }
+
+    /// <summary>On the loop, before it takes the posted work: a post from now on signals again.</summary>
+    public void Reset()
+    {
+        // A full fence, not a plain store: the loop's next look at the queue must not be ordered before this store, or a
+        // post that saw the old 1 (and wrote nothing) could be missed until some other wake.
+        Interlocked.Exchange(ref _pending, 0);
+        ulong count;
+        LibC.read(Fd, &count, sizeof(ulong));
+    }
+
+    public void Dispose()
+    {
+        lock (_closing)
+        {
+            _closed = true;
+            LibC.close(Fd);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+using System.Net;
+using System.Net.Sockets;
+using Tunnel2.Loops.Interop;
+
+namespace Tunnel2.Loops.Sockets;
+
+/// <summary>
+/// A non-blocking connected socket owned by one <see cref="EventLoop"/>, used on its thread only. Reads go into the
+/// caller's buffer or the loop's pooled one; sends go straight to the kernel, and what it cannot take now waits in an
+/// outbound queue bounded by <see cref="Window"/> (the writer is told to stop, then OnWritable). Half-close, reset and
+/// errors are values. Interest in epoll follows the state: reading unless paused or at end of stream, writing only while
+/// something waits.
+/// </summary>
+public sealed partial class LoopSocket : ILoopHandler
+{
+    /// <summary>The outbound bound unless given: one stream window of the protocol (256 KiB).</summary>
+    public const int DefaultWindow = 256 * 1024;
+
+    private readonly EventLoop _loop;
+    private readonly Socket? _owner;
+    private readonly ILoopSocketHandler _handler;
+    private readonly OutboundQueue _queue = new();
+    private LoopRegistration _registration;
+    private LoopReadiness _interest;
+    private bool _connecting, _readPaused, _endOfStream, _shutdownRequested, _writeShut, _wantWritable, _closeAfterShut;
+
+    private LoopSocket(EventLoop loop, int fd, Socket? owner, ILoopSocketHandler handler, int window, bool connecting)
+    {
+        loop.AssertOnLoop();
+        _loop = loop;
+        Fd = fd;
+        _owner = owner;
+        _handler = handler;
+        Window = window;
+        _connecting = connecting;
+        UpdateInterest();
+    }
+
+    public int Fd { get; }
+
+    public int Window { get; }
+
+    public bool IsClosed { get; private set; }
+
+    /// <summary>Why the socket failed, when a call's value said it did.</summary>
+    public LoopError LastError { get; private set; }
+
+    /// <summary>Bytes taken by Send and not yet in the kernel.</summary>
+    public int QueuedBytes => _queue.Count;
+
+    /// <summary>Stops (or resumes) reading: the owner's backpressure while what it read cannot go on.</summary>
+    public bool ReadPaused
+    {
+        get => _readPaused;
+        set
+        {
+            _readPaused = value;
+            UpdateInterest();
+        }
+    }
+
+    /// <summary>Takes over a connected <paramref name="socket"/> (made non-blocking here); disposed when this closes. Best a
+    /// socket used only synchronously so far: an async call would have put it in the runtime's epoll set too, which then
+    /// wakes for its events for nothing.</summary>
+    public static LoopSocket Adopt(EventLoop loop, Socket socket, ILoopSocketHandler handler, int window = DefaultWindow)
+    {
+        socket.Blocking = false;
+        return new LoopSocket(loop, (int)socket.SafeHandle.DangerousGetHandle(), socket, handler, window, connecting: false);
+    }
+
+    /// <summary>Takes over a connected non-blocking raw descriptor (one <see cref="LoopListener"/> accepted); closed when this closes.</summary>
+    public static LoopSocket Adopt(EventLoop loop, int fd, ILoopSocketHandler handler, int window = DefaultWindow) =>
+        new(loop, fd, owner: null, handler, window, connecting: false);
+
+    /// <summary>Starts a non-blocking connect (never blocks the loop: no name resolution here, an address only).
+    /// OnConnected follows, or OnClosed with the reason.</summary>
+    /// <returns>The socket, or null when not even the connect could start (<paramref name="error"/> says why).</returns>
+    public static LoopSocket? Connect(EventLoop loop, IPEndPoint to, ILoopSocketHandler handler, out LoopError error, int window = DefaultWindow)
+    {
+        int fd = SocketCalls.Connect(to);
+        if (fd < 0)
+        {
+            error = LoopError.FromErrno(-fd);
+            return null;
+        }
+        error = LoopError.None;
+        SocketCalls.SetNoDelay(fd);
+        return new LoopSocket(loop, fd, owner: null, handler, window, connecting: true);
+    }
+
+    public void SetNoDelay() => SocketCalls.SetNoDelay(Fd);
+
+    /// <summary>Half-close: a FIN after what is queued has gone; sends after this are refused (Closed).</summary>
+    public void ShutdownWrite()
+    {
+        if (IsClosed || (_shutdownRequested && !_closeAfterShut))
+        {
+            return;
+        }
+        _shutdownRequested = true;
+        ShutWhenDrained();
+    }
+
+    /// <summary>The graceful end once the peer has finished sending too: what is queued goes out, then a FIN, then the
+    /// descriptor closes. No OnClosed follows.</summary>
+    public void CloseAfterDrain()
+    {
+        _closeAfterShut = true;
+        ShutdownWrite();
+    }
+
+    /// <summary>Closes at once; what is queued is dropped. No OnClosed follows.</summary>
+    public void Close()
+    {
+        if (IsClosed)
+        {
+            return;
+        }
+        IsClosed = true;
+        if (_registration.IsRegistered)
+        {
+            _loop.Unregister(_registration);
+            _registration = default;
+        }
+        _queue.Clear();
+        if (_owner is not null)
+        {
+            _owner.Dispose();
+        }
+        else
+        {
+            LibC.close(Fd);
+        }
+    }
+
+    /// <summary>Aborts: the peer gets a reset (SO_LINGER 0), not a FIN. No OnClosed follows.</summary>
+    public void Reset()
+    {
+        if (!IsClosed)
+        {
+            SocketCalls.SetAbortiveClose(Fd);
+            Close();
+        }
+    }
+
+    void ILoopHandler.OnLoopStopping()
+    {
+        Close();
+        _handler.OnClosed(this, LoopError.LoopStopped);
+    }
+
+    private void Fail(int errno)
+    {
+        LastError = LoopError.FromErrno(errno);
+        Close();
+    }
+
+    private void UpdateInterest()
+    {
+        if (IsClosed)
+        {
+            return;
+        }
+        LoopReadiness want = LoopReadiness.None;
+        if (!_connecting && !_readPaused && !_endOfStream)
+        {
+            want |= LoopReadiness.Read;
+        }
+        if (_connecting || _queue.Count > 0 || _wantWritable)
+        {
+            want |= LoopReadiness.Write;
+        }
+        if (want == _interest && _registration.IsRegistered)
+        {
+            return;
+        }
+        _interest = want;
+        if (want == LoopReadiness.None)
+        {
+            // Out of the set: a registered descriptor reports a hang-up on every turn, level-triggered, whatever it asked.
+            if (_registration.IsRegistered)
+            {
+                _loop.Unregister(_registration);
+                _registration = default;
+            }
+        }
+        else if (_registration.IsRegistered)
+        {
+            _loop.Modify(_registration, want);
+        }
+        else
+        {
+            _registration = _loop.Register(Fd, this, want);
+        }
+    }
+}
