@@ -1,5 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using Tunnel2.Balancing;
+using Tunnel2.Balancing.Health;
 using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.ProxyEntry.Balancing;
@@ -45,6 +46,9 @@ public sealed class BalancingOptions
     /// <summary>One session's own <c>Strategy</c>, <c>Affinity</c> and <c>AffinityHeader</c>, by session id: <c>Sessions:&lt;id&gt;:Strategy</c>.</summary>
     public Dictionary<string, SessionBalancingOptions> Sessions { get; set; } = new(StringComparer.Ordinal);
 
+    /// <summary>The ejection settings as the balancing library takes them.</summary>
+    public EjectionOptions Ejection() => new(EjectAfter, EjectionBackoff, MaxEjectionBackoff);
+
     /// <summary>The policy of one session: its overrides on top of the defaults.</summary>
     public BalancingPolicy PolicyFor(string session)
     {
@@ -64,9 +68,9 @@ public sealed class BalancingOptions
             yield return "ProxyEntry:Balancing:Affinity is Header but ProxyEntry:Balancing:AffinityHeader names no header.";
         }
 
-        if (MaxEjectionBackoff < EjectionBackoff)
+        if (Ejection().Problem is { } ejection)
         {
-            yield return "ProxyEntry:Balancing:MaxEjectionBackoff must not be below EjectionBackoff.";
+            yield return $"ProxyEntry:Balancing:{ejection}.";
         }
 
         foreach (KeyValuePair<string, SessionBalancingOptions> session in Sessions)

@@ -73,13 +73,13 @@ public sealed class SessionMember : IBalancingMember
     public bool CanTake(long now) => Uplink.HasRoomForStream && IsReady(now);
 
     /// <summary>
-    /// Counts an answer that said the backend could not be reached. After <see cref="BalancingOptions.EjectAfter"/> in a
+    /// Counts an answer that said the backend could not be reached. After <see cref="EjectionOptions.EjectAfter"/> in a
     /// row the member is ejected from <paramref name="now"/> (a <see cref="TimeProvider"/> timestamp) for the backoff,
     /// and true is returned with it. Once the backoff ends the member takes requests again; one more failure ejects it
-    /// again, for twice as long, up to <see cref="BalancingOptions.MaxEjectionBackoff"/>.
+    /// again, for twice as long, up to <see cref="EjectionOptions.MaxBackoff"/>.
     /// </summary>
-    public bool OnBackendUnreachable(long now, long timestampFrequency, BalancingOptions options, out TimeSpan backoff) =>
-        _ejection.OnUnreachable(now, timestampFrequency, options.EjectAfter, options.EjectionBackoff, options.MaxEjectionBackoff, out backoff);
+    public bool OnBackendUnreachable(long now, long timestampFrequency, EjectionOptions options, out TimeSpan backoff) =>
+        _ejection.OnUnreachable(now, timestampFrequency, options, out backoff);
 
     public void CountRequest() => Interlocked.Increment(ref _requests);
 

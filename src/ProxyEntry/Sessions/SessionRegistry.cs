@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using Microsoft.Extensions.Options;
+using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Forwarding;
@@ -15,7 +16,7 @@ public sealed class SessionRegistry
     private readonly ConcurrentDictionary<string, SessionUplinks> _sessions = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, SessionUplinks>.AlternateLookup<ReadOnlySpan<char>> _bySpan;
     private readonly Lock _mutation = new();
-    private readonly BalancingOptions _balancing;
+    private readonly EjectionOptions _ejection;
     private readonly BalancingPolicy _defaultPolicy;
     private readonly Dictionary<string, BalancingPolicy> _sessionPolicies = new(StringComparer.Ordinal);
     private readonly TimeProvider _clock;
@@ -33,7 +34,7 @@ public sealed class SessionRegistry
     public SessionRegistry(BalancingOptions balancing, TimeProvider clock)
     {
         _bySpan = _sessions.GetAlternateLookup<ReadOnlySpan<char>>();
-        _balancing = balancing;
+        _ejection = balancing.Ejection();
         _clock = clock;
 
         // Resolved once: a request costs no allocation for its policy, and no lookup when no session has its own.
@@ -59,7 +60,7 @@ public sealed class SessionRegistry
     /// (<see cref="BalancingOptions.EjectAfter"/>). True when this answer ejected it, for <paramref name="backoff"/>.
     /// </summary>
     public bool ReportUnreachable(SessionMember member, out TimeSpan backoff) =>
-        member.OnBackendUnreachable(_clock.GetTimestamp(), _clock.TimestampFrequency, _balancing, out backoff);
+        member.OnBackendUnreachable(_clock.GetTimestamp(), _clock.TimestampFrequency, _ejection, out backoff);
 
     /// <summary>
     /// Adds an uplink to its session. When <paramref name="instanceId"/> names a client instance that already has an

@@ -5,20 +5,18 @@ using Tunnel2.ProxyEntry.Balancing;
 namespace Tunnel2.ProxyEntry.Sessions;
 
 /// <summary>
-/// The clients of one session: an immutable array of members swapped on change (with the weighted schedule built for
-/// it), the session's balancing policy and the round-robin cursor.
+/// The clients of one session: their <see cref="MemberSet{T}"/> (snapshot, weighted schedule, cursor) under the session's
+/// balancing policy, and which member each client instance has, so that a new login of the same instance replaces its
+/// leftover.
 /// </summary>
 internal sealed class SessionUplinks(BalancingPolicy policy)
 {
     private readonly Dictionary<string, SessionMember> _byInstance = new(StringComparer.Ordinal);
-    private Members _members = new([], []);
-    private uint _cursor;
-
-    private sealed record Members(SessionMember[] All, int[] WeightedSchedule);
+    private readonly MemberSet<SessionMember> _members = new(policy.Strategy);
 
     public BalancingPolicy Policy { get; } = policy;
 
-    public SessionMember[] Snapshot => Volatile.Read(ref _members).All;
+    public SessionMember[] Snapshot => _members.Snapshot;
 
     /// <summary>Adds the member; an earlier member of the same client instance is removed and returned (not closed).</summary>
     /// <remarks>Callers serialise Add and Remove.</remarks>
@@ -36,11 +34,7 @@ internal sealed class SessionUplinks(BalancingPolicy policy)
             _byInstance[instanceId] = member;
         }
 
-        SessionMember[] current = _members.All;
-        var next = new SessionMember[current.Length + 1];
-        current.CopyTo(next, 0);
-        next[^1] = member;
-        Publish(next);
+        _members.Add(member);
         return replaced;
     }
 
@@ -48,24 +42,19 @@ internal sealed class SessionUplinks(BalancingPolicy policy)
     /// <remarks>Callers serialise Add and Remove.</remarks>
     public int Remove(Uplink uplink)
     {
-        SessionMember[] current = _members.All;
-        int index = Array.FindIndex(current, member => ReferenceEquals(member.Uplink, uplink));
-        if (index < 0)
+        SessionMember? member = Array.Find(_members.Snapshot, member => ReferenceEquals(member.Uplink, uplink));
+        if (member is null)
         {
-            return current.Length;
+            return _members.Count;
         }
 
-        if (current[index].InstanceId is { } instanceId && _byInstance.TryGetValue(instanceId, out SessionMember? indexed)
-            && ReferenceEquals(indexed, current[index]))
+        if (member.InstanceId is { } instanceId && _byInstance.TryGetValue(instanceId, out SessionMember? indexed)
+            && ReferenceEquals(indexed, member))
         {
             _byInstance.Remove(instanceId);
         }
 
-        var next = new SessionMember[current.Length - 1];
-        Array.Copy(current, 0, next, 0, index);
-        Array.Copy(current, index + 1, next, index, current.Length - index - 1);
-        Publish(next);
-        return next.Length;
+        return _members.Remove(member);
     }
 
     /// <summary>
@@ -74,16 +63,14 @@ internal sealed class SessionUplinks(BalancingPolicy policy)
     /// </summary>
     public SessionMember? Pick(in PickContext context, long now, out PickStatus status)
     {
-        Members members = Volatile.Read(ref _members);
-        SessionMember[] all = members.All;
+        SessionMember[] all = _members.Snapshot;
         if (all.Length == 0)
         {
             status = PickStatus.NoClient;
             return null;
         }
 
-        SessionMember? picked = MemberPicker.Pick(all, members.WeightedSchedule, ref _cursor, Policy.Strategy, Policy.AffinityPolicy,
-            context.AffinityKey, context.Exclude, now);
+        SessionMember? picked = _members.Pick(Policy.AffinityPolicy, context.AffinityKey, context.Exclude, now);
         if (picked is not null)
         {
             status = PickStatus.Picked;
@@ -92,7 +79,6 @@ internal sealed class SessionUplinks(BalancingPolicy policy)
 
         return Fallback(all, context.Exclude, now, out status);
     }
-
     private static SessionMember? Fallback(SessionMember[] all, SessionMember? exclude, long now, out PickStatus status)
     {
         bool anyOpen = false;
@@ -115,7 +101,4 @@ internal sealed class SessionUplinks(BalancingPolicy policy)
         status = anyOpen ? PickStatus.NoneReady : PickStatus.NoClient;
         return null;
     }
-
-    private void Publish(SessionMember[] next) =>
-        Volatile.Write(ref _members, new Members(next, Policy.Strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(next) : []));
 }

@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Relaying;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Forwarding;
@@ -71,54 +72,16 @@ internal sealed class UpgradeRelay
     /// <remarks>Each direction moves between the stream and the upgraded connection itself, with no pipe in between.</remarks>
     private static async Task<string> RelayBytesAsync(HttpContext context, UplinkStream stream, Stream connection)
     {
-        using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
-        string reason = "closed";
-        Task callerToBackend = stream.SendStreamAsync(connection, ended.Token);
-        Task backendToCaller = stream.CopyInputToAsync(connection, ended.Token);
-        if (await Task.WhenAny(callerToBackend, backendToCaller) == callerToBackend && callerToBackend.IsCompletedSuccessfully)
-        {
-            // The caller half-closed: its end went up as END_STREAM, and the backend's answer may still be coming.
-            await Observe(backendToCaller);
-        }
-
-        // The backend's side ending cleanly ends the exchange cleanly, whatever the caller's side was doing.
-        bool backendEnded = backendToCaller.IsCompletedSuccessfully;
-        if (!backendEnded)
-        {
-            reason = context.RequestAborted.IsCancellationRequested ? "caller gone"
-                : stream.IsAborted ? $"stream reset ({stream.ResetCode})"
-                : "relay failed";
-        }
-        else if (!callerToBackend.IsCompleted)
-        {
-            reason = "backend closed";
-        }
-
-        await ended.CancelAsync();
-        await Observe(callerToBackend);
-        if (!backendEnded || !callerToBackend.IsCompletedSuccessfully)
-        {
-            stream.Reset(ProtocolErrorCode.Cancelled);
-        }
-
-        if (!backendEnded)
+        // No half-close: the backend's end ends the exchange, whatever the caller's side was doing.
+        DuplexRelayResult result = await DuplexRelay.RunAsync(stream, RelayEnd.OfStream(connection), cancellationToken: context.RequestAborted);
+        if (result.FromTunnel != RelayOutcome.Completed)
         {
             context.Abort(); // something broke: the caller sees its connection cut, not a clean end
+            return context.RequestAborted.IsCancellationRequested ? "caller gone"
+                : result.PeerReset is { } code ? $"stream reset ({code})"
+                : "relay failed";
         }
 
-        return reason;
-    }
-
-    /// <summary>Waits for a relay direction to end, whichever way it ends; the caller looks at the task afterwards.</summary>
-    private static async Task Observe(Task direction)
-    {
-        try
-        {
-            await direction;
-        }
-        catch (Exception ex) when (ex is IOException or OperationCanceledException or StreamResetException or UplinkClosedException or InvalidOperationException)
-        {
-            // judged by the caller through the task's state
-        }
+        return result.FromLocal == RelayOutcome.Completed ? "closed" : "backend closed";
     }
 }

@@ -2,7 +2,7 @@ namespace Tunnel2.Balancing.Health;
 
 /// <summary>
 /// Passive health of one member: answers in a row that said it could not be reached, and the ejection they led to. After
-/// <c>ejectAfter</c> such answers in a row the member is passed over for a backoff; once the backoff ends it takes
+/// <see cref="EjectionOptions.EjectAfter"/> such answers in a row the member is passed over for a backoff; once the backoff ends it takes
 /// requests again, and one more failure ejects it again for twice as long, up to a ceiling. A good answer ends the run.
 /// </summary>
 public sealed class PassiveEjection
@@ -16,10 +16,12 @@ public sealed class PassiveEjection
     public bool IsEjected(long now) => now < Volatile.Read(ref _ejectedUntil);
 
     /// <summary>Counts an answer that said the member could not be reached; true when this one ejects it, with how long for.</summary>
-    /// <param name="ejectAfter">Failures in a row that eject; 0 never ejects.</param>
-    public bool OnUnreachable(long now, long timestampFrequency, int ejectAfter, TimeSpan backoff, TimeSpan maxBackoff, out TimeSpan ejectedFor)
+    public bool OnUnreachable(long now, long timestampFrequency, EjectionOptions options, out TimeSpan ejectedFor)
     {
         ejectedFor = TimeSpan.Zero;
+        int ejectAfter = options.EjectAfter;
+        TimeSpan backoff = options.Backoff;
+        TimeSpan maxBackoff = options.MaxBackoff;
         if (ejectAfter == 0)
         {
             return false;

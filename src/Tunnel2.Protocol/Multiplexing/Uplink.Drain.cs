@@ -12,8 +12,6 @@ public sealed partial class Uplink
     /// <summary>The payload of the Ping that follows a GoAway; keep-alive Pings count up from 1 and never reach it.</summary>
     internal const ulong DrainPingPayload = 0xD7A1_4E00_0000_0001;
 
-    private static readonly TimeSpan StreamPollInterval = TimeSpan.FromMilliseconds(20);
-
     private readonly TaskCompletionSource _drainAcknowledged = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>This end announced it is leaving (<see cref="BeginDrain"/>).</summary>
@@ -52,10 +50,8 @@ public sealed partial class Uplink
         BeginDrain();
 
         await Task.WhenAny(_drainAcknowledged.Task, Task.Delay(Remaining(deadline), _closedToken)).ConfigureAwait(false);
-        while (IsOpen && ActiveStreamCount > 0 && Environment.TickCount64 < deadline)
-        {
-            await Task.Delay(StreamPollInterval).ConfigureAwait(false);
-        }
+        // Woken by the last stream's removal, or by the uplink's close (its streams then fail and go).
+        await _streams.WaitEmptyAsync(Remaining(deadline), _closedToken).ConfigureAwait(false);
 
         int left = ActiveStreamCount;
         string reason = left == 0 ? "drained" : "drain deadline passed";

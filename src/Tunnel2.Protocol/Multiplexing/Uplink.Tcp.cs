@@ -23,33 +23,10 @@ public sealed partial class Uplink
             throw new InvalidOperationException("Only the server opens TCP streams, on a version-5 uplink.");
         }
 
-        stream = null;
         int length = open.EncodedLength;
         byte[] pooled = ArrayPool<byte>.Shared.Rent(length);
         open.Write(pooled);
-        lock (_openLock)
-        {
-            if (!AcceptsNewStreams || ActiveStreamCount >= Settings.MaxConcurrentStreams)
-            {
-                ArrayPool<byte>.Shared.Return(pooled);
-                return AcceptsNewStreams ? StreamOpenStatus.AtStreamLimit : StreamOpenStatus.UplinkClosed;
-            }
-
-            uint id = _streams.LastStreamId + 1;
-            stream = UplinkStream.Start(this, id, requestHead: null, tcp: open);
-            _streams.Add(stream);
-            Enqueue(OutboundFrame.WithPooledPayload(FrameType.TcpOpen, FrameFlags.None, id, pooled, length));
-        }
-
-        if (!IsOpen)
-        {
-            stream.OnUplinkClosed(new UplinkClosedException(CloseReason ?? "The uplink closed."));
-            stream.Dispose();
-            stream = null;
-            return StreamOpenStatus.UplinkClosed;
-        }
-
-        return StreamOpenStatus.Opened;
+        return TryOpen(FrameType.TcpOpen, FrameFlags.None, pooled, length, open, out stream);
     }
 
     private void AcceptTcpStream(in FrameHeader header, in ReadOnlySequence<byte> payload)

@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using Microsoft.Extensions.Logging;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Tcp;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
@@ -170,25 +171,30 @@ public sealed partial class Uplink : IDisposable
             return StreamOpenStatus.HeadTooLarge;
         }
 
+        return TryOpen(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, pooled, length, tcp: null, out stream);
+    }
+
+    /// <summary>
+    /// Takes the next id and queues the stream's first frame (a request head, or a TcpOpen) under the open lock, so that
+    /// the peer sees ids strictly increasing; a refusal gives the pooled payload back. Shared by HTTP and TCP streams.
+    /// </summary>
+    private StreamOpenStatus TryOpen(FrameType type, FrameFlags flags, byte[] pooled, int length, TcpStreamOpen? tcp, out UplinkStream? stream)
+    {
+        bool endStream = (flags & FrameFlags.EndStream) != 0;
         lock (_openLock)
         {
-            if (!AcceptsNewStreams)
+            if (!AcceptsNewStreams || ActiveStreamCount >= Settings.MaxConcurrentStreams)
             {
                 ArrayPool<byte>.Shared.Return(pooled);
-                return StreamOpenStatus.UplinkClosed;
-            }
-
-            if (ActiveStreamCount >= Settings.MaxConcurrentStreams)
-            {
-                ArrayPool<byte>.Shared.Return(pooled);
-                return StreamOpenStatus.AtStreamLimit;
+                stream = null;
+                return AcceptsNewStreams ? StreamOpenStatus.AtStreamLimit : StreamOpenStatus.UplinkClosed;
             }
 
             uint id = _streams.LastStreamId + 1;
-            stream = UplinkStream.Start(this, id, requestHead: null, localEnded: endStream);
+            stream = UplinkStream.Start(this, id, requestHead: null, localEnded: endStream, tcp: tcp);
             _streams.Add(stream);
             // A request without body is the whole step: it goes out after the lock, on this thread if the writer is idle.
-            Enqueue(OutboundFrame.WithPooledPayload(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, id, pooled, length), wake: !endStream);
+            Enqueue(OutboundFrame.WithPooledPayload(type, flags, id, pooled, length), wake: !endStream);
         }
 
         if (endStream)

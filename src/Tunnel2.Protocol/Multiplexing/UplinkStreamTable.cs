@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Tunnel2.Protocol.Draining;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
@@ -11,12 +12,15 @@ internal sealed class UplinkStreamTable
 {
     private readonly ConcurrentDictionary<uint, UplinkStream> _streams = new();
 
-    /// <summary>Entries in <see cref="_streams"/>; kept apart because ConcurrentDictionary.Count takes every bucket lock.</summary>
-    private int _count;
+    /// <summary>
+    /// Entries in <see cref="_streams"/>; kept apart because ConcurrentDictionary.Count takes every bucket lock, and a
+    /// counter so that a drain is woken by the last stream's removal (<see cref="WaitEmptyAsync"/>).
+    /// </summary>
+    private readonly InFlightCounter _count = new();
 
     private uint _lastStreamId;
 
-    public int Count => Volatile.Read(ref _count);
+    public int Count => (int)_count.Count;
 
     public uint LastStreamId => Volatile.Read(ref _lastStreamId);
 
@@ -24,7 +28,7 @@ internal sealed class UplinkStreamTable
     public void Add(UplinkStream stream)
     {
         _streams[stream.Id] = stream; // ids only increase, so this never replaces an entry
-        Interlocked.Increment(ref _count);
+        _count.Increment();
         Volatile.Write(ref _lastStreamId, stream.Id);
     }
 
@@ -38,9 +42,12 @@ internal sealed class UplinkStreamTable
             return false;
         }
 
-        Interlocked.Decrement(ref _count);
+        _count.Decrement();
         return true;
     }
+
+    /// <summary>True once no stream is open; false when <paramref name="timeout"/> passed or <paramref name="cancellationToken"/> fired first.</summary>
+    public Task<bool> WaitEmptyAsync(TimeSpan timeout, CancellationToken cancellationToken) => _count.WaitIdleAsync(timeout, cancellationToken);
 
     /// <summary>
     /// Calls <paramref name="visit"/> for each stream in the table at some moment during the walk (a snapshot-free

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.Options;
 using Tunnel2.Balancing;
 using Tunnel2.Balancing.Affinity;
+using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -13,26 +14,20 @@ namespace Tunnel2.TunnelClient.Backends;
 /// The backends behind this client (<c>--backend</c>, one or several) and how a request picks one, with the balancing
 /// library the server uses for its clients: the strategies (<see cref="MemberPicker"/>), an affinity policy
 /// (<see cref="IAffinityPolicy"/>, reading the head as <see cref="HeadAffinityRequest"/>), a backend whose probe fails
-/// passed over, and passive ejection after <see cref="EjectAfter"/> failures in a row (a refused connect, or a failure
+/// passed over, and passive ejection after <see cref="Ejection"/>'s failures in a row (a refused connect, or a failure
 /// before the answer). With one backend there is nothing to pick: every request goes to it.
 /// </summary>
 public sealed class BackendSet : IAsyncDisposable
 {
-    /// <summary>Failures in a row that eject a backend (the server's default for its clients).</summary>
-    public const int EjectAfter = 3;
-
-    public static readonly TimeSpan EjectionBackoff = TimeSpan.FromSeconds(1);
-
-    public static readonly TimeSpan MaxEjectionBackoff = TimeSpan.FromSeconds(30);
+    /// <summary>When a backend is passed over: the server's defaults for its clients (3 in a row, 1 s, up to 30 s).</summary>
+    public static readonly EjectionOptions Ejection = EjectionOptions.Default;
 
     private readonly Backend[] _all;
-    private readonly int[] _weightedSchedule;
-    private readonly BalancingStrategy _strategy;
+    private readonly MemberSet<Backend> _members;
     private readonly IAffinityPolicy _affinity;
     private readonly TimeProvider _clock;
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendSet> _logger;
-    private uint _cursor;
 
     public BackendSet(IOptions<TunnelClientOptions> options, TunnelClientMetrics metrics, ILogger<BackendSet> logger, TimeProvider? clock = null)
     {
@@ -56,10 +51,9 @@ public sealed class BackendSet : IAsyncDisposable
                      ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:Backends:HostHeader: {hostHeaderError}"]);
         KeepsPathPrefix = settings.Backends.PathPrefix == PathPrefixMode.Keep;
 
-        _strategy = settings.Backends.Balancing;
         _affinity = AffinityPolicy.For(_all.Length > 1 ? settings.Backends.Affinity : AffinityMode.None, settings.Backends.AffinityHeader,
             settings.Backends.AffinityCookie);
-        _weightedSchedule = _strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(_all) : [];
+        _members = new MemberSet<Backend>(settings.Backends.Strategy, _all);
     }
 
     public IReadOnlyList<Backend> All => _all;
@@ -104,8 +98,7 @@ public sealed class BackendSet : IAsyncDisposable
             return _all[0] == exclude ? null : _all[0];
         }
 
-        return MemberPicker.Pick(_all, _weightedSchedule, ref _cursor, _strategy, _affinity, affinityKey, exclude, _clock.GetTimestamp())
-               ?? NextInTurn(exclude);
+        return _members.Pick(_affinity, affinityKey, exclude, _clock.GetTimestamp()) ?? _members.NextInTurn(exclude);
     }
 
     /// <summary>
@@ -156,9 +149,9 @@ public sealed class BackendSet : IAsyncDisposable
     public void ReportUnreachable(Backend backend)
     {
         if (_all.Length > 1
-            && backend.Ejection.OnUnreachable(_clock.GetTimestamp(), _clock.TimestampFrequency, EjectAfter, EjectionBackoff, MaxEjectionBackoff, out TimeSpan backoff))
+            && backend.Ejection.OnUnreachable(_clock.GetTimestamp(), _clock.TimestampFrequency, Ejection, out TimeSpan backoff))
         {
-            TunnelClientLog.BackendEjected(_logger, backend.ToString(), EjectAfter, (long)backoff.TotalMilliseconds);
+            TunnelClientLog.BackendEjected(_logger, backend.ToString(), Ejection.EjectAfter, (long)backoff.TotalMilliseconds);
             _metrics.BackendEjected(backend.ToString());
         }
     }
@@ -169,21 +162,6 @@ public sealed class BackendSet : IAsyncDisposable
         {
             await backend.DisposeAsync();
         }
-    }
-
-    private Backend? NextInTurn(Backend? exclude)
-    {
-        uint start = Interlocked.Increment(ref _cursor);
-        for (uint offset = 0; offset < (uint)_all.Length; offset++)
-        {
-            Backend candidate = _all[(int)((start + offset) % (uint)_all.Length)];
-            if (candidate != exclude)
-            {
-                return candidate;
-            }
-        }
-
-        return null;
     }
 
     /// <summary>What affinity keeps the request by: its cookie's value, its header's, or the caller's address; null without affinity.</summary>

@@ -11,13 +11,13 @@ public sealed class BackendsOptions
     /// <summary>
     /// Base URL of the backend requests are relayed to, or several separated by commas (a repeated <c>--backend</c> is
     /// joined so), each optionally followed by <c>weight=N</c>: <c>http://127.0.0.1:8081, http://127.0.0.1:8082 weight=3</c>.
-    /// Several are balanced by <see cref="Balancing"/> and <see cref="Affinity"/>.
+    /// Several are balanced by <see cref="Strategy"/> and <see cref="Affinity"/>.
     /// </summary>
     [Required(ErrorMessage = "TunnelClient:Backends:Urls is required (--backend).")]
     public string Urls { get; set; } = "http://127.0.0.1:12007";
 
-    /// <summary>How requests spread over several backends.</summary>
-    public BalancingStrategy Balancing { get; set; } = BalancingStrategy.RoundRobin;
+    /// <summary>How requests spread over several backends (the key the server's balancing and TCP sections use too).</summary>
+    public BalancingStrategy Strategy { get; set; } = BalancingStrategy.RoundRobin;
 
     /// <summary>What keeps a caller on one of several backends (the strategy places callers without it).</summary>
     public AffinityMode Affinity { get; set; } = AffinityMode.None;

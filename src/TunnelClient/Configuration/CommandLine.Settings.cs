@@ -33,9 +33,10 @@ public static partial class CommandLine
           TunnelClient:Backends:Urls, --backend  [default http://127.0.0.1:12007]
               Base URL of the backend requests are relayed to, or several separated by commas (a repeated --backend is
               joined so), each optionally followed by weight=N: http://127.0.0.1:8081, http://127.0.0.1:8082 weight=3.
-              Several are balanced by Balancing and Affinity.
-          TunnelClient:Backends:Balancing, --backend-balancing  [default RoundRobin]
-              How requests spread over several backends. One of: RoundRobin, LeastRequests, Weighted.
+              Several are balanced by Strategy and Affinity.
+          TunnelClient:Backends:Strategy, --backend-balancing  [default RoundRobin]
+              How requests spread over several backends (the key the server's balancing and TCP sections use too). One
+              of: RoundRobin, LeastRequests, Weighted.
           TunnelClient:Backends:Affinity, --backend-affinity  [default None]
               What keeps a caller on one of several backends (the strategy places callers without it). One of: None,
               Cookie, Header, ClientIp.
@@ -192,7 +193,7 @@ public static partial class CommandLine
         "TunnelClient:ConnectTimeout",
         "TunnelClient:DrainTimeout",
         "TunnelClient:Backends:Urls",
-        "TunnelClient:Backends:Balancing",
+        "TunnelClient:Backends:Strategy",
         "TunnelClient:Backends:Affinity",
         "TunnelClient:Backends:AffinityHeader",
         "TunnelClient:Backends:AffinityCookie",

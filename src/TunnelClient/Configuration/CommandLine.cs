@@ -11,7 +11,7 @@ public static partial class CommandLine
         ["--session"] = "TunnelClient:Session",
         ["--token"] = "TunnelClient:Token",
         ["--backend"] = "TunnelClient:Backends:Urls",
-        ["--backend-balancing"] = "TunnelClient:Backends:Balancing",
+        ["--backend-balancing"] = "TunnelClient:Backends:Strategy",
         ["--backend-affinity"] = "TunnelClient:Backends:Affinity",
         ["--backend-affinity-header"] = "TunnelClient:Backends:AffinityHeader",
         ["--uplinks"] = "TunnelClient:Uplink:Count",

@@ -8,7 +8,8 @@ public static class LegacyKeys
     public static readonly RenamedKeys Renamed = new(new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase)
     {
         ["TunnelClient:Backend"] = "TunnelClient:Backends:Urls",
-        ["TunnelClient:BackendBalancing"] = "TunnelClient:Backends:Balancing",
+        ["TunnelClient:BackendBalancing"] = "TunnelClient:Backends:Strategy",
+        ["TunnelClient:Backends:Balancing"] = "TunnelClient:Backends:Strategy",
         ["TunnelClient:BackendAffinity"] = "TunnelClient:Backends:Affinity",
         ["TunnelClient:BackendAffinityHeader"] = "TunnelClient:Backends:AffinityHeader",
         ["TunnelClient:BackendAffinityCookie"] = "TunnelClient:Backends:AffinityCookie",

@@ -4,6 +4,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
+using Tunnel2.Protocol.Relaying;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.TunnelClient.Configuration;
 
@@ -106,28 +107,9 @@ public sealed class TcpTargetRelay
                 await SendProxyHeaderAsync(socket, open);
             }
 
-            Task up = SocketToStream.PumpAsync(socket, stream);
-            Task down = CopyDownAsync(stream, socket);
-            Task first = await Task.WhenAny(up, down);
-            string reason = "closed by both sides";
-            if (!first.IsCompletedSuccessfully)
-            {
-                reason = Describe(stream, first == up, first.Exception?.InnerException);
-                stream.Reset(first == up && !stream.IsAborted ? ProtocolErrorCode.BackendAborted : ProtocolErrorCode.Cancelled);
-                abort.OnStreamAborted();
-            }
-
-            await Observe(up);
-            await Observe(down);
-            if (reason == "closed by both sides" && !(up.IsCompletedSuccessfully && down.IsCompletedSuccessfully))
-            {
-                bool upFailed = !up.IsCompletedSuccessfully;
-                reason = Describe(stream, upFailed, (upFailed ? up : down).Exception?.InnerException);
-                stream.Reset(upFailed && !stream.IsAborted ? ProtocolErrorCode.BackendAborted : ProtocolErrorCode.Cancelled);
-                abort.OnStreamAborted();
-            }
-
-            return reason;
+            // The target breaking resets the stream with BackendAborted: the server tells its caller so.
+            DuplexRelayResult result = await DuplexRelay.RunAsync(stream, RelayEnd.OfSocket(socket), ProtocolErrorCode.BackendAborted);
+            return result.FailedSide is { } side ? Describe(side == RelaySide.Local, result.Error, result.PeerReset) : "closed by both sides";
         }
         finally
         {
@@ -151,46 +133,16 @@ public sealed class TcpTargetRelay
         }
     }
 
-    private static async Task CopyDownAsync(UplinkStream stream, Socket socket)
-    {
-        await stream.CopyInputToAsync(socket, CancellationToken.None);
-        socket.Shutdown(SocketShutdown.Send); // the caller's FIN, passed on
-    }
-
     /// <summary>Why the relay ended, judged before this side resets the stream: a reset found here came from the server.</summary>
-    private static string Describe(UplinkStream stream, bool targetSide, Exception? failure) =>
+    private static string Describe(bool targetSide, Exception? failure, ProtocolErrorCode? peerReset) =>
         failure is UplinkClosedException ? $"the uplink was lost ({failure.Message})"
-        : stream.ResetCode is { } code ? $"the server reset the stream ({code}{(code == ProtocolErrorCode.Cancelled ? ": the caller went away" : string.Empty)})"
+        : peerReset is { } code ? $"the server reset the stream ({code}{(code == ProtocolErrorCode.Cancelled ? ": the caller went away" : string.Empty)})"
         : targetSide ? $"the target broke the connection ({failure?.Message ?? "reset"})"
         : $"the target stopped reading ({failure?.Message ?? "reset"})";
-
-    private static async Task Observe(Task direction)
-    {
-        try
-        {
-            await direction;
-        }
-        catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException or ObjectDisposedException
-                                   or StreamResetException or UplinkClosedException or SocketException)
-        {
-            // judged through the task's state
-        }
-    }
 
     /// <summary>A reset of the stream (from the server, or the uplink's loss) cuts the target connection with a reset.</summary>
     private sealed class SocketAbort(Socket socket) : IStreamAbortListener
     {
-        public void OnStreamAborted()
-        {
-            try
-            {
-                socket.LingerState = new System.Net.Sockets.LingerOption(true, 0);
-                socket.Close();
-            }
-            catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-            {
-                // already closed
-            }
-        }
+        public void OnStreamAborted() => RelayEnd.Reset(socket);
     }
 }

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Relaying;
 
 namespace Tunnel2.TunnelServer.Tcp;
 
@@ -32,24 +33,20 @@ internal sealed class TcpCallerRelay(
         try
         {
             stream.SetAbortListener(this);
-            Task up = callerFailure is null ? SocketToStream.PumpAsync(caller, stream) : Task.FromException(callerFailure);
-            Task down = CopyDownAsync();
-            Task first = await Task.WhenAny(up, down);
-            if (!first.IsCompletedSuccessfully)
+            if (callerFailure is not null)
             {
-                reason = Describe(first == up, first.Exception?.InnerException);
+                // The caller reset before its first bytes went up: nothing to relay.
+                reason = Describe(callerSide: true, callerFailure, stream.ResetCode);
                 stream.Reset(ProtocolErrorCode.Cancelled);
                 Abort();
             }
-
-            // A clean end one way (a half-close) leaves the other way running until it ends too.
-            await Observe(up);
-            await Observe(down);
-            if (reason == Closed && !(up.IsCompletedSuccessfully && down.IsCompletedSuccessfully))
+            else
             {
-                reason = Describe(!up.IsCompletedSuccessfully, (up.IsCompletedSuccessfully ? down : up).Exception?.InnerException);
-                stream.Reset(ProtocolErrorCode.Cancelled);
-                Abort();
+                DuplexRelayResult result = await DuplexRelay.RunAsync(stream, RelayEnd.OfSocket(caller));
+                if (result.FailedSide is { } side)
+                {
+                    reason = Describe(side == RelaySide.Local, result.Error, result.PeerReset);
+                }
             }
         }
         finally
@@ -74,17 +71,11 @@ internal sealed class TcpCallerRelay(
         Abort();
     }
 
-    private async Task CopyDownAsync()
-    {
-        await stream.CopyInputToAsync(caller, CancellationToken.None);
-        caller.Shutdown(SocketShutdown.Send); // the target's FIN, passed on
-    }
-
     /// <summary>Why the relay ended (a metric's cause and a log's text), judged before this side resets the stream: a reset found here came from the client.</summary>
-    private (string Cause, string Text) Describe(bool callerSide, Exception? failure) =>
+    private (string Cause, string Text) Describe(bool callerSide, Exception? failure, ProtocolErrorCode? peerReset) =>
         _idleClosed ? ("idle-timeout", "idle timeout")
         : failure is UplinkClosedException ? ("uplink-lost", $"the uplink was lost ({failure.Message})")
-        : stream.ResetCode is { } code ? ("client-reset", $"the client reset the stream ({code}{code switch
+        : peerReset is { } code ? ("client-reset", $"the client reset the stream ({code}{code switch
         {
             ProtocolErrorCode.BackendConnectFailed => ": its target refused the connection",
             ProtocolErrorCode.BackendAborted => ": its target broke the connection",
@@ -93,29 +84,5 @@ internal sealed class TcpCallerRelay(
         : callerSide ? ("caller-gone", $"the caller went away ({failure?.Message ?? "reset"})")
         : ("caller-gone", $"the caller stopped reading ({failure?.Message ?? "reset"})");
 
-    private void Abort()
-    {
-        try
-        {
-            caller.LingerState = new LingerOption(true, 0);
-            caller.Close();
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-            // already closed
-        }
-    }
-
-    private static async Task Observe(Task direction)
-    {
-        try
-        {
-            await direction;
-        }
-        catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException or ObjectDisposedException
-                                   or StreamResetException or UplinkClosedException or SocketException)
-        {
-            // judged through the task's state
-        }
-    }
+    private void Abort() => RelayEnd.Reset(caller);
 }

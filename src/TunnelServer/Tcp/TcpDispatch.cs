@@ -128,8 +128,11 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
             Task<int> callerReady = caller.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, either.Token).AsTask();
             Task first = await Task.WhenAny(input, callerReady);
             await either.CancelAsync();
-            await Observe(input);
-            await Observe(callerReady); // no byte was consumed: a zero-byte read only waits for the caller's bytes
+            // Both end however they end (judged from the tasks and the stream below); no byte was consumed, since a
+            // zero-byte read only waits for the caller's bytes.
+            await input.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            await ((Task)callerReady).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            _ = input.Exception;
             CallerFailure ??= callerReady.Exception?.InnerException as SocketException;
 
             if (first == input || stream.IsAborted || deadline.IsCancellationRequested || !callerReady.IsCompletedSuccessfully
@@ -178,19 +181,6 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         catch (Exception ex) when (ex is StreamResetException or UplinkClosedException or InvalidOperationException or ObjectDisposedException)
         {
             return false; // the stream ended first: judged by its state
-        }
-    }
-
-    private static async Task Observe(Task task)
-    {
-        try
-        {
-            await task;
-        }
-        catch (Exception ex) when (ex is OperationCanceledException or StreamResetException or UplinkClosedException or SocketException
-                                   or ObjectDisposedException or InvalidOperationException)
-        {
-            // judged through the tasks' and the stream's state
         }
     }
 

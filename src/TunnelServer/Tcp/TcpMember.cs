@@ -45,8 +45,8 @@ internal sealed class TcpMember : IBalancingMember
     public void Closed() => Interlocked.Decrement(ref _open);
 
     /// <summary>Its target refused a connection: counted towards its ejection; true when this one ejects it, with how long for.</summary>
-    public bool OnTargetRefused(long now, long timestampFrequency, TcpServerOptions options, out TimeSpan ejectedFor) =>
-        _ejection.OnUnreachable(now, timestampFrequency, options.EjectAfter, options.EjectionBackoff, options.MaxEjectionBackoff, out ejectedFor);
+    public bool OnTargetRefused(long now, long timestampFrequency, EjectionOptions options, out TimeSpan ejectedFor) =>
+        _ejection.OnUnreachable(now, timestampFrequency, options, out ejectedFor);
 
     /// <summary>Its target took a connection: the run of refusals, and the backoff it built up, are over.</summary>
     public void OnTargetConnected() => _ejection.OnAnswered();

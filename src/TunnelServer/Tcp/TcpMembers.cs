@@ -11,51 +11,34 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// </summary>
 internal sealed class TcpMembers(TcpSessions owner, string session)
 {
-    private readonly Lock _sync = new();
-    private Snapshot _members = new([], []);
-    private uint _cursor;
+    private readonly MemberSet<TcpMember> _members = new(owner.Options.Strategy);
 
     /// <summary>The session's TCP clients now.</summary>
-    public int Count => Volatile.Read(ref _members).All.Length;
+    public int Count => _members.Count;
 
-    public void Add(Uplink uplink, int weight)
-    {
-        lock (_sync)
-        {
-            Publish([.. _members.All, new TcpMember(uplink, weight)]);
-        }
-    }
+    public void Add(Uplink uplink, int weight) => _members.Add(new TcpMember(uplink, weight));
 
     public void Remove(Uplink uplink)
     {
-        lock (_sync)
+        if (Array.Find(_members.Snapshot, member => ReferenceEquals(member.Uplink, uplink)) is { } member)
         {
-            Publish(Array.FindAll(_members.All, member => !ReferenceEquals(member.Uplink, uplink)));
+            _members.Remove(member);
         }
     }
 
     /// <summary>The client for a new caller under the session's strategy, passing over <paramref name="exclude"/>; null when none can take it.</summary>
-    public TcpMember? Pick(TcpMember? exclude)
-    {
-        Snapshot members = Volatile.Read(ref _members);
-        return MemberPicker.Pick(members.All, members.WeightedSchedule, ref _cursor, owner.Options.Strategy, NoAffinity.Instance,
-            affinityKey: null, exclude, TimeProvider.System.GetTimestamp());
-    }
+    public TcpMember? Pick(TcpMember? exclude) =>
+        _members.Pick(NoAffinity.Instance, affinityKey: null, exclude, TimeProvider.System.GetTimestamp());
 
     /// <summary>A client's target refused a caller before anything reached it: logged, and counted towards the client's ejection.</summary>
     public void OnTargetRefused(TcpMember member, IPEndPoint? caller, uint streamId)
     {
         TcpLog.TargetRefused(owner.Logger, session, caller, streamId, member.Uplink.Name);
         owner.Metrics.TargetRefused();
-        if (member.OnTargetRefused(TimeProvider.System.GetTimestamp(), TimeProvider.System.TimestampFrequency, owner.Options, out TimeSpan ejectedFor))
+        if (member.OnTargetRefused(TimeProvider.System.GetTimestamp(), TimeProvider.System.TimestampFrequency, owner.Ejection, out TimeSpan ejectedFor))
         {
             TcpLog.ClientEjected(owner.Logger, session, member.Uplink.Name, (long)ejectedFor.TotalMilliseconds);
             owner.Metrics.ClientEjected();
         }
     }
-
-    private void Publish(TcpMember[] next) =>
-        Volatile.Write(ref _members, new Snapshot(next, owner.Options.Strategy == BalancingStrategy.Weighted ? WeightedSchedule.Build(next) : []));
-
-    private sealed record Snapshot(TcpMember[] All, int[] WeightedSchedule);
 }

@@ -1,5 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using Tunnel2.Balancing;
+using Tunnel2.Balancing.Health;
 using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.TunnelServer.Tcp;
@@ -48,4 +49,7 @@ public sealed class TcpServerOptions
     /// <summary>The longest a client whose target keeps refusing is passed over.</summary>
     [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan MaxEjectionBackoff { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The ejection settings as the balancing library takes them.</summary>
+    public EjectionOptions Ejection() => new(EjectAfter, EjectionBackoff, MaxEjectionBackoff);
 }

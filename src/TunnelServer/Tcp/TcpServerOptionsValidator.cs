@@ -21,9 +21,9 @@ public sealed class TcpServerOptionsValidator : IValidateOptions<TunnelServerOpt
             failures.Add($"TunnelServer:Tcp:BindAddress must be an IP address (0.0.0.0, ::, 127.0.0.1), not '{tcp.BindAddress}'.");
         }
 
-        if (tcp.MaxEjectionBackoff < tcp.EjectionBackoff)
+        if (tcp.Ejection().Problem is { } ejection)
         {
-            failures.Add("TunnelServer:Tcp:MaxEjectionBackoff must not be below EjectionBackoff.");
+            failures.Add($"TunnelServer:Tcp:{ejection}.");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

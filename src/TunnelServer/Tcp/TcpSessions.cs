@@ -1,6 +1,8 @@
 using System.Globalization;
 using System.Net;
 using Microsoft.Extensions.Options;
+using Tunnel2.Balancing.Health;
+using Tunnel2.Protocol.Draining;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.TunnelServer.Configuration;
@@ -26,15 +28,15 @@ public sealed class TcpSessions : IDisposable
     private readonly Lock _sync = new();
     private readonly Dictionary<string, TcpSessionListener> _listeners = new(StringComparer.Ordinal);
     private readonly Timer _sweep;
-    private int _open;
+    private readonly InFlightCounter _open = new();
     private bool _draining;
-    private TaskCompletionSource? _idle;
 
     public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions, VisitorAccess visitors,
         TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null)
     {
         Metrics = metrics;
         _options = options.Value.Tcp;
+        Ejection = _options.Ejection();
         _bindAddress = IPAddress.Parse(_options.BindAddress);
         _ports = new TcpPortChooser(TcpPortRange.TryParse(_options.PortRange, out TcpPortRange range, out _) ? range : null, _bindAddress, credentials);
         _visitors = visitors;
@@ -47,6 +49,9 @@ public sealed class TcpSessions : IDisposable
     }
 
     internal TcpServerOptions Options => _options;
+
+    /// <summary>When a client whose target keeps refusing is passed over (<see cref="TcpServerOptions.EjectAfter"/>…), built once.</summary>
+    internal EjectionOptions Ejection { get; }
 
     internal VisitorAccess Visitors => _visitors;
 
@@ -73,7 +78,7 @@ public sealed class TcpSessions : IDisposable
     }
 
     /// <summary>TCP connections open now, over every session.</summary>
-    public int OpenConnectionsTotal => Volatile.Read(ref _open);
+    public int OpenConnectionsTotal => (int)_open.Count;
 
     /// <summary>
     /// Shutdown: every port stops accepting, so callers find it closed and a balancer in front sends them to another node;
@@ -92,28 +97,11 @@ public sealed class TcpSessions : IDisposable
     }
 
     /// <summary>True once no TCP connection is open; false when <paramref name="timeout"/> passed first.</summary>
-    public async Task<bool> WaitIdleAsync(TimeSpan timeout)
-    {
-        var idle = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        Volatile.Write(ref _idle, idle);
-        if (Volatile.Read(ref _open) == 0)
-        {
-            return true;
-        }
+    public Task<bool> WaitIdleAsync(TimeSpan timeout) => _open.WaitIdleAsync(timeout);
 
-        Task first = await Task.WhenAny(idle.Task, Task.Delay(timeout));
-        return first == idle.Task;
-    }
+    internal void ConnectionOpened() => _open.Increment();
 
-    internal void ConnectionOpened() => Interlocked.Increment(ref _open);
-
-    internal void ConnectionClosed()
-    {
-        if (Interlocked.Decrement(ref _open) == 0)
-        {
-            Volatile.Read(ref _idle)?.TrySetResult();
-        }
-    }
+    internal void ConnectionClosed() => _open.Decrement();
 
     /// <summary>A lease on the session's TCP port for a login that asked for TCP, opening the port if it is not open yet.</summary>
     /// <param name="wanted">

@@ -78,7 +78,7 @@ public sealed class BackendSetTests : IDisposable
     {
         await using BackendSet set = Set(Three, AffinityMode.None);
         Backend failing = set.All[1];
-        for (int i = 0; i < BackendSet.EjectAfter; i++)
+        for (int i = 0; i < BackendSet.Ejection.EjectAfter; i++)
         {
             set.ReportUnreachable(failing);
         }
@@ -88,7 +88,7 @@ public sealed class BackendSetTests : IDisposable
             Assert.NotSame(failing, set.Pick(affinityKey: null));
         }
 
-        _clock.Advance(BackendSet.EjectionBackoff);
+        _clock.Advance(BackendSet.Ejection.Backoff);
         Assert.Contains(failing, Enumerable.Range(0, 3).Select(_ => set.Pick(affinityKey: null)));
     }
 

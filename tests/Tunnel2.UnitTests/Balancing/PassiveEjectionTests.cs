@@ -61,12 +61,12 @@ public sealed class PassiveEjectionTests
         var ejection = new PassiveEjection();
         for (int i = 0; i < 100; i++)
         {
-            Assert.False(ejection.OnUnreachable(0, Frequency, ejectAfter: 0, Backoff, MaxBackoff, out _));
+            Assert.False(ejection.OnUnreachable(0, Frequency, new EjectionOptions(EjectAfter: 0, Backoff, MaxBackoff), out _));
         }
 
         Assert.False(ejection.IsEjected(0));
     }
 
     private static bool Fail(PassiveEjection ejection, long now, out TimeSpan ejectedFor) =>
-        ejection.OnUnreachable(now, Frequency, ejectAfter: 3, Backoff, MaxBackoff, out ejectedFor);
+        ejection.OnUnreachable(now, Frequency, new EjectionOptions(EjectAfter: 3, Backoff, MaxBackoff), out ejectedFor);
 }

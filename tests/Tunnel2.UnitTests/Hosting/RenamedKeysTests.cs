@@ -68,6 +68,21 @@ public sealed class RenamedKeysTests
         Assert.Equal(3, renamed.Count); // the session's key did not move
     }
 
+    [Theory]
+    [InlineData("TunnelClient:Backends:Balancing")]
+    [InlineData("TunnelClient:BackendBalancing")]
+    public void The_backends_old_balancing_keys_set_Strategy_the_key_the_server_uses_too(string oldKey)
+    {
+        ConfigurationManager configuration = Configuration([], $"--{oldKey}=Weighted");
+
+        IReadOnlyList<KeyValuePair<string, string>> renamed = ClientLegacyKeys.Renamed.Apply(configuration);
+
+        Assert.Equal(Tunnel2.Balancing.BalancingStrategy.Weighted,
+            configuration.GetSection(TunnelClientOptions.SectionName).Get<TunnelClientOptions>()!.Backends.Strategy);
+        Assert.Equal(new KeyValuePair<string, string>(oldKey, "TunnelClient:Backends:Strategy"), Assert.Single(renamed));
+        Assert.Empty(ClientCommandLine.Spec.Problems([$"--{oldKey}=Weighted"]));
+    }
+
     [Fact]
     public void The_command_line_takes_old_keys_but_still_refuses_unknown_ones()
     {

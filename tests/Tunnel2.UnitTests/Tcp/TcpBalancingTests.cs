@@ -62,18 +62,18 @@ public sealed class TcpBalancingTests
         TcpMember[] members = [refusing, other];
         uint cursor = 0;
 
-        Assert.True(refusing.OnTargetRefused(0, Frequency, Ejecting, out TimeSpan first));
+        Assert.True(refusing.OnTargetRefused(0, Frequency, Ejecting.Ejection(), out TimeSpan first));
         Assert.Equal(TimeSpan.FromSeconds(1), first);
         Assert.All(Enumerable.Range(0, 10), _ =>
             Assert.Same(other, MemberPicker.Pick(members, [], ref cursor, BalancingStrategy.RoundRobin, NoAffinity.Instance, null, null, 999)));
         Assert.True(refusing.CanTake(1_000));
 
-        Assert.True(refusing.OnTargetRefused(1_000, Frequency, Ejecting, out TimeSpan second));
+        Assert.True(refusing.OnTargetRefused(1_000, Frequency, Ejecting.Ejection(), out TimeSpan second));
         Assert.Equal(TimeSpan.FromSeconds(2), second);
         Assert.False(refusing.CanTake(2_999));
 
         refusing.OnTargetConnected(); // a connection its target took: the next ejection starts from the first backoff again
-        Assert.True(refusing.OnTargetRefused(3_000, Frequency, Ejecting, out TimeSpan afterGood));
+        Assert.True(refusing.OnTargetRefused(3_000, Frequency, Ejecting.Ejection(), out TimeSpan afterGood));
         Assert.Equal(TimeSpan.FromSeconds(1), afterGood);
     }
 
@@ -82,7 +82,7 @@ public sealed class TcpBalancingTests
     {
         TcpMember refusing = new(NewUplink(), 1);
 
-        Assert.False(refusing.OnTargetRefused(0, Frequency, new TcpServerOptions { EjectAfter = 0 }, out _));
+        Assert.False(refusing.OnTargetRefused(0, Frequency, new TcpServerOptions { EjectAfter = 0 }.Ejection(), out _));
         Assert.True(refusing.CanTake(1));
     }
 

@@ -35,6 +35,9 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
 
     public PipeWriter Output { get; }
 
+    /// <summary>The socket under <see cref="Stream"/>: an upgraded stream's relay shuts its sending side when the caller ends its side (a half-close).</summary>
+    public Socket Socket => _socket;
+
     /// <param name="unsentBytesLimit">TCP_NOTSENT_LOWAT for the socket (0 = the system's default).</param>
     /// <param name="isCrowded">Whether reads should wait for data before they take a buffer (see <see cref="CrowdAwareReadStream"/>).</param>
     public static async Task<BackendConnection> ConnectAsync(Uri backend, TimeSpan timeout, int unsentBytesLimit, Func<bool> isCrowded, CancellationToken cancellationToken)
@@ -165,19 +168,6 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
         catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
         {
             // Closed or reset: the body's reads find out and end the exchange.
-        }
-    }
-
-    /// <summary>The caller ended its side of an upgraded stream: the backend reads end of stream, and may still send.</summary>
-    public void ShutdownSend()
-    {
-        try
-        {
-            _socket.Shutdown(SocketShutdown.Send);
-        }
-        catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
-        {
-            // Already closed or reset: the other direction finds out on its own.
         }
     }
 

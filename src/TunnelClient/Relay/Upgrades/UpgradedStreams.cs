@@ -1,7 +1,6 @@
-using System.Buffers;
-using System.IO.Pipelines;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Relaying;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay.Http1;
 
@@ -77,20 +76,15 @@ internal sealed class UpgradedStreams : IDisposable
         _metrics.UpgradeStarted();
         try
         {
-            Task backendToCaller = SendBackendToCallerAsync(stream, connection);
-            Task callerToBackend = CopyCallerToBackendAsync(stream, connection);
-            Task first = await Task.WhenAny(backendToCaller, callerToBackend).ConfigureAwait(false);
-            if (!first.IsCompletedSuccessfully)
+            // A failure either way resets the stream, which shuts the backend connection down through its abort listener.
+            DuplexRelayResult result = await DuplexRelay.RunAsync(stream,
+                RelayEnd.OfStream(connection.Stream, halfClose: connection.Socket, buffered: connection.Input)).ConfigureAwait(false);
+            if (result.FailedSide is { } side && side == result.FirstEnded)
             {
-                // One way broke (the backend reset its connection, the caller's side was reset): the exchange is over,
-                // and the reset ends the other way too, through the connection's abort listener.
-                TunnelClientLog.UpgradedStreamEnded(_logger, stream.Id, first.Exception?.InnerException?.Message ?? "cancelled");
-                stream.Reset(ProtocolErrorCode.Cancelled);
+                // One way broke first (the backend reset its connection, the caller's side was reset); a break after a
+                // clean half-close is not logged, as before.
+                TunnelClientLog.UpgradedStreamEnded(_logger, stream.Id, result.Error?.Message ?? "cancelled");
             }
-
-            // A clean end one way (a half-close) leaves the other way running until it ends too.
-            await Observe(backendToCaller).ConfigureAwait(false);
-            await Observe(callerToBackend).ConfigureAwait(false);
         }
         finally
         {
@@ -104,56 +98,6 @@ internal sealed class UpgradedStreams : IDisposable
     }
 
     public void Dispose() => _sweep.Dispose();
-
-    private static async Task Observe(Task direction)
-    {
-        try
-        {
-            await direction.ConfigureAwait(false);
-        }
-        catch (Exception ex) when (ex is IOException or InvalidOperationException or OperationCanceledException
-                                   or StreamResetException or UplinkClosedException or System.Net.Sockets.SocketException)
-        {
-            // Expected once the stream was reset or the connection shut down; the first failure was logged above.
-        }
-    }
-
-    /// <summary>
-    /// What the head's read took in past the 101 goes first; then the backend's socket is read straight into Data
-    /// frames. A reset or a lost uplink shuts the socket down (the abort listener), which ends the read.
-    /// </summary>
-    private static async Task SendBackendToCallerAsync(UplinkStream stream, BackendConnection connection)
-    {
-        if (connection.Input.TryRead(out ReadResult buffered))
-        {
-            ReadOnlySequence<byte> early = buffered.Buffer;
-            try
-            {
-                if (!early.IsEmpty || buffered.IsCompleted)
-                {
-                    await stream.SendAsync(early, endStream: buffered.IsCompleted, CancellationToken.None).ConfigureAwait(false);
-                }
-            }
-            finally
-            {
-                connection.Input.AdvanceTo(early.End);
-            }
-
-            if (buffered.IsCompleted)
-            {
-                return;
-            }
-        }
-
-        await stream.SendStreamAsync(connection.Stream, CancellationToken.None).ConfigureAwait(false);
-    }
-
-    /// <summary>The caller's bytes go from the stream's inbound buffer straight to the backend's socket; its end half-closes the socket.</summary>
-    private static async Task CopyCallerToBackendAsync(UplinkStream stream, BackendConnection connection)
-    {
-        await stream.CopyInputToAsync(connection.Stream, CancellationToken.None).ConfigureAwait(false);
-        connection.ShutdownSend();
-    }
 
     private void ResetIdle()
     {
