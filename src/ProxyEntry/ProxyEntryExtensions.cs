@@ -48,7 +48,9 @@ public static class ProxyEntryExtensions
             .Configure<PublicRateLimits, ILoggerFactory>((limiter, limits, loggers) => limits.Configure(limiter, loggers.CreateLogger<PublicRateLimits>()));
         services.AddOptions<ForwardedHeadersOptions>().Configure<IOptions<ProxyEntryOptions>>((forwarded, proxy) =>
         {
-            forwarded.ForwardedHeaders = ForwardedHeaders.XForwardedFor;
+            // The scheme too: behind an edge that terminates TLS (Caddy, HAProxy) the visitor came over https, and the
+            // login's redirect URI and its cookies' Secure flag follow the request's scheme. Only from trusted proxies.
+            forwarded.ForwardedHeaders = ForwardedHeaders.XForwardedFor | ForwardedHeaders.XForwardedProto;
             forwarded.ForwardLimit = null; // walk back through every trusted proxy to the first address that is not one
             forwarded.KnownProxies.Clear();
             forwarded.KnownIPNetworks.Clear();

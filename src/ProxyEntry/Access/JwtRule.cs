@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Net;
 using System.Security.Claims;
 using Microsoft.Extensions.Configuration;
 using Microsoft.IdentityModel.JsonWebTokens;
@@ -44,7 +42,7 @@ public sealed class JwtRule : IVisitorRule
         Issuer = issuer;
         Audience = audience;
         Uri address = jwksUrl ?? new Uri(issuer.TrimEnd('/') + "/.well-known/openid-configuration");
-        documents ??= new HttpDocumentRetriever(KeysClient) { RequireHttps = !IsLoopback(address) };
+        documents ??= new HttpDocumentRetriever(KeysClient) { RequireHttps = !ProviderAddress.IsLoopback(address) };
         Keys = jwksUrl is null
             ? new ConfigurationManager<OpenIdConnectConfiguration>(address.AbsoluteUri, new OpenIdConnectConfigurationRetriever(), documents)
             : new ConfigurationManager<OpenIdConnectConfiguration>(address.AbsoluteUri, new JwksRetriever(issuer), documents);
@@ -99,7 +97,7 @@ public sealed class JwtRule : IVisitorRule
         TokenValidationResult result = await _tokens.ValidateTokenAsync(token, _parameters.Clone());
         if (!result.IsValid)
         {
-            return Refuse(check, Describe(result.Exception));
+            return Refuse(check, TokenProblem.Describe(result.Exception));
         }
 
         check.CredentialsHeader = HeaderNames.Authorization;
@@ -116,78 +114,30 @@ public sealed class JwtRule : IVisitorRule
         return CredentialOutcome.Wrong;
     }
 
-    private static string Describe(Exception? error) => error switch
-    {
-        SecurityTokenExpiredException expired => $"The token expired at {expired.Expires.ToString("u", CultureInfo.InvariantCulture)}.",
-        SecurityTokenNotYetValidException => "The token is not valid yet.",
-        SecurityTokenNoExpirationException => "The token has no expiry (exp).",
-        SecurityTokenInvalidIssuerException => "The token's issuer is not the one this session trusts.",
-        SecurityTokenInvalidAudienceException => "The token's audience is not this session's.",
-        SecurityTokenSignatureKeyNotFoundException => "The token is signed by a key the issuer does not publish.",
-        SecurityTokenInvalidSignatureException when error.Message.Contains("IDX10504", StringComparison.Ordinal)
-            => "The token is not signed (alg: none is never accepted).",
-        SecurityTokenInvalidSignatureException => "The token's signature is wrong.",
-        SecurityTokenInvalidAlgorithmException => "The token's algorithm is not accepted.",
-        SecurityTokenMalformedException => "The bearer token is not a well-formed JWT.",
-        InvalidOperationException or HttpRequestException => "The issuer's keys could not be fetched; try again later.",
-        _ => "The token was not accepted.",
-    };
-
-    private static bool IsLoopback(Uri address) =>
-        address.IsLoopback || (IPAddress.TryParse(address.Host.Trim('[', ']'), out IPAddress? ip) && IPAddress.IsLoopback(ip));
-
     private static JwtRule? FromFile(IConfigurationSection entry, string where, List<string> problems)
     {
-        IConfigurationSection jwt = entry.GetSection("Jwt");
-        if (!jwt.Exists())
+        var jwt = new RuleSection(entry.GetSection("Jwt"), where, problems);
+        if (!jwt.Exists)
         {
             return null;
         }
 
-        string? issuer = jwt["Issuer"], audience = jwt["Audience"], jwks = jwt["JwksUrl"];
-        int before = problems.Count;
-        if (string.IsNullOrWhiteSpace(issuer) || !Uri.TryCreate(issuer, UriKind.Absolute, out Uri? issuerUri) || issuerUri.Scheme is not ("https" or "http"))
-        {
-            problems.Add($"{where}: Jwt:Issuer must be the issuer's URL (the tokens' iss), such as https://login.example.com/.");
-        }
-
+        Uri? issuer = jwt.Url("Issuer", "must be the issuer's URL (the tokens' iss), such as https://login.example.com/.");
+        string? audience = jwt["Audience"];
         if (string.IsNullOrWhiteSpace(audience))
         {
-            problems.Add($"{where}: Jwt:Audience must name the audience the tokens are for (their aud).");
+            jwt.Problem("Jwt:Audience must name the audience the tokens are for (their aud).");
         }
 
-        Uri? jwksUrl = null;
-        if (jwks is not null && (!Uri.TryCreate(jwks, UriKind.Absolute, out jwksUrl) || jwksUrl.Scheme is not ("https" or "http")))
+        Uri? jwksUrl = jwt["JwksUrl"] is null ? null : jwt.Url("JwksUrl", "must be the URL of the issuer's key set (JWKS).");
+        if ((jwksUrl ?? issuer) is { } keysAt && !ProviderAddress.IsSafe(keysAt))
         {
-            problems.Add($"{where}: Jwt:JwksUrl must be the URL of the issuer's key set (JWKS).");
+            jwt.Problem("Jwt: the keys must come over https (http only from a loopback address).");
         }
 
-        if ((jwksUrl ?? (issuer is null ? null : new Uri(issuer, UriKind.RelativeOrAbsolute))) is { IsAbsoluteUri: true } keysAt
-            && keysAt.Scheme == "http" && !IsLoopback(keysAt))
-        {
-            problems.Add($"{where}: Jwt: the keys must come over https (http only from a loopback address).");
-        }
-
-        int skew = Seconds(jwt, "ClockSkewSeconds", 60, 0, 600, where, problems);
-        int refresh = Seconds(jwt, "RefreshMinutes", 720, 1, 10080, where, problems);
-        return problems.Count > before ? null : new JwtRule(issuer!, audience!, jwksUrl, TimeSpan.FromSeconds(skew), TimeSpan.FromMinutes(refresh));
-    }
-
-    private static int Seconds(IConfigurationSection section, string key, int fallback, int min, int max, string where, List<string> problems)
-    {
-        string? text = section[key];
-        if (text is null)
-        {
-            return fallback;
-        }
-
-        if (int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int value) && value >= min && value <= max)
-        {
-            return value;
-        }
-
-        problems.Add($"{where}: Jwt:{key} must be a whole number from {min} to {max}, not '{text}'.");
-        return fallback;
+        int skew = jwt.WholeNumber("ClockSkewSeconds", 60, 0, 600);
+        int refresh = jwt.WholeNumber("RefreshMinutes", 720, 1, 10080);
+        return jwt.HasProblems ? null : new JwtRule(jwt["Issuer"]!, audience!, jwksUrl, TimeSpan.FromSeconds(skew), TimeSpan.FromMinutes(refresh));
     }
 
     /// <summary>Reads a bare key set (JWKS) into the configuration the token handler takes, with the issuer it is for.</summary>

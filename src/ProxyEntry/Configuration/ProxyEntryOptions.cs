@@ -66,8 +66,10 @@ public sealed class ProxyEntryOptions
 
     /// <summary>
     /// Proxies in front of this server (CIDR, e.g. <c>10.0.0.0/8</c> or <c>127.0.0.1/32</c>) whose
-    /// <c>X-Forwarded-For</c> is believed: a request from one of them counts as from the address it names (visitor
-    /// rules, rate limits, logs, the backend's X-Forwarded-For). From anyone else the header is ignored.
+    /// <c>X-Forwarded-For</c> and <c>X-Forwarded-Proto</c> are believed: a request from one of them counts as from the
+    /// address it names (visitor rules, rate limits, logs, the backend's X-Forwarded-For) and as over https when it says
+    /// so (a TLS edge: the login's redirect URI, Secure cookies, the backend's X-Forwarded-Proto). From anyone else the
+    /// headers are ignored.
     /// </summary>
     public List<string> TrustedProxies { get; set; } = [];
 

@@ -163,9 +163,11 @@ public static partial class CommandLine
               AffinityHeader, RateLimit:PerSecond, RateLimit:Burst, MaxTcpConnections. What an entry leaves unset
               comes from SessionDefaults and Balancing.
           ProxyEntry:TrustedProxies:<n>, --trusted-proxy  [default none]
-              Proxies in front of this server (CIDR, e.g. 10.0.0.0/8 or 127.0.0.1/32) whose X-Forwarded-For is
-              believed: a request from one of them counts as from the address it names (visitor rules, rate limits,
-              logs, the backend's X-Forwarded-For). From anyone else the header is ignored.
+              Proxies in front of this server (CIDR, e.g. 10.0.0.0/8 or 127.0.0.1/32) whose X-Forwarded-For and
+              X-Forwarded-Proto are believed: a request from one of them counts as from the address it names (visitor
+              rules, rate limits, logs, the backend's X-Forwarded-For) and as over https when it says so (a TLS edge:
+              the login's redirect URI, Secure cookies, the backend's X-Forwarded-Proto). From anyone else the headers
+              are ignored.
 
         ProxyEntry:Limits: Limits on one public request (section ProxyEntry:Limits).
           ProxyEntry:Limits:MaxRequestHeadersBytes, --max-request-headers  [default 32768]

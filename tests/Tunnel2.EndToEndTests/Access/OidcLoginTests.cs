@@ -274,7 +274,16 @@ public sealed class OidcLoginTests : IAsyncLifetime
         string expired = Cookie(shared, "bob@example.com", TimeSpan.FromMinutes(-5));
         string otherKeys = Cookie(new EphemeralDataProtectionProvider(), "bob@example.com", TimeSpan.FromMinutes(30));
 
-        Assert.Equal(HttpStatusCode.OK, (await SendAsync(good, "10.5.0.1")).StatusCode);
+        using (HttpResponseMessage admitted = await SendAsync(good, "10.5.0.1", forgeIdentity: true))
+        {
+            Assert.Equal(HttpStatusCode.OK, admitted.StatusCode);
+            using JsonDocument seen = JsonDocument.Parse(await admitted.Content.ReadAsStringAsync());
+            JsonElement headers = seen.RootElement.GetProperty("headers");
+            Assert.Equal(("bob@example.com", "bob@example.com"), // the caller's own identity headers are replaced, not passed
+                (headers.GetProperty("X-Forwarded-User").GetString(), headers.GetProperty("X-Forwarded-Email").GetString()));
+        }
+
+
         foreach ((string cookie, string visitor) in new[] { (tampered, "10.5.0.2"), (expired, "10.5.0.3"), (otherKeys, "10.5.0.4"), (string.Empty, "10.5.0.5") })
         {
             using HttpResponseMessage refused = await SendAsync(cookie, visitor);
@@ -284,28 +293,55 @@ public sealed class OidcLoginTests : IAsyncLifetime
             // oidc-provider offers); the browser carries only their reference.
             Assert.Matches("[?&]client_id=tunnel2(&|$)", refused.Headers.Location!.Query);
             Assert.Matches("[?&]request_uri=urn(%3A|:)ietf(%3A|:)params(%3A|:)oauth(%3A|:)request_uri", refused.Headers.Location!.Query);
+            // The state's and the nonce's other halves stay with the browser, to be matched at the callback.
+            string[] set = [.. refused.Headers.GetValues("Set-Cookie")];
+            Assert.Contains(set, c => c.StartsWith(".AspNetCore.Correlation.", StringComparison.Ordinal) && c.Contains("httponly", StringComparison.OrdinalIgnoreCase));
+            Assert.Contains(set, c => c.StartsWith(".AspNetCore.OpenIdConnect.Nonce.", StringComparison.Ordinal) && c.Contains("httponly", StringComparison.OrdinalIgnoreCase));
         }
     }
 
     [Fact]
-    public async Task A_flood_of_forged_callbacks_from_one_address_meets_the_failed_attempt_limit()
+    public async Task A_guesser_trying_a_callback_every_100_ms_gets_its_three_attempts_then_429_and_another_address_keeps_its_own()
     {
         var answers = new List<HttpStatusCode>();
-        for (int i = 0; i < 8; i++)
+        using var pace = new PeriodicTimer(TimeSpan.FromMilliseconds(100)); // a guesser's own pace, not a wait for the server
+        for (int i = 0; i < 20 && await pace.WaitForNextTickAsync(); i++)
         {
-            using var forged = new HttpRequestMessage(HttpMethod.Get,
-                _stack!.SessionUrl($"{OidcRule.CallbackPath}?code=guess-{i}&state=forged-{Guid.NewGuid():N}"));
-            forged.Headers.Add("X-Forwarded-For", "10.66.0.7");
-            using HttpResponseMessage answer = await _http.SendAsync(forged);
+            using HttpResponseMessage answer = await ForgedCallbackAsync("10.66.0.7", i);
             answers.Add(answer.StatusCode);
+            if (answer.StatusCode == HttpStatusCode.TooManyRequests)
+            {
+                Assert.True(answer.Headers.RetryAfter?.Delta > TimeSpan.Zero, "a 429 says when to come back");
+            }
         }
 
-        using var other = new HttpRequestMessage(HttpMethod.Get, _stack!.SessionUrl($"{OidcRule.CallbackPath}?code=x&state=y"));
-        other.Headers.Add("X-Forwarded-For", "10.66.0.8");
-        using HttpResponseMessage otherAnswer = await _http.SendAsync(other);
+        using HttpResponseMessage other = await ForgedCallbackAsync("10.66.0.8", 0);
 
-        Assert.Equal([.. Enumerable.Repeat(HttpStatusCode.Unauthorized, 3), .. Enumerable.Repeat(HttpStatusCode.TooManyRequests, 5)], answers);
-        Assert.Equal(HttpStatusCode.Unauthorized, otherAnswer.StatusCode); // another address keeps its own attempts
+        Assert.Equal([.. Enumerable.Repeat(HttpStatusCode.Unauthorized, 3), .. Enumerable.Repeat(HttpStatusCode.TooManyRequests, 17)], answers);
+        Assert.Equal(HttpStatusCode.Unauthorized, other.StatusCode); // another address keeps its own attempts
+        await Eventually.WaitUntilAsync(() => _stack!.Server.Output.Contains(
+            $"Session {_session}: visitor 10.66.0.7 refused at the login's callback (login-failed)", StringComparison.Ordinal), "the server logs the failed callbacks");
+    }
+
+    [Fact]
+    public async Task A_flood_of_200_forged_callbacks_at_once_from_one_address_gets_exactly_its_three_attempts()
+    {
+        HttpResponseMessage[] answers = await Task.WhenAll(Enumerable.Range(0, 200).Select(i => ForgedCallbackAsync("10.66.0.9", i)));
+
+        int[] counts = [answers.Count(a => a.StatusCode == HttpStatusCode.Unauthorized), answers.Count(a => a.StatusCode == HttpStatusCode.TooManyRequests)];
+        foreach (HttpResponseMessage answer in answers)
+        {
+            answer.Dispose();
+        }
+
+        Assert.Equal([3, 197], counts); // counted before the handler runs: concurrent guesses cannot outrun the count
+    }
+
+    private Task<HttpResponseMessage> ForgedCallbackAsync(string visitor, int guess)
+    {
+        var forged = new HttpRequestMessage(HttpMethod.Get, _stack!.SessionUrl($"{OidcRule.CallbackPath}?code=guess-{guess}&state=forged-{Guid.NewGuid():N}"));
+        forged.Headers.Add("X-Forwarded-For", visitor);
+        return _http.SendAsync(forged);
     }
 
     private Task<IResponse?> LogInAsync(IPage page, string url, string email) => _provider!.LogInAsync(page, url, email, _stack!.PublicUrl);
@@ -315,9 +351,15 @@ public sealed class OidcLoginTests : IAsyncLifetime
 
     private string Cookie(IDataProtectionProvider keys, string email, TimeSpan lifetime) => OidcProvider.LoginCookie(keys, _session, email, lifetime);
 
-    private Task<HttpResponseMessage> SendAsync(string cookie, string visitor)
+    private Task<HttpResponseMessage> SendAsync(string cookie, string visitor, bool forgeIdentity = false)
     {
         var request = new HttpRequestMessage(HttpMethod.Get, _stack!.SessionUrl("/loadtest/get"));
+        if (forgeIdentity)
+        {
+            request.Headers.Add("X-Forwarded-User", "mallory");
+            request.Headers.Add("X-Forwarded-Email", "mallory@example.com");
+        }
+
         if (cookie.Length > 0)
         {
             request.Headers.Add("Cookie", cookie);

@@ -115,6 +115,10 @@ public sealed class JwtRuleTests : IDisposable
     [InlineData("""{ "Visitors": [ { "Sessions": "a", "Jwt": { "Issuer": "https://i.example/" } } ] }""", "Jwt:Audience")]
     [InlineData("""{ "Visitors": [ { "Sessions": "a", "Jwt": { "Issuer": "https://i.example/", "Audience": "x", "JwksUrl": "http://i.example/jwks" } } ] }""", "https")]
     [InlineData("""{ "Visitors": [ { "Sessions": "a", "Jwt": { "Issuer": "https://i.example/", "Audience": "x", "ClockSkewSeconds": "-1" } } ] }""", "ClockSkewSeconds")]
+    [InlineData("""{ "Visitors": [ { "Sessions": "a", "Jwt": { "Issuer": "https://i.example/", "Audience": "x", "RefreshMinutes": "soon" } } ] }""",
+        "Visitors[0] (a): Jwt:RefreshMinutes must be a whole number from 1 to 10080, not 'soon'.")]
+    [InlineData("""{ "Visitors": [ { "Sessions": "a", "Jwt": { "Issuer": "https://i.example/", "Audience": "x", "JwksUrl": "ftp://i.example/jwks" } } ] }""",
+        "Visitors[0] (a): Jwt:JwksUrl must be the URL of the issuer's key set (JWKS).")]
     public void A_wrong_Jwt_entry_is_named_in_the_credentials_file(string json, string expected)
     {
         var error = Assert.Throws<InvalidDataException>(() => Credentials.Parse(new MemoryStream(System.Text.Encoding.UTF8.GetBytes(json))));

@@ -97,7 +97,7 @@ public sealed class OidcRuleTests
     [InlineData("https://evil.example/", "/")]
     [InlineData(null, "/")]
     public void A_finished_login_goes_back_to_a_path_on_this_host_only(string? back, string expected) =>
-        Assert.Equal(expected, OidcRule.LocalPath(back));
+        Assert.Equal(expected, OidcCallback.LocalPath(back));
 
     [Theory]
     [InlineData("alice@example.com", "alice@example.com")]
