@@ -30,13 +30,19 @@ public static class ProxyEntryExtensions
         services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsValidator>();
         services.AddSingleton(provider => new HostRouter(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.Routing));
         services.AddMetrics();
+        services.AddSingleton(provider =>
+        {
+            ProxyEntryOptions options = provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value;
+            return new SessionPolicies(options.Balancing, options.SessionDefaults, options.Sessions);
+        });
         services.AddSingleton<SessionRegistry>();
         services.AddSingleton<PublicDrain>();
         services.AddSingleton<NodeWarmUp>();
         services.AddSingleton<ProxyEntryMetrics>();
         services.AddSingleton<VisitorAccess>();
         AddRequestPath(services);
-        services.AddSingleton(provider => new PublicRateLimits(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RateLimits));
+        services.AddSingleton(provider => new PublicRateLimits(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.RateLimits,
+            provider.GetRequiredService<SessionRegistry>().Policies));
         services.AddRateLimiter(_ => { });
         services.AddOptions<Microsoft.AspNetCore.RateLimiting.RateLimiterOptions>()
             .Configure<PublicRateLimits, ILoggerFactory>((limiter, limits, loggers) => limits.Configure(limiter, loggers.CreateLogger<PublicRateLimits>()));
@@ -81,6 +87,7 @@ public static class ProxyEntryExtensions
     {
         TunnelForwarder forwarder = app.ApplicationServices.GetRequiredService<TunnelForwarder>();
         HostRouter hosts = app.ApplicationServices.GetRequiredService<HostRouter>();
+        Func<string, Policy.SessionPolicy> policyOf = app.ApplicationServices.GetRequiredService<SessionRegistry>().Policies.For;
         if (app.ApplicationServices.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.TrustedProxies.Count > 0)
         {
             app.UseForwardedHeaders();
@@ -88,7 +95,7 @@ public static class ProxyEntryExtensions
 
         app.Use(next => context =>
         {
-            if (ExchangeRouter.Route(context, hosts) is { } routed)
+            if (ExchangeRouter.Route(context, hosts, policyOf) is { } routed)
             {
                 context.Features.Set(routed);
             }

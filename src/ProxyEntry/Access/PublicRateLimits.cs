@@ -8,8 +8,10 @@ using Microsoft.Extensions.Logging;
 using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.ProxyEntry.Access;
 
@@ -21,16 +23,22 @@ namespace Tunnel2.ProxyEntry.Access;
 /// </summary>
 public sealed class PublicRateLimits
 {
+    private readonly Func<string, TokenBucketRateLimiterOptions> _bucketOf;
     private readonly PartitionedRateLimiter<HttpContext>? _perSession;
     private readonly PartitionedRateLimiter<HttpContext>? _perVisitor;
 
-    public PublicRateLimits(RateLimitOptions options)
+    /// <param name="policies">
+    /// Each session's bucket (<see cref="SessionPolicy.RateLimit"/>): a request reads its session's policy from its
+    /// <see cref="RoutedSession"/>, and the bucket is made from it once, when the session's partition is.
+    /// </param>
+    public PublicRateLimits(RateLimitOptions options, SessionPolicies policies)
     {
-        if (options.PerSession.IsOn)
+        _bucketOf = session => policies.For(session).RateLimiter!; // one delegate for every partition: none allocated per request
+        if (policies.AnyRateLimit)
         {
-            TokenBucketRateLimiterOptions bucket = options.PerSession.ToLimiterOptions();
-            _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context => context.Features.Get<RoutedSession>() is { NamesSession: true } routed
-                ? RateLimitPartition.GetTokenBucketLimiter(routed.Session, _ => bucket)
+            _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context =>
+                context.Features.Get<RoutedSession>() is { NamesSession: true, Policy.RateLimiter: not null } routed
+                ? RateLimitPartition.GetTokenBucketLimiter(routed.Session, _bucketOf)
                 : RateLimitPartition.GetNoLimiter(string.Empty));
         }
 
@@ -65,7 +73,7 @@ public sealed class PublicRateLimits
             return new ValueTask(ProblemResponse.WriteAsync(context, StatusCodes.Status429TooManyRequests, ProblemTypes.RateLimited, "Too many requests",
                 visitorSpent
                     ? $"Your address sent more requests than this server takes from one visitor (ProxyEntry:RateLimits:PerVisitor); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s."
-                    : $"This session gets more requests than the server passes to one session (ProxyEntry:RateLimits:PerSession); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s.",
+                    : $"This session gets more requests than the server passes to it (ProxyEntry:Sessions:<id>:RateLimit, else ProxyEntry:SessionDefaults:RateLimit); retry after {retryAfter.ToString(CultureInfo.InvariantCulture)} s.",
                 retryAfter));
         };
     }

@@ -7,7 +7,7 @@ namespace Tunnel2.ProxyEntry.Balancing;
 
 /// <summary>
 /// How requests spread over the clients of a session, and when a client is passed over (section
-/// <c>ProxyEntry:Balancing</c>): a default strategy and affinity, per-session overrides, and passive ejection of a client
+/// <c>ProxyEntry:Balancing</c>): a default strategy and affinity (a session's own are in <c>ProxyEntry:Sessions</c>), and passive ejection of a client
 /// whose backend keeps failing.
 /// </summary>
 public sealed class BalancingOptions
@@ -43,22 +43,11 @@ public sealed class BalancingOptions
     [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan MaxEjectionBackoff { get; set; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>One session's own <c>Strategy</c>, <c>Affinity</c> and <c>AffinityHeader</c>, by session id: <c>Sessions:&lt;id&gt;:Strategy</c>.</summary>
-    public Dictionary<string, SessionBalancingOptions> Sessions { get; set; } = new(StringComparer.Ordinal);
+    /// <summary>The policy of a session with no entry of its own in <c>ProxyEntry:Sessions</c>.</summary>
+    public BalancingPolicy DefaultPolicy() => new(Strategy, Affinity, AffinityHeader, AffinityCookie);
 
     /// <summary>The ejection settings as the balancing library takes them.</summary>
     public EjectionOptions Ejection() => new(EjectAfter, EjectionBackoff, MaxEjectionBackoff);
-
-    /// <summary>The policy of one session: its overrides on top of the defaults.</summary>
-    public BalancingPolicy PolicyFor(string session)
-    {
-        if (Sessions.TryGetValue(session, out SessionBalancingOptions? own))
-        {
-            return new BalancingPolicy(own.Strategy ?? Strategy, own.Affinity ?? Affinity, own.AffinityHeader ?? AffinityHeader, AffinityCookie);
-        }
-
-        return new BalancingPolicy(Strategy, Affinity, AffinityHeader, AffinityCookie);
-    }
 
     /// <summary>What is wrong with the settings as a whole (the annotations check each value alone).</summary>
     public IEnumerable<string> Problems()
@@ -71,20 +60,6 @@ public sealed class BalancingOptions
         if (Ejection().Problem is { } ejection)
         {
             yield return $"ProxyEntry:Balancing:{ejection}.";
-        }
-
-        foreach (KeyValuePair<string, SessionBalancingOptions> session in Sessions)
-        {
-            if (!Protocol.Handshake.HandshakeProtocol.IsValidSessionId(session.Key))
-            {
-                yield return $"ProxyEntry:Balancing:Sessions: '{session.Key}' is not a session id.";
-            }
-
-            BalancingPolicy policy = PolicyFor(session.Key);
-            if (policy.Affinity == AffinityMode.Header && string.IsNullOrWhiteSpace(policy.AffinityHeader))
-            {
-                yield return $"ProxyEntry:Balancing:Sessions:{session.Key}: Affinity is Header but no AffinityHeader is set.";
-            }
         }
     }
 }

@@ -49,7 +49,18 @@ public sealed class ProxyEntryOptions
     [ValidateObjectMembers]
     public BalancingOptions Balancing { get; set; } = new();
 
-    /// <summary>Public rate limits per session and per visitor address (section <c>ProxyEntry:RateLimits</c>).</summary>
+    /// <summary>What every session gets unless its own entry in <c>ProxyEntry:Sessions</c> says otherwise (section <c>ProxyEntry:SessionDefaults</c>).</summary>
+    [ValidateObjectMembers]
+    public SessionDefaultsOptions SessionDefaults { get; set; } = new();
+
+    /// <summary>
+    /// One session's own settings, by session id, e.g. <c>Sessions:&lt;id&gt;:MaxTcpConnections</c>: <c>Strategy</c>,
+    /// <c>Affinity</c>, <c>AffinityHeader</c>, <c>RateLimit:PerSecond</c>, <c>RateLimit:Burst</c>,
+    /// <c>MaxTcpConnections</c>. What an entry leaves unset comes from <c>SessionDefaults</c> and <c>Balancing</c>.
+    /// </summary>
+    public Dictionary<string, SessionOptions> Sessions { get; set; } = new(StringComparer.Ordinal);
+
+    /// <summary>Public rate limits per visitor address and on failed visitor logins (section <c>ProxyEntry:RateLimits</c>; per session: <c>SessionDefaults:RateLimit</c>).</summary>
     [ValidateObjectMembers]
     public RateLimitOptions RateLimits { get; set; } = new();
 

@@ -4,7 +4,7 @@ using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.ProxyEntry.Configuration;
 
-/// <summary>Checks what the annotations cannot: host names, the sessions they map to, and balancing settings that go together.</summary>
+/// <summary>Checks what the annotations cannot: host names, the sessions they map to, balancing settings that go together, and each session's own entry.</summary>
 public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOptions>
 {
     public ValidateOptionsResult Validate(string? name, ProxyEntryOptions options)
@@ -34,6 +34,7 @@ public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOpti
         }
 
         failures.AddRange(options.Balancing.Problems());
+        failures.AddRange(SessionEntries.Problems(options.Balancing, options.Sessions));
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

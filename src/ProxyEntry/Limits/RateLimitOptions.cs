@@ -5,17 +5,14 @@ namespace Tunnel2.ProxyEntry.Limits;
 
 /// <summary>
 /// Public rate limits (section <c>ProxyEntry:RateLimits</c>), token buckets from <c>System.Threading.RateLimiting</c>
-/// applied by ASP.NET Core's rate-limiting middleware before a request reaches a session: one per session, one per
+/// applied by ASP.NET Core's rate-limiting middleware before a request reaches a session: one per session (its
+/// <c>SessionPolicy</c>: <c>ProxyEntry:SessionDefaults:RateLimit</c> or the session's own), one per
 /// visitor address (an IPv6 visitor by its /64, what one host usually holds). Beyond them: 429 problem+json with
 /// Retry-After. The defaults suit a shared server; the Development environment turns them off (load tests send tens of
 /// thousands of requests a second from one address to one session).
 /// </summary>
 public sealed class RateLimitOptions
 {
-    /// <summary>One token bucket per session.</summary>
-    [ValidateObjectMembers]
-    public TokenBucketLimit PerSession { get; set; } = new() { PerSecond = 1000, Burst = 2000 };
-
     /// <summary>One token bucket per visitor address (an IPv6 visitor by its /64).</summary>
     [ValidateObjectMembers]
     public TokenBucketLimit PerVisitor { get; set; } = new() { PerSecond = 100, Burst = 200 };

@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Tunnel2.ProxyEntry.Policy;
 
 namespace Tunnel2.ProxyEntry.Routing;
 
@@ -38,7 +39,8 @@ internal static class ExchangeRouter
     /// <c>/session/a/%2e%2e/%2e%2e/x</c> is <c>/x</c>, and such a request must get the forwarder's 400, not fall through).
     /// Null for a request that is not the proxy's (<c>/healthz</c>, the admin API): it goes on down the pipeline.
     /// </summary>
-    public static RoutedSession? Route(HttpContext context, HostRouter hosts)
+    /// <param name="policyOf">Where the session's <see cref="RoutedSession.Policy"/> is looked up, once, with the route (the registry's policies).</param>
+    public static RoutedSession? Route(HttpContext context, HostRouter hosts, Func<string, SessionPolicy>? policyOf = null)
     {
         RouteStatus status;
         SessionRoute route;
@@ -46,7 +48,7 @@ internal static class ExchangeRouter
         if (hosts.IsEnabled && hosts.Match(context.Request.Host.Value, out string session) is var hostRoute and not HostRoute.None)
         {
             status = ByHost(context, hostRoute, session, out route, out backendTarget);
-            return new RoutedSession(status, route, backendTarget, namesSession: hostRoute == HostRoute.Session);
+            return new RoutedSession(status, route, backendTarget, namesSession: hostRoute == HostRoute.Session, policyOf?.Invoke(route.Session));
         }
 
         if (!context.Request.Path.StartsWithSegments(SessionSegment, StringComparison.Ordinal) && !RawTargetNamesSession(context))
@@ -55,7 +57,7 @@ internal static class ExchangeRouter
         }
 
         status = ByPath(context, out route, out backendTarget);
-        return new RoutedSession(status, route, backendTarget, namesSession: status is RouteStatus.Forward or RouteStatus.Redirect);
+        return new RoutedSession(status, route, backendTarget, namesSession: status is RouteStatus.Forward or RouteStatus.Redirect, policyOf?.Invoke(route.Session));
     }
 
     public static RouteStatus ByPath(HttpContext context, out SessionRoute route, out string backendTarget)

@@ -1,3 +1,5 @@
+using Tunnel2.ProxyEntry.Policy;
+
 namespace Tunnel2.ProxyEntry.Routing;
 
 /// <summary>
@@ -9,13 +11,21 @@ namespace Tunnel2.ProxyEntry.Routing;
 /// </summary>
 internal sealed class RoutedSession
 {
-    public RoutedSession(RouteStatus status, SessionRoute route, string backendTarget, bool namesSession)
+    /// <param name="policy">The session's settings, looked up once with the route; null for a route made without them (tests).</param>
+    public RoutedSession(RouteStatus status, SessionRoute route, string backendTarget, bool namesSession, SessionPolicy? policy = null)
     {
         Status = status;
         Route = route;
         BackendTarget = backendTarget;
         NamesSession = namesSession;
+        Policy = policy;
     }
+
+    /// <summary>
+    /// The session's one policy (its balancing, rate limit and TCP cap), looked up once with the route: the rate limiter
+    /// and the balancing read it here. A shared object, resolved at start: carrying it costs no allocation.
+    /// </summary>
+    public SessionPolicy? Policy { get; }
 
     /// <summary>What to do with the request: forward it, or answer 404, 400 or the trailing-slash redirect.</summary>
     public RouteStatus Status { get; }

@@ -4,6 +4,7 @@ using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Policy;
 
 namespace Tunnel2.ProxyEntry.Sessions;
 
@@ -17,8 +18,6 @@ public sealed class SessionRegistry
     private readonly ConcurrentDictionary<string, SessionUplinks>.AlternateLookup<ReadOnlySpan<char>> _bySpan;
     private readonly Lock _mutation = new();
     private readonly EjectionOptions _ejection;
-    private readonly BalancingPolicy _defaultPolicy;
-    private readonly Dictionary<string, BalancingPolicy> _sessionPolicies = new(StringComparer.Ordinal);
     private readonly TimeProvider _clock;
 
     public SessionRegistry()
@@ -26,24 +25,22 @@ public sealed class SessionRegistry
     {
     }
 
-    public SessionRegistry(IOptions<ProxyEntryOptions> options)
-        : this(options.Value.Balancing, TimeProvider.System)
+    public SessionRegistry(IOptions<ProxyEntryOptions> options, SessionPolicies policies)
+        : this(options.Value.Balancing, TimeProvider.System, policies)
     {
     }
 
-    public SessionRegistry(BalancingOptions balancing, TimeProvider clock)
+    /// <param name="policies">Every session's policy; by default, <paramref name="balancing"/>'s defaults for all.</param>
+    public SessionRegistry(BalancingOptions balancing, TimeProvider clock, SessionPolicies? policies = null)
     {
         _bySpan = _sessions.GetAlternateLookup<ReadOnlySpan<char>>();
         _ejection = balancing.Ejection();
         _clock = clock;
-
-        // Resolved once: a request costs no allocation for its policy, and no lookup when no session has its own.
-        _defaultPolicy = balancing.PolicyFor(string.Empty);
-        foreach (string session in balancing.Sessions.Keys)
-        {
-            _sessionPolicies[session] = balancing.PolicyFor(session);
-        }
+        Policies = policies ?? new SessionPolicies(balancing, new SessionDefaultsOptions(), new Dictionary<string, SessionOptions>());
     }
+
+    /// <summary>Every session's <see cref="SessionPolicy"/>, resolved once at start: where the doors look a session's settings up.</summary>
+    public SessionPolicies Policies { get; }
 
     /// <summary>Sessions with at least one uplink.</summary>
     public int SessionCount => _sessions.Count;
@@ -52,8 +49,7 @@ public sealed class SessionRegistry
     public const string ReplacedReason = "replaced by a new login";
 
     /// <summary>The balancing policy of a session, whether or not a client serves it now.</summary>
-    public BalancingPolicy PolicyFor(string sessionId) =>
-        _sessionPolicies.Count > 0 && _sessionPolicies.TryGetValue(sessionId, out BalancingPolicy? own) ? own : _defaultPolicy;
+    public BalancingPolicy PolicyFor(string sessionId) => Policies.For(sessionId).Balancing;
 
     /// <summary>
     /// A member's answer said its backend could not be reached: counted towards its passive ejection

@@ -129,8 +129,6 @@ public static partial class CommandLine
               Ports given to sessions that have none of their own, e.g. 20000-20100. Empty: none (the default).
           TunnelServer:Tcp:BindAddress  [default 0.0.0.0]
               The address the sessions' TCP ports listen on; :: takes IPv6 and IPv4 callers alike (dual stack).
-          TunnelServer:Tcp:MaxConnectionsPerSession  [default 1000]
-              TCP connections open at once per session; beyond that a new caller is closed at once.
           TunnelServer:Tcp:IdleTimeout  [default 00:10:00]
               A TCP connection that moved no byte either way for this long is closed (both sides).
           TunnelServer:Tcp:Strategy  [default RoundRobin]
@@ -160,6 +158,10 @@ public static partial class CommandLine
               server): no warm-up.
           ProxyEntry:RetryAfterSeconds  [default 1]
               Value of Retry-After (seconds) on 503 answers.
+          ProxyEntry:Sessions:<id>:…  [default none]
+              One session's own settings, by session id, e.g. Sessions:<id>:MaxTcpConnections: Strategy, Affinity,
+              AffinityHeader, RateLimit:PerSecond, RateLimit:Burst, MaxTcpConnections. What an entry leaves unset
+              comes from SessionDefaults and Balancing.
           ProxyEntry:TrustedProxies:<n>, --trusted-proxy  [default none]
               Proxies in front of this server (CIDR, e.g. 10.0.0.0/8 or 127.0.0.1/32) whose X-Forwarded-For and
               X-Forwarded-Proto are believed: a request from one of them counts as from the address it names (visitor
@@ -186,8 +188,8 @@ public static partial class CommandLine
               the suffix.
 
         ProxyEntry:Balancing: How requests spread over the clients of a session, and when a client is passed over
-          (section ProxyEntry:Balancing): a default strategy and affinity, per-session overrides, and passive ejection
-          of a client whose backend keeps failing.
+          (section ProxyEntry:Balancing): a default strategy and affinity (a session's own are in
+          ProxyEntry:Sessions), and passive ejection of a client whose backend keeps failing.
           ProxyEntry:Balancing:Strategy, --balancing  [default RoundRobin]
               How a session's requests spread over its clients. One of: RoundRobin, LeastRequests, Weighted.
           ProxyEntry:Balancing:Affinity, --affinity  [default None]
@@ -204,19 +206,22 @@ public static partial class CommandLine
               How long an ejected client is first passed over.
           ProxyEntry:Balancing:MaxEjectionBackoff  [default 00:00:30]
               The longest an ejected client is passed over, however often it is ejected in a row.
-          ProxyEntry:Balancing:Sessions:<id>:…  [default none]
-              One session's own Strategy, Affinity and AffinityHeader, by session id: Sessions:<id>:Strategy.
+
+        ProxyEntry:SessionDefaults: What every session gets unless its own entry (ProxyEntry:Sessions:{id}) says
+          otherwise (section ProxyEntry:SessionDefaults). The balancing defaults stay in ProxyEntry:Balancing.
+          ProxyEntry:SessionDefaults:RateLimit:PerSecond  [default 1000]
+              Requests a second on average; beyond them 429 problem+json with Retry-After. 0: no limit.
+          ProxyEntry:SessionDefaults:RateLimit:Burst  [default 2000]
+              The bucket's size: requests that may come at once after a quiet spell. 0: the same as PerSecond.
+          ProxyEntry:SessionDefaults:MaxTcpConnections  [default 1000]
+              TCP connections open at once per session; beyond that a new caller is closed at once.
 
         ProxyEntry:RateLimits: Public rate limits (section ProxyEntry:RateLimits), token buckets from
           System.Threading.RateLimiting applied by ASP.NET Core's rate-limiting middleware before a request reaches a
-          session: one per session, one per visitor address (an IPv6 visitor by its /64, what one host usually holds).
-          Beyond them: 429 problem+json with Retry-After. The defaults suit a shared server; the Development
-          environment turns them off (load tests send tens of thousands of requests a second from one address to one
-          session).
-          ProxyEntry:RateLimits:PerSession:PerSecond  [default 1000]
-              Requests a second on average; beyond them 429 problem+json with Retry-After. 0: no limit.
-          ProxyEntry:RateLimits:PerSession:Burst  [default 2000]
-              The bucket's size: requests that may come at once after a quiet spell. 0: the same as PerSecond.
+          session: one per session (its SessionPolicy: ProxyEntry:SessionDefaults:RateLimit or the session's own), one
+          per visitor address (an IPv6 visitor by its /64, what one host usually holds). Beyond them: 429 problem+json
+          with Retry-After. The defaults suit a shared server; the Development environment turns them off (load tests
+          send tens of thousands of requests a second from one address to one session).
           ProxyEntry:RateLimits:PerVisitor:PerSecond  [default 100]
               Requests a second on average; beyond them 429 problem+json with Retry-After. 0: no limit.
           ProxyEntry:RateLimits:PerVisitor:Burst  [default 200]
@@ -262,7 +267,6 @@ public static partial class CommandLine
         "TunnelServer:Cluster:NodeHeader",
         "TunnelServer:Tcp:PortRange",
         "TunnelServer:Tcp:BindAddress",
-        "TunnelServer:Tcp:MaxConnectionsPerSession",
         "TunnelServer:Tcp:IdleTimeout",
         "TunnelServer:Tcp:Strategy",
         "TunnelServer:Tcp:EjectAfter",
@@ -271,6 +275,7 @@ public static partial class CommandLine
         "ProxyEntry:MetricsSessionLimit",
         "ProxyEntry:WarmUp",
         "ProxyEntry:RetryAfterSeconds",
+        "ProxyEntry:Sessions:<id>:…",
         "ProxyEntry:TrustedProxies:<n>",
         "ProxyEntry:Limits:MaxRequestHeadersBytes",
         "ProxyEntry:Limits:MaxRequestBodySize",
@@ -283,9 +288,9 @@ public static partial class CommandLine
         "ProxyEntry:Balancing:EjectAfter",
         "ProxyEntry:Balancing:EjectionBackoff",
         "ProxyEntry:Balancing:MaxEjectionBackoff",
-        "ProxyEntry:Balancing:Sessions:<id>:…",
-        "ProxyEntry:RateLimits:PerSession:PerSecond",
-        "ProxyEntry:RateLimits:PerSession:Burst",
+        "ProxyEntry:SessionDefaults:RateLimit:PerSecond",
+        "ProxyEntry:SessionDefaults:RateLimit:Burst",
+        "ProxyEntry:SessionDefaults:MaxTcpConnections",
         "ProxyEntry:RateLimits:PerVisitor:PerSecond",
         "ProxyEntry:RateLimits:PerVisitor:Burst",
         "ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute",

@@ -2,7 +2,10 @@ using Tunnel2.Hosting.Configuration;
 
 namespace Tunnel2.TunnelServer.Configuration;
 
-/// <summary>The server's keys before the options were grouped by concern, and where each went; taken for one release.</summary>
+/// <summary>
+/// The server's keys before the options were grouped by concern, and before a session's settings had one home
+/// (<c>ProxyEntry:Sessions</c>), and where each went; taken for one release.
+/// </summary>
 public static class LegacyKeys
 {
     public static readonly RenamedKeys Renamed = new(new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase)
@@ -36,5 +39,10 @@ public static class LegacyKeys
         ["ProxyEntry:MaxRequestBodySize"] = "ProxyEntry:Limits:MaxRequestBodySize",
         ["ProxyEntry:HostSuffix"] = "ProxyEntry:Routing:HostSuffix",
         ["ProxyEntry:Hosts"] = "ProxyEntry:Routing:Hosts",
+
+        // Per-session settings found their one home, the session's policy (ProxyEntry:Sessions and ProxyEntry:SessionDefaults).
+        ["ProxyEntry:Balancing:Sessions"] = "ProxyEntry:Sessions",
+        ["ProxyEntry:RateLimits:PerSession"] = "ProxyEntry:SessionDefaults:RateLimit",
+        ["TunnelServer:Tcp:MaxConnectionsPerSession"] = "ProxyEntry:SessionDefaults:MaxTcpConnections",
     });
 }

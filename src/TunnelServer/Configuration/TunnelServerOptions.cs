@@ -65,7 +65,7 @@ public sealed class TunnelServerOptions
 
     /// <summary>Raw TCP tunnels: the sessions' public TCP ports and their limits (docs/tcp.md).</summary>
     [ValidateObjectMembers]
-    public TcpServerOptions Tcp { get; set; } = new();
+    public Tunnel2.ProxyEntry.Configuration.TcpServerOptions Tcp { get; set; } = new();
 
     /// <summary>The settings every uplink of this server runs with.</summary>
     public UplinkSettings ToUplinkSettings() => Uplink.ToUplinkSettings();

@@ -7,7 +7,7 @@ namespace Tunnel2.TunnelServer.Diagnostics;
 /// <summary>Meter <c>Tunnel2.TunnelServer</c>: uplinks connected, handshakes refused, sessions served and streams open.</summary>
 public sealed class TunnelServerMetrics : IDisposable
 {
-    public const string MeterName = "Tunnel2.TunnelServer";
+    public const string MeterName = "Tunnel2.TunnelServer"; // the TCP door (ProxyEntry.Tcp.TcpMetrics) counts on this meter too
 
     private readonly Meter _meter;
     private readonly UpDownCounter<long> _uplinks;

@@ -1,4 +1,5 @@
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Tcp;
 
 namespace Tunnel2.TunnelServer.Tcp;
 

@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.Extensions.Options;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Configuration;
 
 namespace Tunnel2.TunnelServer.Tcp;

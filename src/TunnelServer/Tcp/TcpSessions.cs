@@ -5,6 +5,8 @@ using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Draining;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Uplinks.Handshake;
@@ -17,7 +19,7 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// ports stop accepting and the drain waits for their connections. One timer closes connections idle beyond
 /// <see cref="TcpServerOptions.IdleTimeout"/>.
 /// </summary>
-public sealed class TcpSessions : IDisposable
+public sealed class TcpSessions : ITcpPortHost, IDisposable
 {
     private readonly TcpServerOptions _options;
     private readonly TcpPortChooser _ports;
@@ -32,9 +34,10 @@ public sealed class TcpSessions : IDisposable
     private bool _draining;
 
     public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions, VisitorAccess visitors,
-        TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null)
+        TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null, SessionPolicies? policies = null)
     {
         Metrics = metrics;
+        Policies = policies ?? new SessionPolicies();
         _options = options.Value.Tcp;
         Ejection = _options.Ejection();
         _bindAddress = IPAddress.Parse(_options.BindAddress);
@@ -48,16 +51,18 @@ public sealed class TcpSessions : IDisposable
         _sweep = new Timer(static state => ((TcpSessions)state!).CloseIdle(), this, period, period);
     }
 
-    internal TcpServerOptions Options => _options;
+    public TcpServerOptions Options => _options;
 
     /// <summary>When a client whose target keeps refusing is passed over (<see cref="TcpServerOptions.EjectAfter"/>…), built once.</summary>
-    internal EjectionOptions Ejection { get; }
+    public EjectionOptions Ejection { get; }
 
-    internal VisitorAccess Visitors => _visitors;
+    public VisitorAccess Visitors => _visitors;
 
-    internal ILogger Logger => _logger;
+    public ILogger Logger => _logger;
 
-    internal TcpMetrics Metrics { get; }
+    public TcpMetrics Metrics { get; }
+
+    public SessionPolicies Policies { get; }
 
     /// <summary>The session's public TCP port now; null when it has none open.</summary>
     public int? PortOf(string session)
@@ -99,9 +104,9 @@ public sealed class TcpSessions : IDisposable
     /// <summary>True once no TCP connection is open; false when <paramref name="timeout"/> passed first.</summary>
     public Task<bool> WaitIdleAsync(TimeSpan timeout) => _open.WaitIdleAsync(timeout);
 
-    internal void ConnectionOpened() => _open.Increment();
+    public void ConnectionOpened() => _open.Increment();
 
-    internal void ConnectionClosed() => _open.Decrement();
+    public void ConnectionClosed() => _open.Decrement();
 
     /// <summary>A lease on the session's TCP port for a login that asked for TCP, opening the port if it is not open yet.</summary>
     /// <param name="wanted">

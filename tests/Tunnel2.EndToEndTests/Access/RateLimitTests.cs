@@ -35,7 +35,7 @@ public sealed class RateLimitTests
     public async Task A_session_over_its_bucket_gets_429_and_another_session_is_served_meanwhile()
     {
         await using LimitedStack limited = await LimitedStack.StartAsync(
-            "--ProxyEntry:RateLimits:PerSession:PerSecond=1", "--ProxyEntry:RateLimits:PerSession:Burst=3");
+            "--ProxyEntry:SessionDefaults:RateLimit:PerSecond=1", "--ProxyEntry:SessionDefaults:RateLimit:Burst=3");
         TunnelStack stack = limited.Stack;
         string busy = await limited.ServeAsync("busy-");
         string quiet = await limited.ServeAsync("quiet-");

@@ -64,6 +64,17 @@ public sealed class CommandLineTests
     }
 
     [Fact]
+    public async Task A_wrong_per_session_entry_exits_2_with_a_line_naming_its_key()
+    {
+        await using TunnelProcess process = Start("server", "--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0",
+            "--token", TunnelStack.Token, "--ProxyEntry:Sessions:db:MaxTcpConnections=0");
+
+        Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+        Assert.Contains("ProxyEntry:Sessions:db:MaxTcpConnections must be 1 to 1000000, not 0.", process.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("listening", process.Output, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
     public async Task A_client_setting_out_of_range_exits_2_and_lists_every_failure()
     {
         await using TunnelProcess process = Start("client", "--max-concurrency", "0");

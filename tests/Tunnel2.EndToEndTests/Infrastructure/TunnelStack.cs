@@ -23,7 +23,7 @@ public sealed class TunnelStack : IAsyncDisposable
     /// The public rate limits off (the crowd tests send thousands of requests from one address); the tests of the
     /// limits themselves pass their own after these, and the last value given wins.
     /// </summary>
-    public static readonly string[] NoRateLimits = ["--ProxyEntry:RateLimits:PerSession:PerSecond=0", "--ProxyEntry:RateLimits:PerVisitor:PerSecond=0"];
+    public static readonly string[] NoRateLimits = ["--ProxyEntry:SessionDefaults:RateLimit:PerSecond=0", "--ProxyEntry:RateLimits:PerVisitor:PerSecond=0"];
 
     private readonly List<TunnelClientHandle> _clients = [];
     private readonly string[] _serverArgs;

@@ -35,7 +35,7 @@ public sealed class TcpLimitsTests
     [Fact]
     public async Task Connections_beyond_the_sessions_cap_are_refused_and_a_place_freed_takes_the_next()
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync("--TunnelServer:Tcp:MaxConnectionsPerSession=2");
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync("--ProxyEntry:SessionDefaults:MaxTcpConnections=2");
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = NewSession("cap");
         int port = await TcpTunnel.StartClientAsync(stack, session, target);
@@ -58,7 +58,7 @@ public sealed class TcpLimitsTests
     [Fact]
     public async Task Refused_and_ended_connections_are_counted_in_the_servers_metrics()
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync("--TunnelServer:Tcp:MaxConnectionsPerSession=1", "--admin-url", "http://127.0.0.1:0");
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync("--ProxyEntry:SessionDefaults:MaxTcpConnections=1", "--admin-url", "http://127.0.0.1:0");
         Uri admin = stack.Server.Services.GetRequiredService<Tunnel2.TunnelServer.Hosting.ServerEndpoints>().AdminUrl!;
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = NewSession("metrics");

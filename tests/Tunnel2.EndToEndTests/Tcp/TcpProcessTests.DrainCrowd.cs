@@ -23,7 +23,7 @@ public sealed partial class TcpProcessTests
         string session = $"tcp-drain-crowd-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--TunnelServer:Tcp:MaxConnectionsPerSession=2000", "--drain-timeout", "00:00:20"],
+            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000", "--drain-timeout", "00:00:20"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -68,7 +68,7 @@ public sealed partial class TcpProcessTests
         string session = $"tcp-drain-crowd-cut-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--TunnelServer:Tcp:MaxConnectionsPerSession=2000", "--drain-timeout", "00:00:03"],
+            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000", "--drain-timeout", "00:00:03"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);

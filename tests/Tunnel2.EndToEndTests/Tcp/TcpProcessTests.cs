@@ -19,7 +19,7 @@ public sealed partial class TcpProcessTests
         string session = $"tcp-proc-cap-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--TunnelServer:Tcp:MaxConnectionsPerSession=3", "--TunnelServer:Tcp:IdleTimeout=00:00:02"],
+            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=3", "--TunnelServer:Tcp:IdleTimeout=00:00:02"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -47,7 +47,7 @@ public sealed partial class TcpProcessTests
         string session = $"tcp-proc-idle-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--TunnelServer:Tcp:MaxConnectionsPerSession=2000"],
+            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);

@@ -4,8 +4,12 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Logging.Abstractions;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.UnitTests.Access;
 
@@ -27,7 +31,7 @@ public sealed class PublicRateLimitsTests
     [Fact]
     public void The_session_bucket_is_the_one_the_route_step_chose_not_one_read_from_the_path_again()
     {
-        PartitionedRateLimiter<HttpContext> limiter = Limiter(new RateLimitOptions { PerSession = new TokenBucketLimit { PerSecond = 1 } });
+        PartitionedRateLimiter<HttpContext> limiter = Limiter(new RateLimitOptions { PerVisitor = new TokenBucketLimit() });
 
         // The path names "other", the route step decided "demo": the request counts against "demo".
         using RateLimitLease first = limiter.AttemptAcquire(Routed("/session/other/x", "demo"));
@@ -42,11 +46,7 @@ public sealed class PublicRateLimitsTests
     [Fact]
     public void A_request_without_a_routed_session_takes_no_token()
     {
-        PartitionedRateLimiter<HttpContext> limiter = Limiter(new RateLimitOptions
-        {
-            PerSession = new TokenBucketLimit { PerSecond = 1 },
-            PerVisitor = new TokenBucketLimit { PerSecond = 1 },
-        });
+        PartitionedRateLimiter<HttpContext> limiter = Limiter(new RateLimitOptions { PerVisitor = new TokenBucketLimit { PerSecond = 1 } });
         var unrouted = new DefaultHttpContext();
         unrouted.Request.Path = "/session/demo/x"; // not routed: the limiter does not parse it itself
         HttpContext notFound = Routed("/session/", null);
@@ -59,10 +59,14 @@ public sealed class PublicRateLimitsTests
         }
     }
 
+    /// <summary>Every session's bucket: one request a second (its <see cref="SessionPolicy"/>, as the route step attaches it).</summary>
+    private static readonly SessionPolicies OnePerSecond =
+        new(new BalancingOptions(), new SessionDefaultsOptions { RateLimit = new TokenBucketLimit { PerSecond = 1 } }, new Dictionary<string, SessionOptions>());
+
     private static PartitionedRateLimiter<HttpContext> Limiter(RateLimitOptions options)
     {
         var limiter = new RateLimiterOptions();
-        new PublicRateLimits(options).Configure(limiter, NullLogger.Instance);
+        new PublicRateLimits(options, OnePerSecond).Configure(limiter, NullLogger.Instance);
         return limiter.GlobalLimiter!;
     }
 
@@ -74,7 +78,8 @@ public sealed class PublicRateLimitsTests
         context.Connection.RemoteIpAddress = IPAddress.Loopback;
         context.Features.Set(session is null
             ? new RoutedSession(RouteStatus.NotFound, new SessionRoute("(none)", string.Empty, ByHost: false), string.Empty, namesSession: false)
-            : new RoutedSession(RouteStatus.Forward, new SessionRoute(session, "/session/" + session, ByHost: false), "/x", namesSession: true));
+            : new RoutedSession(RouteStatus.Forward, new SessionRoute(session, "/session/" + session, ByHost: false), "/x", namesSession: true,
+                OnePerSecond.For(session)));
         return context;
     }
 

@@ -5,6 +5,7 @@ using Tunnel2.Balancing;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.UnitTests.Infrastructure;
 
@@ -281,18 +282,14 @@ public sealed class MemberPickerTests
     [Fact]
     public void Per_session_overrides_take_their_own_strategy_and_keep_the_defaults_for_the_rest()
     {
-        var options = new BalancingOptions
-        {
-            Affinity = AffinityMode.Cookie,
-            Sessions = { ["shop"] = new SessionBalancingOptions { Strategy = BalancingStrategy.LeastRequests } },
-        };
-
-        Assert.Equal(new BalancingPolicy(BalancingStrategy.LeastRequests, AffinityMode.Cookie, null, "Tunnel2-Affinity"), options.PolicyFor("shop"));
-        Assert.Equal(new BalancingPolicy(BalancingStrategy.RoundRobin, AffinityMode.Cookie, null, "Tunnel2-Affinity"), options.PolicyFor("other"));
+        var options = new BalancingOptions { Affinity = AffinityMode.Cookie };
+        var policies = new SessionPolicies(options, new SessionDefaultsOptions(),
+            new Dictionary<string, SessionOptions> { ["shop"] = new() { Strategy = BalancingStrategy.LeastRequests } });
 
         // The registry resolves them once: the same policy object on every request.
-        var registry = new SessionRegistry(options, TimeProvider.System);
-        Assert.Equal(options.PolicyFor("shop"), registry.PolicyFor("shop"));
+        var registry = new SessionRegistry(options, TimeProvider.System, policies);
+        Assert.Equal(new BalancingPolicy(BalancingStrategy.LeastRequests, AffinityMode.Cookie, null, "Tunnel2-Affinity"), registry.PolicyFor("shop"));
+        Assert.Equal(new BalancingPolicy(BalancingStrategy.RoundRobin, AffinityMode.Cookie, null, "Tunnel2-Affinity"), registry.PolicyFor("other"));
         Assert.Same(registry.PolicyFor("shop"), registry.PolicyFor("shop"));
         Assert.Same(registry.PolicyFor("other"), registry.PolicyFor("another"));
     }

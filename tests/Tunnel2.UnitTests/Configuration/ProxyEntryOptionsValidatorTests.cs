@@ -21,8 +21,8 @@ public sealed class ProxyEntryOptionsValidatorTests
                 Strategy = BalancingStrategy.LeastRequests,
                 Affinity = AffinityMode.Header,
                 AffinityHeader = "X-User",
-                Sessions = { ["shop"] = new SessionBalancingOptions { Affinity = AffinityMode.Cookie } },
             },
+            Sessions = { ["shop"] = new SessionOptions { Affinity = AffinityMode.Cookie, MaxTcpConnections = 5, RateLimit = new() { PerSecond = 2 } } },
         }).Succeeded);
     }
 
@@ -65,9 +65,9 @@ public sealed class ProxyEntryOptionsValidatorTests
         Assert.Contains("AffinityHeader", Validate(new ProxyEntryOptions { Balancing = { Affinity = AffinityMode.Header } }).FailureMessage, StringComparison.Ordinal);
         ValidateOptionsResult perSession = Validate(new ProxyEntryOptions
         {
-            Balancing = { Sessions = { ["shop"] = new SessionBalancingOptions { Affinity = AffinityMode.Header } } },
+            Sessions = { ["shop"] = new SessionOptions { Affinity = AffinityMode.Header } },
         });
-        Assert.Contains("Sessions:shop", perSession.FailureMessage, StringComparison.Ordinal);
+        Assert.Contains("ProxyEntry:Sessions:shop:Affinity", perSession.FailureMessage, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -95,7 +95,9 @@ public sealed class RenamedKeysTests
     [InlineData("--TunnelServer:Uplink:MaxStreams=5", true)]
     [InlineData("--TunnelServer:Uplink:MaxStreamz=5", false)] // a mistyped key inside a group is refused too
     [InlineData("--ProxyEntry:Routing:Hosts:app.example.org=demo", true)]
-    [InlineData("--ProxyEntry:Balancing:Sessions:demo:Strategy=Weighted", true)]
+    [InlineData("--ProxyEntry:Sessions:demo:Strategy=Weighted", true)]
+    [InlineData("--ProxyEntry:Sessions:demo:RateLimit:PerSecond=5", true)]
+    [InlineData("--ProxyEntry:Balancing:Sessions:demo:Strategy=Weighted", true)] // the old key, taken for one release
     [InlineData("--ProxyEntry:RateLimits:PerVisitor:Burst=10", true)]
     [InlineData("--ProxyEntry:RateLimits:PerVisitor:Bursts=10", false)]
     public void The_server_command_line_knows_every_grouped_key_in_full(string argument, bool known)

@@ -22,7 +22,7 @@ public sealed class RouteOnceTests : IAsyncDisposable
     public RouteOnceTests()
     {
         IConfiguration configuration = new ConfigurationBuilder()
-            .AddInMemoryCollection(new Dictionary<string, string?> { ["ProxyEntry:RateLimits:PerSession:PerSecond"] = "1", ["ProxyEntry:RateLimits:PerSession:Burst"] = "1" })
+            .AddInMemoryCollection(new Dictionary<string, string?> { ["ProxyEntry:SessionDefaults:RateLimit:PerSecond"] = "1", ["ProxyEntry:SessionDefaults:RateLimit:Burst"] = "1" })
             .Build();
         _services = new ServiceCollection().AddLogging().AddProxyEntry(configuration).BuildServiceProvider();
         var app = new ApplicationBuilder(_services);

@@ -4,8 +4,8 @@ using Tunnel2.Balancing;
 using Tunnel2.Balancing.Affinity;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.TunnelServer.Configuration;
-using Tunnel2.TunnelServer.Tcp;
+using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.UnitTests.Infrastructure;
 
 namespace Tunnel2.UnitTests.Tcp;

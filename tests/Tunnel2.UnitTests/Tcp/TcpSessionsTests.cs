@@ -7,6 +7,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Configuration;
+using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer.Tcp;
 
 namespace Tunnel2.UnitTests.Tcp;

@@ -99,5 +99,12 @@ public sealed class TcpSettingsTests
         Assert.Equal(expected, TcpPublicAddress.For(IPAddress.Parse(bound), 20001, dialled));
     }
 
+    [Fact]
+    public void The_tcp_door_counts_on_the_servers_meter()
+    {
+        // The door lives in ProxyEntry, which cannot see TunnelServer's constant; the admin endpoint exports TunnelServer's.
+        Assert.Equal(Tunnel2.TunnelServer.Diagnostics.TunnelServerMetrics.MeterName, Tunnel2.ProxyEntry.Tcp.TcpMetrics.MeterName);
+    }
+
     private static Credentials Parse(string json) => Credentials.Parse(new MemoryStream(Encoding.UTF8.GetBytes(json)));
 }

@@ -3,18 +3,20 @@ using System.Net.Sockets;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Policy;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// One session's public TCP port: accepts callers and, for each, checks the session's address rules and its cap on open
-/// connections before anything reaches a client, then puts it on one of the session's TCP clients under
-/// <see cref="Configuration.TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
+/// connections (its <see cref="SessionPolicy"/>, read once per caller) before anything reaches a client, then puts it on one of the session's TCP clients under
+/// <see cref="TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
 /// and relays (<see cref="TcpCallerRelay"/>).
 /// </summary>
 internal sealed class TcpSessionListener : IDisposable
 {
-    private readonly TcpSessions _owner;
+    private readonly ITcpPortHost _owner;
     private readonly Socket _socket;
     private readonly CancellationTokenSource _stop = new();
     private readonly CancellationToken _stopping;
@@ -23,7 +25,7 @@ internal sealed class TcpSessionListener : IDisposable
     private int _leases;
     private int _dispatching;
 
-    public TcpSessionListener(TcpSessions owner, string session, Socket socket, IPAddress bindAddress, int port)
+    public TcpSessionListener(ITcpPortHost owner, string session, Socket socket, IPAddress bindAddress, int port)
     {
         _owner = owner;
         _socket = socket;
@@ -141,7 +143,7 @@ internal sealed class TcpSessionListener : IDisposable
         caller.NoDelay = true;
         UnsentBytesLimit.TryApply(caller, UnsentBytesLimit.Default);
         var remote = caller.RemoteEndPoint as IPEndPoint;
-        if (Refusal(remote) is ({ } reason, { } detail))
+        if (Refusal(remote, _owner.Policies.For(Session)) is ({ } reason, { } detail))
         {
             Refuse(caller, remote, reason, detail);
             return;
@@ -225,7 +227,7 @@ internal sealed class TcpSessionListener : IDisposable
     }
 
     /// <summary>Why the caller may not go on (checked before anything reaches a client), as a metric's reason and a log's detail; nulls when it may.</summary>
-    private (string? Reason, string? Detail) Refusal(IPEndPoint? remote)
+    private (string? Reason, string? Detail) Refusal(IPEndPoint? remote, SessionPolicy policy)
     {
         switch (_owner.Visitors.CheckTcpCaller(Session, remote?.Address))
         {
@@ -236,8 +238,8 @@ internal sealed class TcpSessionListener : IDisposable
         }
 
         int open = OpenConnections;
-        return open >= _owner.Options.MaxConnectionsPerSession
-            ? ("too-many-connections", $"too many connections ({open} open, TunnelServer:Tcp:MaxConnectionsPerSession)")
+        return open >= policy.MaxTcpConnections
+            ? ("too-many-connections", $"too many connections ({open} open, the session's MaxTcpConnections: ProxyEntry:Sessions:<id> or ProxyEntry:SessionDefaults)")
             : (null, null);
     }
 

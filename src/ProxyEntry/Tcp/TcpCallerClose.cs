@@ -1,6 +1,6 @@
 using System.Net.Sockets;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>How a TCP caller the tunnel will not relay is closed.</summary>
 internal static class TcpCallerClose

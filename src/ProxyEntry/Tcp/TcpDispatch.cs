@@ -5,7 +5,7 @@ using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Tcp;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// Puts one caller of a session's TCP port on a client whose target takes it. It picks a client under the session's

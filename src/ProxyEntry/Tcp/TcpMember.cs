@@ -4,7 +4,7 @@ using Tunnel2.Balancing.Affinity;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Multiplexing;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// One client of a session's TCP port, as the shared strategies see it: its uplink, its weight, the TCP connections it

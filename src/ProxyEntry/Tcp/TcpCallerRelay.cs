@@ -3,8 +3,9 @@ using System.Net.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Relaying;
+using Microsoft.Extensions.Logging;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// One caller of a session's TCP port and its stream: bytes both ways under the stream's windows. The caller's FIN goes

@@ -3,13 +3,13 @@ using Tunnel2.Balancing;
 using Tunnel2.Balancing.Affinity;
 using Tunnel2.Protocol.Multiplexing;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// The clients serving one session's TCP port and the choice among them: picked through the balancing library under
 /// <see cref="Configuration.TcpServerOptions.Strategy"/>, and passed over (ejected) for a while when their target keeps refusing.
 /// </summary>
-internal sealed class TcpMembers(TcpSessions owner, string session)
+internal sealed class TcpMembers(ITcpPortHost owner, string session)
 {
     private readonly MemberSet<TcpMember> _members = new(owner.Options.Strategy);
 

@@ -1,7 +1,6 @@
 using System.Diagnostics.Metrics;
-using Tunnel2.TunnelServer.Diagnostics;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// The TCP sessions' instruments, on the server's meter (<c>Tunnel2.TunnelServer</c>): connections open now, refused
@@ -9,6 +8,9 @@ namespace Tunnel2.TunnelServer.Tcp;
 /// </summary>
 public sealed class TcpMetrics
 {
+    /// <summary>The server's meter, the same name as TunnelServer's <c>TunnelServerMetrics.MeterName</c>: the TCP door counts on the host's meter.</summary>
+    public const string MeterName = "Tunnel2.TunnelServer";
+
     private readonly Counter<long> _refused;
     private readonly Counter<long> _ended;
     private readonly UpDownCounter<long> _open;
@@ -18,7 +20,7 @@ public sealed class TcpMetrics
     public TcpMetrics(IMeterFactory meterFactory)
     {
 #pragma warning disable CA2000 // the factory owns the meters it creates and disposes them with itself
-        Meter meter = meterFactory.Create(TunnelServerMetrics.MeterName); // the factory's one meter of that name, disposed with it
+        Meter meter = meterFactory.Create(MeterName); // the factory's one meter of that name, disposed with it
 #pragma warning restore CA2000
         _open = meter.CreateUpDownCounter<long>("tunnel2.server.tcp.connections", "{connection}", "TCP connections open on the sessions' ports");
         _refused = meter.CreateCounter<long>("tunnel2.server.tcp.connections_refused", "{connection}",

@@ -3,7 +3,7 @@ using Tunnel2.Balancing;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Hosting.Configuration;
 
-namespace Tunnel2.TunnelServer.Configuration;
+namespace Tunnel2.ProxyEntry.Configuration;
 
 /// <summary>
 /// Raw TCP tunnels (section <c>TunnelServer:Tcp</c>, docs/tcp.md): a client that logs in with <c>--tcp</c> gets a public
@@ -18,10 +18,6 @@ public sealed class TcpServerOptions
     /// <summary>The address the sessions' TCP ports listen on; <c>::</c> takes IPv6 and IPv4 callers alike (dual stack).</summary>
     [Required]
     public string BindAddress { get; set; } = "0.0.0.0";
-
-    /// <summary>TCP connections open at once per session; beyond that a new caller is closed at once.</summary>
-    [Range(1, 1_000_000)]
-    public int MaxConnectionsPerSession { get; set; } = 1000;
 
     /// <summary>A TCP connection that moved no byte either way for this long is closed (both sides).</summary>
     [TimeSpanRange("00:00:01", "7.00:00:00")]

@@ -1,6 +1,7 @@
 using System.Net;
+using Microsoft.Extensions.Logging;
 
-namespace Tunnel2.TunnelServer.Tcp;
+namespace Tunnel2.ProxyEntry.Tcp;
 
 internal static partial class TcpLog
 {
