@@ -42,11 +42,14 @@ internal sealed unsafe class Wakeup : IDisposable
     /// <summary>On the loop, before it takes the posted work: a post from now on signals again.</summary>
     public void Reset()
     {
-        // A full fence, not a plain store: the loop's next look at the queue must not be ordered before this store, or a
-        // post that saw the old 1 (and wrote nothing) could be missed until some other wake.
-        Interlocked.Exchange(ref _pending, 0);
+        // Read first, then clear: cleared first, a signal landing between the two writes a count that the read then
+        // swallows, leaving _pending at 1 with nothing in the descriptor, so every later signal writes nothing and the
+        // loop sleeps with work queued (and a Dispose never wakes it). In this order a signal before the clear writes
+        // nothing but its work is already queued, and the loop looks at the queue after this; one after it writes.
         ulong count;
         LibC.read(Fd, &count, sizeof(ulong));
+        // A full fence, not a plain store: the loop's next look at the queue must not be ordered before this store.
+        Interlocked.Exchange(ref _pending, 0);
     }
 
     public void Dispose()

@@ -51,6 +51,40 @@ public sealed class EventLoopTests
     }
 
     [Fact]
+    public void Posts_that_race_the_loops_wake_up_never_leave_it_asleep_with_work_queued()
+    {
+        // Each poster waits for its work to run before it posts again, so the loop goes idle between posts and every
+        // post may land while the loop is clearing its last wake-up: a wake-up lost there once left the loop asleep
+        // for good (every later post then wrote nothing either).
+        using var harness = new LoopHarness();
+        const int Posters = 3, Rounds = 20_000;
+        int stuck = 0;
+        Thread[] posters = Enumerable.Range(0, Posters).Select(_ => new Thread(() =>
+        {
+            using var ran = new ManualResetEventSlim();
+            for (int round = 0; round < Rounds && Volatile.Read(ref stuck) == 0; round++)
+            {
+                ran.Reset();
+                Assert.True(harness.Loop.Post(ran.Set));
+                if (!ran.Wait(LoopHarness.Timeout))
+                {
+                    Interlocked.Increment(ref stuck);
+                }
+            }
+        })).ToArray();
+        foreach (Thread poster in posters)
+        {
+            poster.Start();
+        }
+        foreach (Thread poster in posters)
+        {
+            poster.Join();
+        }
+
+        Assert.Equal(0, stuck);
+    }
+
+    [Fact]
     public async Task A_timer_runs_on_the_loop_after_its_delay_and_a_cancelled_one_never_runs()
     {
         using var harness = new LoopHarness();
