@@ -1,6 +1,5 @@
 using System.Net;
 using System.Net.Http.Headers;
-using System.Net.Sockets;
 using System.Text;
 using Tunnel2.EndToEndTests.Infrastructure;
 using Tunnel2.ProxyEntry.Access;
@@ -107,7 +106,7 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
     public async Task A_visitor_guessing_100_ms_apart_gets_exactly_the_limit_of_401s_then_429_even_with_the_right_credentials(string scheme, string address)
     {
         IPAddress guesser = IPAddress.Parse(address);
-        using HttpClient http = From(guesser);
+        using HttpClient http = CallerHttp.From(guesser);
         var statuses = new List<HttpStatusCode>();
         for (int i = 0; i < 10; i++)
         {
@@ -122,7 +121,7 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
         Assert.True(right.Headers.RetryAfter?.Delta >= TimeSpan.FromSeconds(1), "a 429 says when to come back");
         Assert.Contains("urn:tunnel2:problem:too-many-failed-attempts", await right.Content.ReadAsStringAsync(), StringComparison.Ordinal);
 
-        using HttpClient other = From(IPAddress.Parse(address.Replace("127.0.0.", "127.0.1.", StringComparison.Ordinal)));
+        using HttpClient other = CallerHttp.From(IPAddress.Parse(address.Replace("127.0.0.", "127.0.1.", StringComparison.Ordinal)));
         using HttpResponseMessage elsewhere = await other.SendAsync(Visit(scheme, Right(scheme)));
         Assert.Equal(HttpStatusCode.OK, elsewhere.StatusCode);
     }
@@ -132,7 +131,7 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
     [InlineData("x-api-key", "127.0.0.42")]
     public async Task A_hundred_visitor_guesses_at_once_from_one_address_get_exactly_the_limit_of_401s(string scheme, string address)
     {
-        using HttpClient http = From(IPAddress.Parse(address));
+        using HttpClient http = CallerHttp.From(IPAddress.Parse(address));
         HttpResponseMessage[] answers = await Task.WhenAll(Enumerable.Range(0, 100).Select(i => http.SendAsync(Visit(scheme, "wrong-" + i))));
 
         Assert.Equal(Limit, answers.Count(a => a.StatusCode == HttpStatusCode.Unauthorized));
@@ -177,26 +176,6 @@ public sealed class FailedAttemptLimitTests(FailedAttemptLimitTests.GuardedServe
 
         return request;
     }
-
-    /// <summary>An HTTP client whose connections come from <paramref name="address"/>.</summary>
-    private static HttpClient From(IPAddress address) => new(new SocketsHttpHandler
-    {
-        ConnectCallback = async (context, cancel) =>
-        {
-            var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-            try
-            {
-                socket.Bind(new IPEndPoint(address, 0));
-                await socket.ConnectAsync(context.DnsEndPoint, cancel);
-                return new NetworkStream(socket, ownsSocket: true);
-            }
-            catch
-            {
-                socket.Dispose();
-                throw;
-            }
-        },
-    });
 
     /// <summary>A TunnelServer process with both limits at <see cref="Limit"/> a minute and a guarded session, served by a client process.</summary>
     public sealed class GuardedServer : IAsyncLifetime
