@@ -53,6 +53,11 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<BackendSet>();
         builder.Services.AddSingleton<BackendRelay>();
         builder.Services.AddSingleton<TcpTargetRelay>();
+        builder.Services.AddSingleton<LoopTargetRelay>();
+        builder.Services.AddSingleton<ITcpTargetRelay>(services =>
+            LoopTargetRelay.IsChosen(services.GetRequiredService<IOptions<TunnelClientOptions>>().Value.Tcp)
+                ? services.GetRequiredService<LoopTargetRelay>()
+                : services.GetRequiredService<TcpTargetRelay>());
         builder.Services.AddSingleton<IUplinkStreamHandler, StreamDispatcher>();
         builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<BackendHealth>();

@@ -116,6 +116,19 @@ internal static unsafe class SocketCalls
         return -errno;
     }
 
+    /// <summary>A non-blocking connect of an existing non-blocking descriptor: 0 when it is connected or connecting, else -errno.</summary>
+    public static int Connect(int fd, IPEndPoint to)
+    {
+        byte* address = stackalloc byte[28];
+        int length = SocketAddresses.Write(to, new Span<byte>(address, 28));
+        if (LibC.connect(fd, address, length) == 0)
+        {
+            return 0;
+        }
+        int errno = LibC.Errno;
+        return errno == LibC.EInProgress || errno == LibC.EIntr ? 0 : -errno;
+    }
+
     /// <summary>SO_ERROR: 0 once a non-blocking connect has succeeded, else its errno.</summary>
     public static int PendingError(int fd)
     {

@@ -7,7 +7,7 @@ namespace Tunnel2.Loops.Sockets;
 /// </summary>
 public interface ILoopSocketHandler
 {
-    /// <summary>A connect started by <see cref="LoopSocket.Connect"/> has completed.</summary>
+    /// <summary>A connect started by <c>LoopSocket.Connect</c> has completed.</summary>
     void OnConnected(LoopSocket socket)
     {
     }

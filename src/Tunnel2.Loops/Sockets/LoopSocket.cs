@@ -88,6 +88,28 @@ public sealed partial class LoopSocket : ILoopHandler
         return new LoopSocket(loop, fd, owner: null, handler, window, connecting: true);
     }
 
+    /// <summary>
+    /// Starts a non-blocking connect of <paramref name="socket"/> (new, unconnected, of the endpoint's family, configured
+    /// by the caller), which this then owns and disposes when it closes. Through the runtime's socket, whose handle is
+    /// counted, another thread may send on it (under the owner's lock) without ever reaching a descriptor number that
+    /// was closed and reused. OnConnected follows, or OnClosed with the reason.
+    /// </summary>
+    /// <returns>The socket, or null when not even the connect could start (<paramref name="error"/> says why; the socket is disposed).</returns>
+    public static LoopSocket? Connect(EventLoop loop, Socket socket, IPEndPoint to, ILoopSocketHandler handler, out LoopError error, int window = DefaultWindow)
+    {
+        socket.Blocking = false;
+        int fd = (int)socket.SafeHandle.DangerousGetHandle();
+        int result = SocketCalls.Connect(fd, to);
+        if (result < 0)
+        {
+            error = LoopError.FromErrno(-result);
+            socket.Dispose();
+            return null;
+        }
+        error = LoopError.None;
+        return new LoopSocket(loop, fd, socket, handler, window, connecting: true);
+    }
+
     public void SetNoDelay() => SocketCalls.SetNoDelay(Fd);
 
     /// <summary>Half-close: a FIN after what is queued has gone; sends after this are refused (Closed).</summary>

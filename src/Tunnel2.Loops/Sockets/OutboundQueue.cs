@@ -6,7 +6,7 @@ namespace Tunnel2.Loops.Sockets;
 /// What a socket could not take yet, in pooled segments (small messages share a segment). Empty, it holds no buffer;
 /// buffers go back to the pool as they drain.
 /// </summary>
-internal sealed class OutboundQueue
+public sealed class OutboundQueue
 {
     private const int SegmentSize = 16 * 1024;
 

@@ -11,6 +11,7 @@ internal sealed class SendWindow
     private readonly Lock _sync = new();
     private long _available;
     private TaskCompletionSource? _waiter;
+    private ISendCreditListener? _listener;
     private Exception? _fault;
 
     public SendWindow(int initial) => _available = initial;
@@ -22,6 +23,7 @@ internal sealed class SendWindow
         {
             _available = initial;
             _waiter = null;
+            _listener = null;
             _fault = null;
         }
     }
@@ -52,6 +54,40 @@ internal sealed class SendWindow
         }
     }
 
+    /// <summary>Takes up to <paramref name="max"/> bytes of credit without waiting: 0 when there is none (or the stream failed).</summary>
+    public int TryAcquire(int max)
+    {
+        lock (_sync)
+        {
+            if (_fault is not null || _available <= 0)
+            {
+                return 0;
+            }
+
+            int granted = (int)Math.Min(max, _available);
+            _available -= granted;
+            return granted;
+        }
+    }
+
+    /// <summary>
+    /// Tells <paramref name="listener"/> once, on the granting thread, when credit is there (at once, on this thread, if
+    /// it is already) or the stream failed: for a sender that cannot wait on a task (an event loop).
+    /// </summary>
+    public void NotifyOnCredit(ISendCreditListener listener)
+    {
+        lock (_sync)
+        {
+            if (_available <= 0 && _fault is null)
+            {
+                _listener = listener;
+                return;
+            }
+        }
+
+        listener.OnSendCredit();
+    }
+
     /// <summary>Whether an acquire would return at once (a hint: the peer's grants only add to it).</summary>
     public bool HasCredit => Volatile.Read(ref _available) > 0;
 
@@ -62,6 +98,7 @@ internal sealed class SendWindow
     public void Grant(int increment)
     {
         TaskCompletionSource? waiter;
+        ISendCreditListener? listener;
         lock (_sync)
         {
             _available += increment;
@@ -72,21 +109,28 @@ internal sealed class SendWindow
 
             waiter = _waiter;
             _waiter = null;
+            listener = _listener;
+            _listener = null;
         }
 
         waiter?.TrySetResult();
+        listener?.OnSendCredit();
     }
 
     public void Fault(Exception reason)
     {
         TaskCompletionSource? waiter;
+        ISendCreditListener? listener;
         lock (_sync)
         {
             _fault ??= reason;
             waiter = _waiter;
             _waiter = null;
+            listener = _listener;
+            _listener = null;
         }
 
         waiter?.TrySetException(reason);
+        listener?.OnSendCredit();
     }
 }

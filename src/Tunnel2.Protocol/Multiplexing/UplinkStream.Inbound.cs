@@ -47,6 +47,7 @@ public sealed partial class UplinkStream
     /// <exception cref="ProtocolViolationException">Data after the end of the stream, or beyond the window.</exception>
     internal void OnData(in ReadOnlySequence<byte> payload, bool endStream)
     {
+        IStreamInboundSink? sink = null;
         lock (_sync)
         {
             if ((_state & StreamState.RemoteEnded) != 0)
@@ -75,6 +76,11 @@ public sealed partial class UplinkStream
             if ((_state & StreamState.Disposed) == 0 && !payload.IsEmpty)
             {
                 _unconsumed += payload.Length;
+                sink = _sink;
+            }
+
+            if (sink is null && (_state & StreamState.Disposed) == 0 && !payload.IsEmpty)
+            {
                 foreach (ReadOnlyMemory<byte> segment in payload)
                 {
                     _inbound.Writer.Write(segment.Span);
@@ -89,13 +95,22 @@ public sealed partial class UplinkStream
             }
         }
 
+        // Outside the lock: the sink sends, and reports what was taken (which takes the lock again).
+        sink?.OnInboundData(payload);
         if (endStream)
         {
             EndInbound();
         }
     }
 
-    internal void EndInbound() => Transition(StreamState.RemoteEnded);
+    internal void EndInbound()
+    {
+        TryTransition(StreamState.RemoteEnded, StreamState.Open, out StreamState added);
+        if ((added & StreamState.RemoteEnded) != 0 && Volatile.Read(ref _sink) is { } sink)
+        {
+            sink.OnInboundEnd();
+        }
+    }
 
     internal void OnWindowUpdate(int increment) => _sendWindow.Grant(increment);
 

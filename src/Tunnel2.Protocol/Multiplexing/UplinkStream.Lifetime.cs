@@ -141,6 +141,7 @@ public sealed partial class UplinkStream
         _responseHead = null;
         _arrivedHead = null;
         _abortListener = null;
+        _sink = null;
         RequestHead = null;
         Tcp = null;
         return true;

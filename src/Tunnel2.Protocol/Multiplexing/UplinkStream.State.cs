@@ -123,8 +123,6 @@ public sealed partial class UplinkStream
         return true;
     }
 
-    private void Transition(StreamState add) => TryTransition(add, StreamState.Open, out _);
-
     private void TellAborted(in StreamAbort abort)
     {
         if (abort.DropQueued)

@@ -10,7 +10,7 @@ namespace Tunnel2.TunnelClient.Tcp;
 /// The streams the server opens, by kind: an HTTP exchange (a request head) goes to <see cref="BackendRelay"/>, a raw TCP
 /// stream (a TcpOpen frame, version 5) to <see cref="TcpTargetRelay"/>. A kind this client does not serve is reset at once.
 /// </summary>
-public sealed class StreamDispatcher(IOptions<TunnelClientOptions> options, BackendRelay http, TcpTargetRelay tcp, ILogger<StreamDispatcher> logger)
+public sealed class StreamDispatcher(IOptions<TunnelClientOptions> options, BackendRelay http, ITcpTargetRelay tcp, ILogger<StreamDispatcher> logger)
     : IUplinkStreamHandler
 {
     private readonly bool _servesHttp = options.Value.Tcp.ServesHttp;

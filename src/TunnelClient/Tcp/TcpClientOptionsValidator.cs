@@ -20,6 +20,11 @@ public sealed class TcpClientOptionsValidator : IValidateOptions<TunnelClientOpt
             failures.Add($"TunnelClient:Tcp:ProxyProtocol (--tcp-proxy-protocol) must be '{TcpClientOptions.ProxyProtocolOff}' or '{TcpClientOptions.ProxyProtocolV2}', not '{tcp.ProxyProtocol}'.");
         }
 
+        if (tcp.Engine is not (TcpClientOptions.EngineLoop or TcpClientOptions.EngineSockets))
+        {
+            failures.Add($"TunnelClient:Tcp:Engine must be '{TcpClientOptions.EngineLoop}' or '{TcpClientOptions.EngineSockets}', not '{tcp.Engine}'.");
+        }
+
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

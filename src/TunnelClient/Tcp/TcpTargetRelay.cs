@@ -18,7 +18,7 @@ namespace Tunnel2.TunnelClient.Tcp;
 /// <see cref="ProtocolErrorCode.BackendAborted"/>; a reset from the server (the caller vanished, the idle timeout) cuts
 /// the target connection. Each stream ends with one log line.
 /// </summary>
-public sealed class TcpTargetRelay
+public sealed class TcpTargetRelay : ITcpTargetRelay
 {
     private readonly TcpTarget? _target;
     private readonly bool _proxyProtocol;

@@ -1,0 +1,79 @@
+using System.Net;
+using Microsoft.Extensions.Options;
+using Tunnel2.Loops;
+using Tunnel2.Loops.Guard;
+using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Configuration;
+
+namespace Tunnel2.TunnelClient.Tcp;
+
+/// <summary>
+/// The TCP targets on an event loop (issue 52, stage 2; <c>TunnelClient:Tcp:Engine</c> = <c>Loop</c>): one loop thread
+/// of its own holds every target connection. The caller's bytes go from the uplink reader's buffer straight to the
+/// target's socket; the target's bytes are read on the loop into pooled buffers handed to the uplink's writer as Data
+/// frames (<see cref="LoopTargetConnection"/>). Name resolution runs on the thread pool, never on the loop; so does
+/// every log line.
+/// </summary>
+public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
+{
+    private readonly TcpTarget _target;
+    private readonly IPEndPoint? _literal;
+    private readonly ILogger<LoopTargetRelay> _logger;
+
+    public LoopTargetRelay(IOptions<TunnelClientOptions> options, ILogger<LoopTargetRelay> logger)
+    {
+        TcpClientOptions tcp = options.Value.Tcp;
+        _target = TcpTarget.Parse(tcp.Target, out _)!;
+        _literal = IPAddress.TryParse(_target.Host, out IPAddress? address) ? new IPEndPoint(address, _target.Port) : null;
+        ProxyProtocol = tcp.ProxyProtocol == TcpClientOptions.ProxyProtocolV2;
+        ConnectTimeout = tcp.ConnectTimeout;
+        UnsentBytesLimit = options.Value.Uplink.UnsentBytesLimit;
+        _logger = logger;
+        Loop = new EventLoop("tcp-targets", OnFault);
+    }
+
+    internal EventLoop Loop { get; }
+
+    /// <summary>Whether the loop relays the TCP targets: a target, <c>Engine</c> = <c>Loop</c>, and a platform with the loop (Linux x86-64).</summary>
+    public static bool IsChosen(TcpClientOptions tcp) =>
+        tcp.Target is not null && tcp.Engine == TcpClientOptions.EngineLoop && EventLoop.IsSupported;
+
+    internal ILogger Logger => _logger;
+
+    internal string TargetText => _target.ToString();
+
+    internal bool ProxyProtocol { get; }
+
+    internal TimeSpan ConnectTimeout { get; }
+
+    internal int UnsentBytesLimit { get; }
+
+    public void OnStreamOpened(UplinkStream stream)
+    {
+        var connection = new LoopTargetConnection(this, stream);
+        if (_literal is { } endPoint)
+        {
+            Loop.Post(static state => { var (c, to) = ((LoopTargetConnection, IPEndPoint))state!; c.StartConnect(to); }, (connection, endPoint));
+            return;
+        }
+
+        LoopGuard.OffLoop(Loop, () => GuardedCalls.ResolveAsync(_target.Host, CancellationToken.None), connection.OnResolved);
+    }
+
+    internal IPEndPoint? PickAddress(IPAddress[] addresses)
+    {
+        // The first IPv4 address, else the first: what Socket.ConnectAsync(host) tries first on a dual-stack host too.
+        IPAddress? pick = Array.Find(addresses, a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork) ?? addresses.FirstOrDefault();
+        return pick is null ? null : new IPEndPoint(pick, _target.Port);
+    }
+
+    /// <summary>Runs <paramref name="work"/> on the thread pool: logging, and what may write to the uplink inline.</summary>
+    internal static void OffLoop<TState>(Action<TState> work, TState state) =>
+        ThreadPool.UnsafeQueueUserWorkItem(work, state, preferLocal: false);
+
+    public void Dispose() => Loop.Dispose();
+
+    /// <summary>A callback threw on the loop (a bug): logged off the loop, which goes on.</summary>
+    private void OnFault(Exception fault) =>
+        OffLoop(static state => TcpClientLog.RelayCrashed(state.Logger, 0, state.Fault), (Logger: _logger, Fault: fault));
+}
