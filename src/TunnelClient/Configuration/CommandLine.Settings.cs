@@ -181,6 +181,11 @@ public static partial class CommandLine
               bytes only.
           TunnelClient:Tcp:ConnectTimeout  [default 00:00:10]
               A target that does not take the connection within this is given up on; the caller is cut.
+          TunnelClient:Tcp:Engine  [default Loop]
+              How connections to the target move their bytes. Loop (the default): on one event loop thread of the
+              client's own (epoll, docs/protocol.md §9), the caller's bytes sent to the target straight from the
+              uplink's buffer; Linux on x86-64 only, elsewhere Sockets is used. Sockets: the runtime's sockets and
+              thread pool, as before.
         """;
 
     /// <summary>Every key of the options, for the command line's check (a property: the partial files' fields have no set order).</summary>
@@ -234,5 +239,6 @@ public static partial class CommandLine
         "TunnelClient:Tcp:Target",
         "TunnelClient:Tcp:ProxyProtocol",
         "TunnelClient:Tcp:ConnectTimeout",
+        "TunnelClient:Tcp:Engine",
     ];
 }
