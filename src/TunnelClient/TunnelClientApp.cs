@@ -54,10 +54,7 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<BackendRelay>();
         builder.Services.AddSingleton<TcpTargetRelay>();
         builder.Services.AddSingleton<LoopTargetRelay>();
-        builder.Services.AddSingleton<ITcpTargetRelay>(services =>
-            LoopTargetRelay.IsChosen(services.GetRequiredService<IOptions<TunnelClientOptions>>().Value.Tcp)
-                ? services.GetRequiredService<LoopTargetRelay>()
-                : services.GetRequiredService<TcpTargetRelay>());
+        builder.Services.AddSingleton<ITcpTargetRelay>(LoopTargetRelay.Choose);
         builder.Services.AddSingleton<IUplinkStreamHandler, StreamDispatcher>();
         builder.Services.AddSingleton<ClientInstance>();
         builder.Services.AddSingleton<BackendHealth>();

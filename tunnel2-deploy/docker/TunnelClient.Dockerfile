@@ -23,12 +23,14 @@ COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
 COPY src/Tunnel2.Protocol/Tunnel2.Protocol.csproj src/Tunnel2.Protocol/
 COPY src/Tunnel2.Balancing/Tunnel2.Balancing.csproj src/Tunnel2.Balancing/
 COPY src/Tunnel2.Hosting/Tunnel2.Hosting.csproj src/Tunnel2.Hosting/
+COPY src/Tunnel2.Loops/Tunnel2.Loops.csproj src/Tunnel2.Loops/
 COPY src/TunnelClient/TunnelClient.csproj src/TunnelClient/
 RUN dotnet restore src/TunnelClient/TunnelClient.csproj
 # Sources, then publish (framework-dependent, portable: runs on the Alpine runtime below).
 COPY src/Tunnel2.Protocol/ src/Tunnel2.Protocol/
 COPY src/Tunnel2.Balancing/ src/Tunnel2.Balancing/
 COPY src/Tunnel2.Hosting/ src/Tunnel2.Hosting/
+COPY src/Tunnel2.Loops/ src/Tunnel2.Loops/
 COPY src/TunnelClient/ src/TunnelClient/
 RUN dotnet publish src/TunnelClient/TunnelClient.csproj -c Release --no-restore -o /app -p:UseAppHost=false
 

@@ -48,6 +48,28 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
 
     internal int UnsentBytesLimit { get; }
 
+    /// <summary>
+    /// The relay for this client's TCP targets: the loop when <see cref="IsChosen"/>, else the runtime's sockets; also those
+    /// when the loop cannot start here (a libc without epoll's entry points), which is logged once.
+    /// </summary>
+    public static ITcpTargetRelay Choose(IServiceProvider services)
+    {
+        if (!IsChosen(services.GetRequiredService<IOptions<TunnelClientOptions>>().Value.Tcp))
+        {
+            return services.GetRequiredService<TcpTargetRelay>();
+        }
+
+        try
+        {
+            return services.GetRequiredService<LoopTargetRelay>();
+        }
+        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or InvalidOperationException)
+        {
+            TcpClientLog.LoopUnavailable(services.GetRequiredService<ILogger<LoopTargetRelay>>(), ex.Message);
+            return services.GetRequiredService<TcpTargetRelay>();
+        }
+    }
+
     public void OnStreamOpened(UplinkStream stream)
     {
         var connection = new LoopTargetConnection(this, stream);

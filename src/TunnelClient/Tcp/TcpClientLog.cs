@@ -21,6 +21,9 @@ internal static partial class TcpClientLog
     [LoggerMessage(EventId = 4657, Level = LogLevel.Warning, Message = "Server {Server} gave the session TCP port {Port}, not {Agreed} as the others: callers sent to it on {Agreed} miss this session (its own TcpPorts entry, or a port it had opened already)")]
     public static partial void PortDiffers(ILogger logger, string server, int port, int agreed);
 
+    [LoggerMessage(EventId = 4658, Level = LogLevel.Warning, Message = "The event loop cannot start here ({Reason}); TCP targets use the runtime's sockets (TunnelClient:Tcp:Engine=Sockets)")]
+    public static partial void LoopUnavailable(ILogger logger, string reason);
+
     [LoggerMessage(EventId = 4656, Level = LogLevel.Error, Message = "TCP stream {StreamId}: relay failed")]
     public static partial void RelayCrashed(ILogger logger, uint streamId, Exception exception);
 }
