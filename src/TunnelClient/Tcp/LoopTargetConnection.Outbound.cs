@@ -22,6 +22,7 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
     private bool _targetEnded;
     private bool _endSent;
     private bool _waitingForCredit;
+    private long _fromTarget;
 
     public void OnReadable(LoopSocket socket)
     {
@@ -41,7 +42,10 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
             if (read.Status == ReceiveStatus.Data)
             {
                 _stream.ReturnUnusedSendCredit(credit - read.Bytes);
-                if (!TrySend(pooled, read.Bytes))
+                _fromTarget += read.Bytes;
+                // A short read took all there was: no second read just to hear EAGAIN (level-triggered, the loop
+                // calls again when more comes).
+                if (!TrySend(pooled, read.Bytes) || read.Bytes < credit)
                 {
                     return;
                 }

@@ -224,7 +224,8 @@ internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStream
         }
         else
         {
-            TcpClientLog.Ended(_relay.Logger, _id, _caller, _relay.TargetText, reason, _stream.SentBytes, _stream.ReceivedBytes);
+            // What the target sent, counted as read (the writer may not have taken the last frames yet).
+            TcpClientLog.Ended(_relay.Logger, _id, _caller, _relay.TargetText, reason, _fromTarget, _stream.ReceivedBytes);
         }
 
         _stream.ClearAbortListener();
