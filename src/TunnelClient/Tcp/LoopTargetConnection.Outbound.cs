@@ -6,13 +6,14 @@ namespace Tunnel2.TunnelClient.Tcp;
 
 /// <summary>
 /// The target's bytes to the caller, on the loop: each read goes into a pooled buffer as large as the stream's credit
-/// allows (up to <see cref="MaxRead"/>), which becomes a Data frame queued for the uplink's writer with no copy. Out of
-/// credit, reading pauses until the peer grants more (<see cref="OnSendCredit"/>). An idle connection holds no buffer.
+/// allows: <see cref="UplinkStream.WaitingReadSize"/> (16 KiB) at first, so a small message rents a small buffer and a
+/// crowd of quiet connections holds little, and a whole frame (<see cref="UplinkSettings.DataChunkSize"/>) after a read
+/// that filled its buffer (a bulk transfer), as <see cref="UplinkStream.SendStreamAsync"/> does. It becomes a Data frame
+/// queued for the uplink's writer with no copy. Out of credit, reading pauses until the peer grants more
+/// (<see cref="OnSendCredit"/>). An idle connection holds no buffer.
 /// </summary>
 internal sealed partial class LoopTargetConnection : ISendCreditListener
 {
-    private const int MaxRead = 64 * 1024;
-
     /// <summary>Reads of one connection per readiness, so one busy target does not hold the loop from the others.</summary>
     private const int ReadsPerTurn = 4;
 
@@ -24,11 +25,14 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
     private bool _waitingForCredit;
     private long _fromTarget;
 
+    /// <summary>The last read filled its buffer: more is waiting, so the next one takes a whole frame's worth.</summary>
+    private bool _bulk;
+
     public void OnReadable(LoopSocket socket)
     {
         for (int reads = 0; reads < ReadsPerTurn && !_finished; reads++)
         {
-            int credit = _stream.TryTakeSendCredit(MaxRead);
+            int credit = _stream.TryTakeSendCredit(_bulk ? _stream.Uplink.Settings.DataChunkSize : UplinkStream.WaitingReadSize);
             if (credit == 0)
             {
                 socket.ReadPaused = true;
@@ -43,6 +47,7 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
             {
                 _stream.ReturnUnusedSendCredit(credit - read.Bytes);
                 _fromTarget += read.Bytes;
+                _bulk = read.Bytes == credit;
                 // A short read took all there was: no second read just to hear EAGAIN (level-triggered, the loop
                 // calls again when more comes).
                 if (!TrySend(pooled, read.Bytes) || read.Bytes < credit)
