@@ -18,7 +18,8 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
 {
     private readonly TcpTarget _target;
     private readonly IPEndPoint? _literal;
-    private readonly ILogger<LoopTargetRelay> _logger;
+    private readonly ILogger _logger;
+    private int _faults;
 
     public LoopTargetRelay(IOptions<TunnelClientOptions> options, ILogger<LoopTargetRelay> logger)
     {
@@ -28,11 +29,15 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
         ProxyProtocol = tcp.ProxyProtocol == TcpClientOptions.ProxyProtocolV2;
         ConnectTimeout = tcp.ConnectTimeout;
         UnsentBytesLimit = options.Value.Uplink.UnsentBytesLimit;
-        _logger = logger;
+        // Every line the relay logs goes through the guard: one written on the loop fails (and counts as a fault).
+        _logger = new LoopGuardLogger(logger);
         Loop = new EventLoop("tcp-targets", OnFault);
     }
 
     internal EventLoop Loop { get; }
+
+    /// <summary>Exceptions a callback threw on the loop (a bug, such as a guarded call made there); the tests expect none.</summary>
+    public int FaultCount => Volatile.Read(ref _faults);
 
     /// <summary>Whether the loop relays the TCP targets: a target, <c>Engine</c> = <c>Loop</c>, and a platform with the loop (Linux x86-64).</summary>
     public static bool IsChosen(TcpClientOptions tcp) =>
@@ -96,6 +101,9 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
     public void Dispose() => Loop.Dispose();
 
     /// <summary>A callback threw on the loop (a bug): logged off the loop, which goes on.</summary>
-    private void OnFault(Exception fault) =>
+    private void OnFault(Exception fault)
+    {
+        Interlocked.Increment(ref _faults);
         OffLoop(static state => TcpClientLog.RelayCrashed(state.Logger, 0, state.Fault), (Logger: _logger, Fault: fault));
+    }
 }

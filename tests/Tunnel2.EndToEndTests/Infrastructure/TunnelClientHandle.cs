@@ -2,6 +2,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay;
+using Tunnel2.TunnelClient.Tcp;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
@@ -38,7 +39,11 @@ public sealed class TunnelClientHandle(IHost host) : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        // The TCP targets' event loop, if this client runs one: a blocking call made on it (the guard trips) or any
+        // other exception a loop callback threw fails the test that ran it.
+        var loop = Host.Services.GetService<ITcpTargetRelay>() as LoopTargetRelay;
         await StopAsync();
         Host.Dispose();
+        Assert.True((loop?.FaultCount ?? 0) == 0, $"The TCP targets' event loop had {loop?.FaultCount} faults (see the client's log: 'relay failed').");
     }
 }
