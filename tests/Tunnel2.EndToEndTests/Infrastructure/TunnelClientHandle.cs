@@ -37,11 +37,24 @@ public sealed class TunnelClientHandle(IHost host) : IAsyncDisposable
         await Host.StopAsync(TimeSpan.FromSeconds(10));
     }
 
+    /// <summary>The client's TCP loop, if it runs one; null also once a test has disposed the host itself.</summary>
+    private LoopTargetRelay? TcpLoop()
+    {
+        try
+        {
+            return Host.Services.GetService<ITcpTargetRelay>() as LoopTargetRelay;
+        }
+        catch (ObjectDisposedException)
+        {
+            return null;
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         // The TCP targets' event loop, if this client runs one: a blocking call made on it (the guard trips) or any
         // other exception a loop callback threw fails the test that ran it.
-        var loop = Host.Services.GetService<ITcpTargetRelay>() as LoopTargetRelay;
+        LoopTargetRelay? loop = TcpLoop();
         await StopAsync();
         Host.Dispose();
         Assert.True((loop?.FaultCount ?? 0) == 0, $"The TCP targets' event loop had {loop?.FaultCount} faults (see the client's log: 'relay failed').");
