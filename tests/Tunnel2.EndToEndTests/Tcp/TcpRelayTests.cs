@@ -15,15 +15,19 @@ public sealed class TcpRelayTests
 {
     private static string NewSession(string name) => $"tcp-{name}-{Guid.NewGuid():N}"[..40];
 
+    /// <summary>Both engines of the client's TCP targets (issue 52): the event loop (the default) and the runtime's sockets.</summary>
+    private static string Engine(string engine) => $"--TunnelClient:Tcp:Engine={engine}";
+
     [Theory]
-    [InlineData("upgrade")]
-    [InlineData("websocket")]
-    public async Task Four_MiB_echo_byte_exact_and_the_callers_FIN_comes_back_as_the_targets(string transport)
+    [InlineData("upgrade", "Loop")]
+    [InlineData("upgrade", "Sockets")]
+    [InlineData("websocket", "Loop")]
+    public async Task Four_MiB_echo_byte_exact_and_the_callers_FIN_comes_back_as_the_targets(string transport, string engine)
     {
         await using TunnelStack stack = await TcpTunnel.StartStackAsync();
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = NewSession("echo");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target, "--transport", transport);
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, "--transport", transport, Engine(engine));
         byte[] sent = RandomNumberGenerator.GetBytes(4 * 1024 * 1024);
 
         using Socket caller = await TcpTunnel.ConnectAsync(port);
@@ -38,8 +42,10 @@ public sealed class TcpRelayTests
         await Eventually.WaitUntilAsync(() => TcpTunnel.Logged(session, "closed by both sides"), "the server logs the clean end");
     }
 
-    [Fact]
-    public async Task The_target_half_closes_first_and_the_caller_still_sends_after_that()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task The_target_half_closes_first_and_the_caller_still_sends_after_that(string engine)
     {
         await using TunnelStack stack = await TcpTunnel.StartStackAsync();
         var afterFin = new TaskCompletionSource<byte[]>(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -50,7 +56,7 @@ public sealed class TcpRelayTests
             afterFin.TrySetResult(await ScriptedTcpTarget.ReadToEndAsync(socket));
         });
         string session = NewSession("halfclose");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target);
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine));
 
         using Socket caller = await TcpTunnel.ConnectAsync(port);
         byte[] greeting = await ScriptedTcpTarget.ReadToEndAsync(caller).WaitAsync(TimeSpan.FromSeconds(15)); // ends at the target's FIN
@@ -61,8 +67,10 @@ public sealed class TcpRelayTests
         Assert.Equal("still here\n", Encoding.ASCII.GetString(await afterFin.Task.WaitAsync(TimeSpan.FromSeconds(15))));
     }
 
-    [Fact]
-    public async Task A_target_dying_mid_stream_cuts_the_caller_with_a_log_line()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_target_dying_mid_stream_cuts_the_caller_with_a_log_line(string engine)
     {
         await using TunnelStack stack = await TcpTunnel.StartStackAsync();
         await using var target = new ScriptedTcpTarget(async socket =>
@@ -73,7 +81,7 @@ public sealed class TcpRelayTests
             socket.Close(); // a crash: a reset, not a FIN
         });
         string session = NewSession("dies");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target);
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine));
 
         using Socket caller = await TcpTunnel.ConnectAsync(port);
         Assert.Equal(64 * 1024, (await TcpTunnel.ReadAsync(caller, 64 * 1024)).Length);
@@ -85,14 +93,16 @@ public sealed class TcpRelayTests
         await Eventually.WaitUntilAsync(() => TcpTunnel.Logged(session, "its target broke the connection"), "the server logs why the connection ended");
     }
 
-    [Fact]
-    public async Task A_caller_vanishing_closes_the_target_connection()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_caller_vanishing_closes_the_target_connection(string engine)
     {
         await using TunnelStack stack = await TcpTunnel.StartStackAsync();
         var targetSaw = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
         await using var target = new ScriptedTcpTarget(async socket => targetSaw.TrySetResult((await ScriptedTcpTarget.ReadToEndAsync(socket)).Length));
         string session = NewSession("vanish");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target);
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine));
 
         Socket caller = await TcpTunnel.ConnectAsync(port);
         await caller.SendAsync(new byte[1000]);
