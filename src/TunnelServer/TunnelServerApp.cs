@@ -115,7 +115,7 @@ public static class TunnelServerApp
         if (!string.IsNullOrEmpty(options.CredentialsFile))
         {
             services.AddSingleton(provider => new CredentialsFile(options.CredentialsFile,
-                provider.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), provider.GetRequiredService<ILogger<CredentialsFile>>()));
+                provider.GetRequiredService<Tunnel2.ProxyEntry.Sessions.SessionPolicies>(), provider.GetRequiredService<ILogger<CredentialsFile>>()));
         }
 
         if (options.Admin.CertificateAsk)

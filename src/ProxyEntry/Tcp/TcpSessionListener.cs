@@ -226,10 +226,14 @@ internal sealed class TcpSessionListener : IDisposable
         }
     }
 
-    /// <summary>Why the caller may not go on (checked before anything reaches a client), as a metric's reason and a log's detail; nulls when it may.</summary>
+    /// <summary>
+    /// Why the caller may not go on (checked before anything reaches a client), as a metric's reason and a log's detail;
+    /// nulls when it may. <paramref name="policy"/> is the session's policy, read once for this caller: its visitor
+    /// rules (the address gates; a rule that asks for credentials closes the port to TCP) and its cap on connections.
+    /// </summary>
     private (string? Reason, string? Detail) Refusal(IPEndPoint? remote, SessionPolicy policy)
     {
-        switch (_owner.Visitors.CheckTcpCaller(Session, remote?.Address))
+        switch (policy.Visitors.CheckTcpCaller(remote?.Address))
         {
             case VisitorVerdict.AddressDenied:
                 return ("address-denied", "address-denied (the session's visitor rules)");
