@@ -106,7 +106,8 @@ public sealed class ProcessStack : IAsyncDisposable
         using HttpClient http = CallerHttp.Create();
         await Eventually.WaitUntilAsync(async () =>
         {
-            using var probe = new HttpRequestMessage(HttpMethod.Get, SessionUrl(options.ProbePath));
+            using var probe = new HttpRequestMessage(HttpMethod.Get, options.ProbeHost is null ? SessionUrl(options.ProbePath) : new Uri(PublicUrl, options.ProbePath));
+            probe.Headers.Host = options.ProbeHost;
             foreach ((string name, string value) in options.ProbeHeaders)
             {
                 probe.Headers.Add(name, value);
@@ -132,6 +133,9 @@ public sealed record ProcessStackOptions
 
     /// <summary>The path (below the session) whose 200 says the stack is up.</summary>
     public string ProbePath { get; init; } = "/loadtest/ping";
+
+    /// <summary>A host name of the session's own: the probe asks for <see cref="ProbePath"/> on it instead of under <c>/session/{id}</c>.</summary>
+    public string? ProbeHost { get; init; }
 
     /// <summary>Headers the probe must carry (a session's visitor credentials).</summary>
     public IReadOnlyDictionary<string, string> ProbeHeaders { get; init; } = new Dictionary<string, string>();
