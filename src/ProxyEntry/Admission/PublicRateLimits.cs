@@ -67,13 +67,13 @@ public sealed class PublicRateLimits
         options.OnRejected = (rejected, cancel) =>
         {
             HttpContext context = rejected.HttpContext;
+            int retryAfter = rejected.Lease.TryGetMetadata(MetadataName.RetryAfter, out TimeSpan wait) ? Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)) : 1;
+            bool visitorSpent = _perVisitor is not null && !HasTokens(_perVisitor, context); // reads the exchange: before it is given back
             if (leave is not null && context.Features.Get<ProxyExchange>() is { } exchange)
             {
                 leave(exchange);
             }
 
-            int retryAfter = rejected.Lease.TryGetMetadata(MetadataName.RetryAfter, out TimeSpan wait) ? Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)) : 1;
-            bool visitorSpent = _perVisitor is not null && !HasTokens(_perVisitor, context);
             string limit = visitorSpent ? "per-visitor" : "per-session";
             ProxyEntryLog.RateLimited(logger, context.Request.Path.Value ?? "/", context.Connection.RemoteIpAddress, limit);
             return new ValueTask(ProblemResponse.WriteAsync(context, StatusCodes.Status429TooManyRequests, ProblemTypes.RateLimited, "Too many requests",

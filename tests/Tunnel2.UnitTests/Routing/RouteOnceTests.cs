@@ -55,6 +55,29 @@ public sealed class RouteOnceTests : IAsyncDisposable
     }
 
     [Fact]
+    public async Task A_visitor_out_of_its_own_tokens_is_told_so_and_its_exchange_goes_back()
+    {
+        await using ServiceProvider services = new ServiceCollection().AddLogging().AddProxyEntry(new ConfigurationBuilder()
+            .AddInMemoryCollection(new Dictionary<string, string?>
+            {
+                ["ProxyEntry:SessionDefaults:RateLimit:PerSecond"] = "0",
+                ["ProxyEntry:RateLimits:PerVisitor:PerSecond"] = "1",
+                ["ProxyEntry:RateLimits:PerVisitor:Burst"] = "1",
+            }).Build()).BuildServiceProvider();
+        var app = new ApplicationBuilder(services);
+        app.UseProxyEntry();
+        RequestDelegate pipeline = app.Build();
+
+        DefaultHttpContext first = Request("/session/a/x", services), second = Request("/session/b/x", services);
+        await pipeline(first);
+        await pipeline(second);
+
+        Assert.Equal(StatusCodes.Status429TooManyRequests, second.Response.StatusCode);
+        Assert.Contains("PerVisitor", Body(second), StringComparison.Ordinal); // the visitor's bucket, found through its exchange
+        Assert.Null(second.Features.Get<ProxyExchange>());
+    }
+
+    [Fact]
     public async Task A_request_that_is_not_the_proxys_goes_on_unrouted_and_uncounted()
     {
         DefaultHttpContext first = await SendAsync("/healthz");
@@ -96,9 +119,11 @@ public sealed class RouteOnceTests : IAsyncDisposable
         return context;
     }
 
-    private DefaultHttpContext Request(string target)
+    private DefaultHttpContext Request(string target) => Request(target, _services);
+
+    private static DefaultHttpContext Request(string target, IServiceProvider services)
     {
-        var context = new DefaultHttpContext { RequestServices = _services };
+        var context = new DefaultHttpContext { RequestServices = services };
         context.Request.Method = "GET";
         context.Request.Path = target;
         context.Features.Get<IHttpRequestFeature>()!.RawTarget = target;
