@@ -49,9 +49,6 @@ public sealed class SessionPolicies
     /// <summary>The policy of a session with no entry of its own and no visitor rules.</summary>
     public SessionPolicy Default => _defaultOptions;
 
-    /// <summary>Each session's own options, as resolved at start (its host names among them).</summary>
-    public IReadOnlyDictionary<string, SessionPolicy> Own => _options;
-
     /// <summary>The session's policy now: one volatile read of the current table, then one dictionary read.</summary>
     public SessionPolicy For(string session) => Volatile.Read(ref _table).For(session);
 
