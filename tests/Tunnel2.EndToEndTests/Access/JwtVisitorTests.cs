@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Http.Headers;
 using System.Text.Json;
+using System.Text.RegularExpressions;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -110,6 +111,14 @@ public sealed class JwtVisitorTests : IAsyncLifetime
         using JsonDocument problem = JsonDocument.Parse(await answer.Content.ReadAsStringAsync());
         Assert.Equal("urn:tunnel2:problem:visitor-unauthorized", problem.RootElement.GetProperty("type").GetString());
         Assert.StartsWith(detail, problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        if (token is not null)
+        {
+            // The operator reads why in one line, with what to do, and never the token itself.
+            Match logged = await _stack!.Server.WaitForOutputAsync(new Regex(@"its bearer JWT was not accepted \((?<reason>[a-z-]+)\): (?<detail>[^\n]*) To fix: \S"));
+            Assert.Equal(kind, logged.Groups["reason"].Value);
+            Assert.StartsWith(detail, logged.Groups["detail"].Value, StringComparison.Ordinal);
+            Assert.DoesNotContain(token, _stack.Server.Output, StringComparison.Ordinal);
+        }
     }
 
     [Fact]
