@@ -87,6 +87,27 @@ public sealed class OidcBehindTlsEdgeTests : IAsyncLifetime
         Assert.Equal((false, "http"), elsewhere);
     }
 
+    [Fact]
+    public async Task Behind_the_trusted_edge_the_backend_sees_one_forwarded_set_and_none_of_the_middlewares_X_Original_headers()
+    {
+        using HttpClient fromEdge = CallerHttp.From(EdgeAddress);
+        using var visit = new HttpRequestMessage(HttpMethod.Get, _login!.Stack.SessionUrl("/loadtest/get"));
+        visit.Headers.Add("X-Forwarded-For", "203.0.113.7");
+        visit.Headers.Add("X-Forwarded-Proto", "https");
+        visit.Headers.Add("Cookie", _login.Cookie("ivan@example.com", TimeSpan.FromMinutes(30)));
+
+        using HttpResponseMessage answer = await fromEdge.SendAsync(visit);
+
+        Assert.Equal(HttpStatusCode.OK, answer.StatusCode);
+        using JsonDocument seen = JsonDocument.Parse(await answer.Content.ReadAsStringAsync());
+        JsonElement headers = seen.RootElement.GetProperty("headers");
+        Assert.Equal("203.0.113.7", headers.GetProperty("X-Forwarded-For").GetString());
+        Assert.Equal("https", headers.GetProperty("X-Forwarded-Proto").GetString());
+        Assert.Equal(_login.Stack.PublicUrl.Authority, headers.GetProperty("X-Forwarded-Host").GetString());
+        // ASP.NET Core's forwarded-headers middleware keeps what it replaced in X-Original-For/-Proto: the tunnel's to read, not the backend's.
+        Assert.DoesNotContain(headers.EnumerateObject(), header => header.Name.StartsWith("X-Original-", StringComparison.OrdinalIgnoreCase));
+    }
+
     /// <summary>
     /// Sends <c>X-Forwarded-Proto: https</c> twice: without a cookie (is the login's correlation cookie Secure?) and with
     /// one (which scheme does the backend hear of?).

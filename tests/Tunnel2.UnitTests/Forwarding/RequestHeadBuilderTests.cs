@@ -83,6 +83,24 @@ public sealed class RequestHeadBuilderTests
     }
 
     [Fact]
+    public void The_forwarded_headers_middlewares_X_Original_headers_do_not_reach_the_backend()
+    {
+        DefaultHttpContext context = Context(r =>
+        {
+            r.Headers["X-Original-For"] = "127.0.0.250:39293";
+            r.Headers["x-original-proto"] = "http";
+            r.Headers["X-Original-Host"] = "edge.internal";
+            r.Headers["X-Original-Prefix"] = "/";
+            r.Headers["X-Original-Other"] = "kept";
+        });
+
+        RequestHead head = RequestHeadBuilder.Build(context, "/", "/session/abc");
+
+        Assert.Equal(["X-Original-Other"], head.Headers.Select(h => h.Name).Where(name => name.StartsWith("X-Original-", StringComparison.OrdinalIgnoreCase)));
+        Assert.Equal("203.0.113.7", Single(head, "X-Forwarded-For"));
+    }
+
+    [Fact]
     public void Without_a_host_or_remote_address_the_forwarded_set_stays_well_formed()
     {
         var context = new DefaultHttpContext();
