@@ -95,7 +95,7 @@ public static class TunnelServerApp
             return;
         }
 
-        services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
+        services.AddAdminMetrics(ProxyEntryMetrics.MeterName, ServerMeter.Name);
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.ConfigureResource(resource =>
             resource.AddService("TunnelServer", serviceInstanceId: options.Cluster.ResolvedNodeName)));
         services.AddOpenApi();

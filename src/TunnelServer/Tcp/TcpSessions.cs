@@ -147,7 +147,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
             var listener = new TcpSessionListener(this, session, bound.Socket, _bindAddress, bound.Port);
             _listeners[session] = listener;
             listener.AddLease();
-            TcpLog.PortOpened(_logger, session, listener.Port, TcpPublicAddress.For(_bindAddress, listener.Port, null));
+            TcpPortLog.PortOpened(_logger, session, listener.Port, TcpPublicAddress.For(_bindAddress, listener.Port, null));
             listener.Start();
 #pragma warning disable CA2000 // the reservation carries the lease to the uplink, which disposes it when it ends
             return new TcpReservation(new TcpLease(this, listener), null);
@@ -168,7 +168,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
             _listeners.Remove(listener.Session);
         }
 
-        TcpLog.PortClosed(_logger, listener.Session, listener.Port);
+        TcpPortLog.PortClosed(_logger, listener.Session, listener.Port);
         listener.Dispose();
     }
 
@@ -201,7 +201,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
 
     private TcpReservation Refuse(string session, int status, string reason, string title, string detail, params KeyValuePair<string, string>[] headers)
     {
-        TcpLog.LoginRefused(_logger, session, detail);
+        TcpPortLog.LoginRefused(_logger, session, detail);
         return new TcpReservation(null, new HandshakeRefusal(status, reason, title, detail, headers));
     }
 

@@ -15,15 +15,19 @@ public sealed class ProcessStack : IAsyncDisposable
 {
     private readonly WebApplication? _backend;
 
-    private ProcessStack(WebApplication? backend, TunnelProcess server, TunnelProcess client, Uri publicUrl, Uri tunnelUrl, string session)
+    private ProcessStack(WebApplication? backend, Uri backendUrl, TunnelProcess server, TunnelProcess client, Uri publicUrl, Uri tunnelUrl, string session)
     {
         _backend = backend;
+        BackendUrl = backendUrl;
         Server = server;
         Client = client;
         PublicUrl = publicUrl;
         TunnelUrl = tunnelUrl;
         Session = session;
     }
+
+    /// <summary>The backend the client serves the session from (the test backend this stack started, or the one it was given).</summary>
+    public Uri BackendUrl { get; }
 
     public TunnelProcess Server { get; }
 
@@ -56,7 +60,7 @@ public sealed class ProcessStack : IAsyncDisposable
             client = TunnelProcess.StartClient("client", options.Environment,
                 ["--server", tunnelUrl.ToString().TrimEnd('/'), "--session", session, "--token", TunnelStack.Token,
                     "--backend", backendUrl.ToString().TrimEnd('/'), .. options.ClientArgs]);
-            var stack = new ProcessStack(backend, server, client, publicUrl, tunnelUrl, session);
+            var stack = new ProcessStack(backend, backendUrl, server, client, publicUrl, tunnelUrl, session);
             await stack.WaitUntilServedAsync(options);
             return stack;
         }
