@@ -5,6 +5,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Admission;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Draining;
@@ -28,7 +29,11 @@ public static class ProxyEntryExtensions
             .ValidateOnStart();
         services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsAnnotations>();
         services.AddSingleton<IValidateOptions<ProxyEntryOptions>, ProxyEntryOptionsValidator>();
-        services.AddSingleton(provider => new HostRouter(provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.Routing));
+        services.AddSingleton(provider =>
+        {
+            ProxyEntryOptions options = provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value;
+            return new HostRouter(options.Routing.HostSuffix, SessionEntries.Hosts(options.Routing, options.Sessions));
+        });
         services.AddMetrics();
         services.AddSingleton(provider =>
         {
@@ -45,7 +50,8 @@ public static class ProxyEntryExtensions
             provider.GetRequiredService<SessionRegistry>().Policies));
         services.AddRateLimiter(_ => { });
         services.AddOptions<Microsoft.AspNetCore.RateLimiting.RateLimiterOptions>()
-            .Configure<PublicRateLimits, ILoggerFactory>((limiter, limits, loggers) => limits.Configure(limiter, loggers.CreateLogger<PublicRateLimits>()));
+            .Configure<PublicRateLimits, ILoggerFactory, ExchangeEntry>((limiter, limits, loggers, entry) =>
+                limits.Configure(limiter, loggers.CreateLogger<PublicRateLimits>(), entry.Leave));
         services.AddOptions<ForwardedHeadersOptions>().Configure<IOptions<ProxyEntryOptions>>((forwarded, proxy) =>
         {
             // The scheme too: behind an edge that terminates TLS (Caddy, HAProxy) the visitor came over https, and the
@@ -74,20 +80,20 @@ public static class ProxyEntryExtensions
         services.AddSingleton<PassiveHealth>();
         services.AddSingleton<RetryPolicy>();
         services.AddSingleton<ProxyExchangePool>();
+        services.AddSingleton<ExchangeEntry>();
         services.AddSingleton<TunnelForwarder>();
     }
 
     /// <summary>
     /// Forwards every request on a session's host name (<see cref="HostRouter"/>), whatever its path, and on any other
     /// host every request under <c>/session/</c>; everything else goes on down the pipeline. The request is routed once,
-    /// here, before the rate limiter: the decision travels on it as its <see cref="RoutedSession"/> feature, which the
-    /// rate limiter and the forwarder read.
+    /// here, before the rate limiter, and its session's policy read once (<see cref="ExchangeEntry"/>): both travel in
+    /// its pooled exchange, its feature, which the rate limiter and the forwarder read.
     /// </summary>
     public static IApplicationBuilder UseProxyEntry(this IApplicationBuilder app)
     {
         TunnelForwarder forwarder = app.ApplicationServices.GetRequiredService<TunnelForwarder>();
-        HostRouter hosts = app.ApplicationServices.GetRequiredService<HostRouter>();
-        Func<string, Policy.SessionPolicy> policyOf = app.ApplicationServices.GetRequiredService<SessionRegistry>().Policies.For;
+        ExchangeEntry entry = app.ApplicationServices.GetRequiredService<ExchangeEntry>();
         if (app.ApplicationServices.GetRequiredService<IOptions<ProxyEntryOptions>>().Value.TrustedProxies.Count > 0)
         {
             app.UseForwardedHeaders();
@@ -95,11 +101,7 @@ public static class ProxyEntryExtensions
 
         app.Use(next => context =>
         {
-            if (ExchangeRouter.Route(context, hosts, policyOf) is { } routed)
-            {
-                context.Features.Set(routed);
-            }
-
+            entry.Enter(context);
             return next(context);
         });
         if (app.ApplicationServices.GetRequiredService<PublicRateLimits>().IsOn)
@@ -107,6 +109,6 @@ public static class ProxyEntryExtensions
             app.UseRateLimiter();
         }
 
-        return app.Use(next => context => context.Features.Get<RoutedSession>() is { } routed ? forwarder.ForwardAsync(context, routed) : next(context));
+        return app.Use(next => context => context.Features.Get<ProxyExchange>() is { } exchange ? forwarder.ForwardAsync(exchange) : next(context));
     }
 }

@@ -95,7 +95,7 @@ public static class TunnelServerApp
             return;
         }
 
-        services.AddAdminMetrics(ProxyEntryMetrics.MeterName, TunnelServerMetrics.MeterName);
+        services.AddAdminMetrics(ProxyEntryMetrics.MeterName, ServerMeter.Name);
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.ConfigureResource(resource =>
             resource.AddService("TunnelServer", serviceInstanceId: options.Cluster.ResolvedNodeName)));
         services.AddOpenApi();
@@ -115,7 +115,7 @@ public static class TunnelServerApp
         if (!string.IsNullOrEmpty(options.CredentialsFile))
         {
             services.AddSingleton(provider => new CredentialsFile(options.CredentialsFile,
-                provider.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), provider.GetRequiredService<ILogger<CredentialsFile>>()));
+                provider.GetRequiredService<Tunnel2.ProxyEntry.Sessions.SessionPolicies>(), provider.GetRequiredService<ILogger<CredentialsFile>>()));
         }
 
         if (options.Admin.CertificateAsk)

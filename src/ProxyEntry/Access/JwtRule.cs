@@ -1,5 +1,8 @@
 using System.Security.Claims;
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.IdentityModel.JsonWebTokens;
 using Microsoft.IdentityModel.Protocols;
 using Microsoft.IdentityModel.Protocols.OpenIdConnect;
@@ -30,6 +33,7 @@ public sealed class JwtRule : IVisitorRule
 
     private readonly JsonWebTokenHandler _tokens = new() { MapInboundClaims = false };
     private readonly TokenValidationParameters _parameters;
+    private ILogger? _logger;
 
     public JwtRule(string issuer, string audience, Uri? jwksUrl, TimeSpan clockSkew, TimeSpan refresh)
         : this(issuer, audience, jwksUrl, clockSkew, refresh, null)
@@ -91,13 +95,14 @@ public sealed class JwtRule : IVisitorRule
         string token = authorization[7..].Trim();
         if (!_tokens.CanReadToken(token))
         {
-            return Refuse(check, "The bearer token is not a JWT.");
+            return Refuse(check, new TokenRefusal("not-a-jwt", "The bearer token is not a JWT.",
+                "the caller sent something else after 'Bearer ' (an API key perhaps); it must send a JWT from " + Issuer));
         }
 
         TokenValidationResult result = await _tokens.ValidateTokenAsync(token, _parameters.Clone());
         if (!result.IsValid)
         {
-            return Refuse(check, TokenProblem.Describe(result.Exception));
+            return Refuse(check, TokenProblem.Of(result.Exception));
         }
 
         check.CredentialsHeader = HeaderNames.Authorization;
@@ -107,9 +112,12 @@ public sealed class JwtRule : IVisitorRule
         return CredentialOutcome.Accepted;
     }
 
-    private CredentialOutcome Refuse(VisitorCheck check, string problem)
+    private CredentialOutcome Refuse(VisitorCheck check, TokenRefusal refusal)
     {
-        check.Problem = problem;
+        // The rules are read from the credentials file, outside the container: the logger comes with the request.
+        ILogger logger = _logger ??= check.Context.RequestServices?.GetService<ILoggerFactory>()?.CreateLogger<JwtRule>() ?? (ILogger)NullLogger.Instance;
+        JwtLog.TokenRefused(logger, check.Session, check.Remote, refusal.Reason, refusal.Detail, refusal.Advice);
+        check.Problem = refusal.Detail;
         check.ProblemBy = this;
         return CredentialOutcome.Wrong;
     }

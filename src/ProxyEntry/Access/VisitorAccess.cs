@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Net;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
@@ -12,12 +11,12 @@ namespace Tunnel2.ProxyEntry.Access;
 
 /// <summary>
 /// Visitor access control, checked for every public request before anything reaches an uplink: the session's
-/// <see cref="VisitorPolicy"/> from the server's credentials file, then the one its client declared at login (when the
-/// server allows that), and a limit on wrong credentials per address. The header that carried accepted credentials is
-/// the tunnel's, not the backend's: it is taken off before the request is forwarded. Under a policy, the identity
-/// headers (<see cref="ForwardedUserHeader"/>, <see cref="ForwardedEmailHeader"/>) are the tunnel's too: a caller's are
-/// removed, and the visitor's identity, when a rule knows it, is set. A server with no policies pays two field reads
-/// per request.
+/// <see cref="SessionVisitorRules"/> (the credentials file's entry, then what its client declared at login), which the
+/// caller reads from the session's policy, and a limit on wrong credentials per address. The header that carried
+/// accepted credentials is the tunnel's, not the backend's: it is taken off before the request is forwarded. Under a
+/// rule, the identity headers (<see cref="ForwardedUserHeader"/>, <see cref="ForwardedEmailHeader"/>) are the tunnel's
+/// too: a caller's are removed, and the visitor's identity, when a rule knows it, is set. A session with no rules pays
+/// one field read per request.
 /// </summary>
 public sealed class VisitorAccess : IDisposable
 {
@@ -26,9 +25,6 @@ public sealed class VisitorAccess : IDisposable
 
     private readonly FailedAttempts _failures;
     private readonly ILogger<VisitorAccess> _logger;
-    private readonly ConcurrentDictionary<string, VisitorPolicy> _declared = new(StringComparer.Ordinal);
-    private VisitorPolicies _policies = VisitorPolicies.None;
-    private volatile bool _anyDeclared;
 
     public VisitorAccess(IOptions<ProxyEntryOptions> options, ILogger<VisitorAccess> logger)
     {
@@ -36,68 +32,11 @@ public sealed class VisitorAccess : IDisposable
         _failures = new FailedAttempts(options.Value.RateLimits.FailedVisitorLoginsPerMinute);
     }
 
-    public VisitorPolicies Policies
-    {
-        get => Volatile.Read(ref _policies);
-        set => Volatile.Write(ref _policies, value);
-    }
-
-    /// <summary>
-    /// The rules a client of <paramref name="session"/> declared at its login; null clears them. The latest login of the
-    /// session decides (all uplinks of one client declare the same).
-    /// </summary>
-    public void Declare(string session, VisitorPolicy? policy)
-    {
-        if (policy is not null)
-        {
-            _declared[session] = policy;
-            _anyDeclared = true;
-        }
-        else if (_anyDeclared)
-        {
-            _declared.TryRemove(session, out _);
-        }
-    }
-
     /// <returns>Null when the visitor may go on; otherwise the answer to send (already logged).</returns>
+    /// <param name="rules">The session's rules, from its policy (read once per request with the route).</param>
     /// <param name="prefix"><c>/session/{id}</c> when the path named the session; empty when its host did.</param>
-    public ValueTask<VisitorDenial?> CheckAsync(HttpContext context, string session, string prefix = "")
-    {
-        VisitorPolicies policies = Policies;
-        VisitorPolicy? server = policies.Count == 0 ? null : policies.For(session);
-        VisitorPolicy? declared = _anyDeclared && _declared.TryGetValue(session, out VisitorPolicy? fromClient) ? fromClient : null;
-        return server is null && declared is null ? default : CheckAsync(context, session, prefix, server, declared);
-    }
-
-    /// <summary>
-    /// A raw TCP caller of <paramref name="session"/> (which can carry no credentials): the same address rules as an HTTP
-    /// visitor, from the server's policy and the client's declared one. A policy that wants credentials takes no TCP
-    /// caller at all (<see cref="VisitorVerdict.CredentialsMissing"/>): the session is closed rather than left open.
-    /// </summary>
-    public VisitorVerdict CheckTcpCaller(string session, IPAddress? remote)
-    {
-        VisitorPolicies policies = Policies;
-        foreach (VisitorPolicy? policy in (ReadOnlySpan<VisitorPolicy?>)[policies.Count == 0 ? null : policies.For(session),
-                     _anyDeclared && _declared.TryGetValue(session, out VisitorPolicy? declared) ? declared : null])
-        {
-            if (policy is null)
-            {
-                continue;
-            }
-
-            if (!policy.AllowsAddress(remote))
-            {
-                return VisitorVerdict.AddressDenied;
-            }
-
-            if (policy.WantsCredentials)
-            {
-                return VisitorVerdict.CredentialsMissing;
-            }
-        }
-
-        return VisitorVerdict.Allowed;
-    }
+    public ValueTask<VisitorDenial?> CheckAsync(HttpContext context, SessionVisitorRules rules, string session, string prefix = "") =>
+        rules.IsEmpty ? default : CheckAsync(context, session, prefix, rules.FromFile, rules.Declared);
 
     public void Dispose() => _failures.Dispose();
 

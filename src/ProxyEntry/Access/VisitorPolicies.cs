@@ -36,6 +36,12 @@ public sealed class VisitorPolicies
 
     public int Count { get; }
 
+    /// <summary>The entries that name one session exactly.</summary>
+    public IEnumerable<VisitorPolicy> Exact => _exact.Values;
+
+    /// <summary>The entries with a wildcard, in the order a session is matched against them.</summary>
+    public IReadOnlyList<VisitorPolicy> Patterns => _patterns;
+
     public VisitorPolicy? For(string session)
     {
         if (_exact.TryGetValue(session, out VisitorPolicy? exact))

@@ -56,7 +56,10 @@ public sealed class ProxyEntryOptions
     /// <summary>
     /// One session's own settings, by session id, e.g. <c>Sessions:&lt;id&gt;:MaxTcpConnections</c>: <c>Strategy</c>,
     /// <c>Affinity</c>, <c>AffinityHeader</c>, <c>RateLimit:PerSecond</c>, <c>RateLimit:Burst</c>,
-    /// <c>MaxTcpConnections</c>. What an entry leaves unset comes from <c>SessionDefaults</c> and <c>Balancing</c>.
+    /// <c>MaxTcpConnections</c>, <c>Hosts:0</c>… (its custom domains, beside <c>Routing:Hosts</c>; a host claimed for
+    /// two sessions stops the start) and <c>PathRouting</c> (default true; false: only its host names reach it, and
+    /// <c>/session/&lt;id&gt;/</c> gets the 404 of a session nobody serves). What an entry leaves unset comes from
+    /// <c>SessionDefaults</c> and <c>Balancing</c>.
     /// </summary>
     public Dictionary<string, SessionOptions> Sessions { get; set; } = new(StringComparer.Ordinal);
 

@@ -35,6 +35,7 @@ public sealed class ProxyEntryOptionsValidator : IValidateOptions<ProxyEntryOpti
 
         failures.AddRange(options.Balancing.Problems());
         failures.AddRange(SessionEntries.Problems(options.Balancing, options.Sessions));
+        failures.AddRange(SessionEntries.HostClaims(options.Routing, options.Sessions));
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

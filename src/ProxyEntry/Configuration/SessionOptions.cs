@@ -23,4 +23,18 @@ public sealed class SessionOptions
 
     /// <summary>TCP connections open at once on the session's port, in place of <c>ProxyEntry:SessionDefaults:MaxTcpConnections</c>.</summary>
     public int? MaxTcpConnections { get; set; }
+
+    /// <summary>
+    /// The session's custom domains, e.g. <c>Sessions:{id}:Hosts:0=app.example.org</c>: each reaches the session with
+    /// its path unchanged, as a <c>ProxyEntry:Routing:Hosts</c> entry naming it does (both are read; a host claimed for
+    /// two sessions stops the server at start).
+    /// </summary>
+    public List<string>? Hosts { get; set; }
+
+    /// <summary>
+    /// Whether <c>/session/{id}/…</c> reaches the session (default true). False: only its host names do (its
+    /// <see cref="Hosts"/>, <c>Routing:Hosts</c>, <c>{id}.{HostSuffix}</c>), and such a path gets the same 404 as a
+    /// session nobody serves.
+    /// </summary>
+    public bool? PathRouting { get; set; }
 }

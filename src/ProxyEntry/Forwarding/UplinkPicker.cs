@@ -21,9 +21,9 @@ internal sealed class UplinkPicker
     public UplinkPicker(SessionRegistry registry) => _registry = registry;
 
     /// <summary>The session's policy and the request's affinity key under it, read once for all attempts.</summary>
-    public void ApplyPolicy(ProxyExchange exchange)
+    public static void ApplyPolicy(ProxyExchange exchange)
     {
-        exchange.Policy = _registry.PolicyFor(exchange.Session);
+        exchange.Policy = exchange.SessionPolicy.Balancing; // the policy the route step read: no second lookup
         exchange.AffinityKey = exchange.Policy.AffinityPolicy.KeyOf(new HttpAffinityRequest(exchange.Context, exchange.Route.Prefix));
     }
 

@@ -2,6 +2,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Security.Cryptography;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.HttpOverrides;
 using Microsoft.Extensions.Primitives;
 using Microsoft.Net.Http.Headers;
 using Tunnel2.Protocol.Heads;
@@ -113,9 +114,9 @@ public static class RequestHeadBuilder
     }
 
     /// <summary>
-    /// Whether a caller's header crosses the tunnel: hop-by-hop ones, Host and the caller's own <c>X-Forwarded-*</c> do
-    /// not. Upgrade is hop-by-hop, but the one field the backend must see to switch; Connection: Upgrade is the client's
-    /// to write.
+    /// Whether a caller's header crosses the tunnel: hop-by-hop ones, Host, the caller's own <c>X-Forwarded-*</c> and the
+    /// forwarded-headers middleware's <c>X-Original-*</c> do not. Upgrade is hop-by-hop, but the one field the backend
+    /// must see to switch; Connection: Upgrade is the client's to write.
     /// </summary>
     private static bool Crosses(string name, bool upgrade, StringValues connectionTokens) =>
         (upgrade && string.Equals(name, HeaderNames.Upgrade, StringComparison.OrdinalIgnoreCase))
@@ -178,13 +179,23 @@ public static class RequestHeadBuilder
         return chunked == 1 ? RequestHeadProblem.None : RequestHeadProblem.InvalidTransferEncoding;
     }
 
+    /// <summary>
+    /// The <c>X-Forwarded-*</c> set this side writes, and the <c>X-Original-*</c> names in which ASP.NET Core's
+    /// forwarded-headers middleware keeps what it replaced when it believes a trusted proxy (<c>TrustedProxies</c>):
+    /// the backend gets one clean set, neither the caller's nor the middleware's leftovers.
+    /// </summary>
     private static bool IsForwardedHeader(string name) =>
-        name.StartsWith("X-Forwarded-", StringComparison.OrdinalIgnoreCase)
-        && (name.Length == ForwardedFor.Length || name.Length == ForwardedHost.Length || name.Length == ForwardedProto.Length || name.Length == ForwardedPrefix.Length)
-        && (name.Equals(ForwardedFor, StringComparison.OrdinalIgnoreCase)
-            || name.Equals(ForwardedProto, StringComparison.OrdinalIgnoreCase)
-            || name.Equals(ForwardedHost, StringComparison.OrdinalIgnoreCase)
-            || name.Equals(ForwardedPrefix, StringComparison.OrdinalIgnoreCase));
+        (name.StartsWith("X-Forwarded-", StringComparison.OrdinalIgnoreCase)
+         && (name.Length == ForwardedFor.Length || name.Length == ForwardedHost.Length || name.Length == ForwardedProto.Length || name.Length == ForwardedPrefix.Length)
+         && (name.Equals(ForwardedFor, StringComparison.OrdinalIgnoreCase)
+             || name.Equals(ForwardedProto, StringComparison.OrdinalIgnoreCase)
+             || name.Equals(ForwardedHost, StringComparison.OrdinalIgnoreCase)
+             || name.Equals(ForwardedPrefix, StringComparison.OrdinalIgnoreCase)))
+        || (name.StartsWith("X-Original-", StringComparison.OrdinalIgnoreCase)
+            && (name.Equals(ForwardedHeadersDefaults.XOriginalForHeaderName, StringComparison.OrdinalIgnoreCase)
+                || name.Equals(ForwardedHeadersDefaults.XOriginalProtoHeaderName, StringComparison.OrdinalIgnoreCase)
+                || name.Equals(ForwardedHeadersDefaults.XOriginalHostHeaderName, StringComparison.OrdinalIgnoreCase)
+                || name.Equals(ForwardedHeadersDefaults.XOriginalPrefixHeaderName, StringComparison.OrdinalIgnoreCase)));
 
     /// <summary>Headers listed in <c>Connection</c> are hop-by-hop too (RFC 9110 §7.6.1).</summary>
     private static bool NamedByConnection(StringValues connection, string name)

@@ -2,22 +2,29 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.ObjectPool;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Balancing;
+using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Routing;
 
 namespace Tunnel2.ProxyEntry.Pipeline;
 
 /// <summary>
-/// One public request on its way through the steps (route, access, pick, forward, retry), as YARP's
+/// One public request on its way through the steps (route, rate limit, access, pick, forward, retry), as YARP's
 /// <c>IReverseProxyFeature</c> carries one: what each step found, for the next to read. One object per request in
-/// flight, taken from <see cref="ProxyExchangePool"/> and handed back when the request ends, so the hot path does not
-/// allocate it.
+/// flight, taken from <see cref="ProxyExchangePool"/> by the route step (<see cref="ExchangeEntry"/>), carried as the
+/// request's feature, and handed back when the request ends, so the hot path does not allocate it.
 /// </summary>
 internal sealed class ProxyExchange
 {
     public HttpContext Context { get; private set; } = null!;
 
-    /// <summary>The route step's decision, made once as the request came in (also the request's feature).</summary>
-    public RoutedSession Routed { get; private set; } = null!;
+    /// <summary>The route step's decision, made once as the request came in.</summary>
+    public RoutedSession Routed { get; private set; }
+
+    /// <summary>
+    /// The session's policy, read once with the route: the snapshot this request meets (its visitor rules, rate limit
+    /// and balancing), whatever reload or login happens while it runs.
+    /// </summary>
+    public SessionPolicy SessionPolicy { get; private set; } = null!;
 
     public SessionRoute Route => Routed.Route;
 
@@ -60,10 +67,17 @@ internal sealed class ProxyExchange
     /// <summary>The session had a client at all: its id earns a metrics label.</summary>
     public bool SessionFound { get; set; }
 
-    public void Start(HttpContext context, RoutedSession routed, RequestHead head, bool hasBody)
+    /// <summary>The route step: the request, where it goes and its session's policy.</summary>
+    public void Enter(HttpContext context, RoutedSession routed, SessionPolicy policy)
     {
         Context = context;
         Routed = routed;
+        SessionPolicy = policy;
+    }
+
+    /// <summary>Admitted: the head that crosses the tunnel.</summary>
+    public void Start(RequestHead head, bool hasBody)
+    {
         Head = head;
         IsUpgrade = head.IsUpgrade;
         HasBody = !IsUpgrade && hasBody;
@@ -73,7 +87,8 @@ internal sealed class ProxyExchange
     public void Clear()
     {
         Context = null!;
-        Routed = null!;
+        Routed = default;
+        SessionPolicy = null!;
         Head = null!;
         Policy = null!;
         AffinityKey = AffinityCookie = null;

@@ -1,6 +1,5 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using Tunnel2.ProxyEntry.Policy;
 
 namespace Tunnel2.ProxyEntry.Routing;
 
@@ -18,6 +17,12 @@ internal enum RouteStatus
 
     /// <summary><c>/session/{id}</c> without its slash: redirected to the session's root (the target is the location).</summary>
     Redirect,
+
+    /// <summary>
+    /// A session reached by a way its policy closes (a path, with <c>PathRouting</c> false): the same 404 as a session
+    /// nobody serves, so the path does not tell that the session exists.
+    /// </summary>
+    Unreachable,
 }
 
 /// <summary>
@@ -39,8 +44,7 @@ internal static class ExchangeRouter
     /// <c>/session/a/%2e%2e/%2e%2e/x</c> is <c>/x</c>, and such a request must get the forwarder's 400, not fall through).
     /// Null for a request that is not the proxy's (<c>/healthz</c>, the admin API): it goes on down the pipeline.
     /// </summary>
-    /// <param name="policyOf">Where the session's <see cref="RoutedSession.Policy"/> is looked up, once, with the route (the registry's policies).</param>
-    public static RoutedSession? Route(HttpContext context, HostRouter hosts, Func<string, SessionPolicy>? policyOf = null)
+    public static RoutedSession? Route(HttpContext context, HostRouter hosts)
     {
         RouteStatus status;
         SessionRoute route;
@@ -48,7 +52,7 @@ internal static class ExchangeRouter
         if (hosts.IsEnabled && hosts.Match(context.Request.Host.Value, out string session) is var hostRoute and not HostRoute.None)
         {
             status = ByHost(context, hostRoute, session, out route, out backendTarget);
-            return new RoutedSession(status, route, backendTarget, namesSession: hostRoute == HostRoute.Session, policyOf?.Invoke(route.Session));
+            return new RoutedSession(status, route, backendTarget, NamesSession: hostRoute == HostRoute.Session);
         }
 
         if (!context.Request.Path.StartsWithSegments(SessionSegment, StringComparison.Ordinal) && !RawTargetNamesSession(context))
@@ -57,7 +61,7 @@ internal static class ExchangeRouter
         }
 
         status = ByPath(context, out route, out backendTarget);
-        return new RoutedSession(status, route, backendTarget, namesSession: status is RouteStatus.Forward or RouteStatus.Redirect, policyOf?.Invoke(route.Session));
+        return new RoutedSession(status, route, backendTarget, NamesSession: status is RouteStatus.Forward or RouteStatus.Redirect);
     }
 
     public static RouteStatus ByPath(HttpContext context, out SessionRoute route, out string backendTarget)

@@ -1,51 +1,23 @@
-using Tunnel2.ProxyEntry.Policy;
-
 namespace Tunnel2.ProxyEntry.Routing;
 
 /// <summary>
 /// The route step's decision for one public request, made once as the request enters the proxy
-/// (<c>UseProxyEntry</c>, <see cref="ExchangeRouter.Route"/>) and carried on it as a feature
-/// (<c>HttpContext.Features.Get&lt;RoutedSession&gt;()</c>), as YARP's endpoint routing hands later middleware the route
-/// it chose: the rate limiter reads the session from it, and the forwarder the session and the backend's target.
-/// Nothing after it parses the path or the host again.
+/// (<c>UseProxyEntry</c>, <see cref="ExchangeRouter.Route"/>): a value, kept in the request's pooled exchange
+/// (<c>Pipeline/ProxyExchange</c>, the request's feature), as YARP's endpoint routing hands later middleware the route
+/// it chose. The rate limiter reads the session from it, and the forwarder the session and the backend's target.
+/// Nothing after it parses the path or the host again, and nothing is allocated to carry it.
 /// </summary>
-internal sealed class RoutedSession
+internal readonly record struct RoutedSession(RouteStatus Status, SessionRoute Route, string BackendTarget, bool NamesSession)
 {
-    /// <param name="policy">The session's settings, looked up once with the route; null for a route made without them (tests).</param>
-    public RoutedSession(RouteStatus status, SessionRoute route, string backendTarget, bool namesSession, SessionPolicy? policy = null)
-    {
-        Status = status;
-        Route = route;
-        BackendTarget = backendTarget;
-        NamesSession = namesSession;
-        Policy = policy;
-    }
-
-    /// <summary>
-    /// The session's one policy (its balancing, rate limit and TCP cap), looked up once with the route: the rate limiter
-    /// and the balancing read it here. A shared object, resolved at start: carrying it costs no allocation.
-    /// </summary>
-    public SessionPolicy? Policy { get; }
-
-    /// <summary>What to do with the request: forward it, or answer 404, 400 or the trailing-slash redirect.</summary>
-    public RouteStatus Status { get; }
-
-    /// <summary>The session, the prefix stripped from the path, and whether the host named it (its entry).</summary>
-    public SessionRoute Route { get; }
-
     /// <summary>The session's id (<c>(none)</c>, or empty for a host that names none, when <see cref="NamesSession"/> is false).</summary>
     public string Session => Route.Session;
 
     /// <summary>
-    /// The target the backend sees (the session prefix stripped, the path canonical); for
-    /// <see cref="RouteStatus.Redirect"/>, the location.
+    /// The request reached its session by <c>/session/{id}/…</c>, which the session's policy may close
+    /// (<c>PathRouting</c>): a forward or the trailing-slash redirect, not by host.
     /// </summary>
-    public string BackendTarget { get; }
+    public bool ByPath => !Route.ByHost && Status is RouteStatus.Forward or RouteStatus.Redirect;
 
-    /// <summary>
-    /// The request names a session whose limits it counts against: by its host, or by a path under
-    /// <c>/session/{id}</c> (a trailing-slash redirect included). False for a 404 without a session, and for a path that
-    /// climbs out of its session.
-    /// </summary>
-    public bool NamesSession { get; }
+    /// <summary>The same request as one for a session that cannot be reached this way: the 404 of a session nobody serves.</summary>
+    public RoutedSession Unreachable() => this with { Status = RouteStatus.Unreachable };
 }

@@ -1,6 +1,5 @@
 using Microsoft.Extensions.Logging;
 using Tunnel2.Balancing.Health;
-using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Sessions;
 
@@ -8,7 +7,7 @@ namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
 /// What a session's public TCP port (<see cref="TcpSessionListener"/>) needs from the server that opened it: the TCP
-/// options, the sessions' policies, the visitor rules, the log and the instruments, and the count of open connections that a drain waits on.
+/// options, the sessions' policies (their visitor rules among them), the log and the instruments, and the count of open connections that a drain waits on.
 /// The host's port registry (TunnelServer's <c>TcpSessions</c>) plays it, so the door does not depend on the host.
 /// </summary>
 public interface ITcpPortHost
@@ -18,13 +17,11 @@ public interface ITcpPortHost
     /// <summary>When a client whose target keeps refusing is passed over, built once from <see cref="Options"/>.</summary>
     EjectionOptions Ejection { get; }
 
-    VisitorAccess Visitors { get; }
-
     ILogger Logger { get; }
 
     TcpMetrics Metrics { get; }
 
-    /// <summary>Each session's settings; a port reads its session's cap on connections here, once per caller.</summary>
+    /// <summary>Each session's settings; a port reads its session's policy here once per caller: its visitor rules and its cap on connections.</summary>
     SessionPolicies Policies { get; }
 
     /// <summary>A caller was taken: the drain waits for it from here.</summary>

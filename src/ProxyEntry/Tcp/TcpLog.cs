@@ -3,17 +3,9 @@ using Microsoft.Extensions.Logging;
 
 namespace Tunnel2.ProxyEntry.Tcp;
 
+/// <summary>The TCP door's callers (46xx); the ports' opening, closing and login refusals are logged by the host's registry (TunnelServer's <c>TcpPortLog</c>).</summary>
 internal static partial class TcpLog
 {
-    [LoggerMessage(EventId = 4601, Level = LogLevel.Information, Message = "TCP port {Port} opened for session {Session} (public address {Address})")]
-    public static partial void PortOpened(ILogger logger, string session, int port, string address);
-
-    [LoggerMessage(EventId = 4602, Level = LogLevel.Information, Message = "TCP port {Port} of session {Session} closed: its last client left")]
-    public static partial void PortClosed(ILogger logger, string session, int port);
-
-    [LoggerMessage(EventId = 4603, Level = LogLevel.Warning, Message = "TCP login of session {Session} refused: {Reason}")]
-    public static partial void LoginRefused(ILogger logger, string session, string reason);
-
     [LoggerMessage(EventId = 4604, Level = LogLevel.Warning, Message = "TCP caller {Caller} of session {Session} refused: {Reason}")]
     public static partial void CallerRefused(ILogger logger, string session, IPEndPoint? caller, string reason);
 

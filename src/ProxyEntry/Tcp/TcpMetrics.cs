@@ -1,16 +1,14 @@
 using System.Diagnostics.Metrics;
+using Tunnel2.ProxyEntry.Diagnostics;
 
 namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
-/// The TCP sessions' instruments, on the server's meter (<c>Tunnel2.TunnelServer</c>): connections open now, refused
+/// The TCP sessions' instruments, on the server's meter (<see cref="ServerMeter"/>): connections open now, refused
 /// (by reason) and ended (by cause). Every refused or failed connection is counted here as well as logged.
 /// </summary>
 public sealed class TcpMetrics
 {
-    /// <summary>The server's meter, the same name as TunnelServer's <c>TunnelServerMetrics.MeterName</c>: the TCP door counts on the host's meter.</summary>
-    public const string MeterName = "Tunnel2.TunnelServer";
-
     private readonly Counter<long> _refused;
     private readonly Counter<long> _ended;
     private readonly UpDownCounter<long> _open;
@@ -20,7 +18,7 @@ public sealed class TcpMetrics
     public TcpMetrics(IMeterFactory meterFactory)
     {
 #pragma warning disable CA2000 // the factory owns the meters it creates and disposes them with itself
-        Meter meter = meterFactory.Create(MeterName); // the factory's one meter of that name, disposed with it
+        Meter meter = meterFactory.Create(ServerMeter.Name); // the factory's one meter of that name, disposed with it
 #pragma warning restore CA2000
         _open = meter.CreateUpDownCounter<long>("tunnel2.server.tcp.connections", "{connection}", "TCP connections open on the sessions' ports");
         _refused = meter.CreateCounter<long>("tunnel2.server.tcp.connections_refused", "{connection}",

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Hosting.Sockets;
+using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Tcp;
 using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Configuration;
@@ -13,8 +14,10 @@ namespace Tunnel2.ProxyEntry.Tcp;
 /// connections (its <see cref="SessionPolicy"/>, read once per caller) before anything reaches a client, then puts it on one of the session's TCP clients under
 /// <see cref="TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
 /// and relays (<see cref="TcpCallerRelay"/>).
+/// The host's port registry (TunnelServer's <c>TcpSessions</c>) opens one per session, leases it to that session's TCP
+/// logins and adds each login's uplink as a client; the rest of the door stays inside ProxyEntry.
 /// </summary>
-internal sealed class TcpSessionListener : IDisposable
+public sealed class TcpSessionListener : IDisposable
 {
     private readonly ITcpPortHost _owner;
     private readonly Socket _socket;
@@ -55,10 +58,18 @@ internal sealed class TcpSessionListener : IDisposable
     }
 
     /// <summary>The session's TCP clients and the choice among them.</summary>
-    public TcpMembers Members { get; }
+    internal TcpMembers Members { get; }
 
     public void Start() => _ = AcceptLoopAsync();
 
+    /// <summary>Makes a logged-in client's uplink one this port's callers are sent to.</summary>
+    /// <param name="weight">The client's share under the weighted strategy (<c>--weight</c>).</param>
+    public void AddClient(Uplink uplink, int weight) => Members.Add(uplink, weight);
+
+    /// <summary>Sends no more new callers to that uplink; the callers it carries go on.</summary>
+    public void RemoveClient(Uplink uplink) => Members.Remove(uplink);
+
+    /// <summary>One more login holds the port open.</summary>
     public void AddLease() => Interlocked.Increment(ref _leases);
 
     /// <returns>The leases left.</returns>
@@ -226,10 +237,14 @@ internal sealed class TcpSessionListener : IDisposable
         }
     }
 
-    /// <summary>Why the caller may not go on (checked before anything reaches a client), as a metric's reason and a log's detail; nulls when it may.</summary>
+    /// <summary>
+    /// Why the caller may not go on (checked before anything reaches a client), as a metric's reason and a log's detail;
+    /// nulls when it may. <paramref name="policy"/> is the session's policy, read once for this caller: its visitor
+    /// rules (the address gates; a rule that asks for credentials closes the port to TCP) and its cap on connections.
+    /// </summary>
     private (string? Reason, string? Detail) Refusal(IPEndPoint? remote, SessionPolicy policy)
     {
-        switch (_owner.Visitors.CheckTcpCaller(Session, remote?.Address))
+        switch (policy.Visitors.CheckTcpCaller(remote?.Address))
         {
             case VisitorVerdict.AddressDenied:
                 return ("address-denied", "address-denied (the session's visitor rules)");

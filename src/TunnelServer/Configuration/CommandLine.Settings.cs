@@ -160,8 +160,10 @@ public static partial class CommandLine
               Value of Retry-After (seconds) on 503 answers.
           ProxyEntry:Sessions:<id>:…  [default none]
               One session's own settings, by session id, e.g. Sessions:<id>:MaxTcpConnections: Strategy, Affinity,
-              AffinityHeader, RateLimit:PerSecond, RateLimit:Burst, MaxTcpConnections. What an entry leaves unset
-              comes from SessionDefaults and Balancing.
+              AffinityHeader, RateLimit:PerSecond, RateLimit:Burst, MaxTcpConnections, Hosts:0… (its custom domains,
+              beside Routing:Hosts; a host claimed for two sessions stops the start) and PathRouting (default true;
+              false: only its host names reach it, and /session/<id>/ gets the 404 of a session nobody serves). What
+              an entry leaves unset comes from SessionDefaults and Balancing.
           ProxyEntry:TrustedProxies:<n>, --trusted-proxy  [default none]
               Proxies in front of this server (CIDR, e.g. 10.0.0.0/8 or 127.0.0.1/32) whose X-Forwarded-For and
               X-Forwarded-Proto are believed: a request from one of them counts as from the address it names (visitor

@@ -1,5 +1,6 @@
 using System.Diagnostics.Metrics;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Sessions;
 
 namespace Tunnel2.TunnelServer.Diagnostics;
@@ -7,15 +8,13 @@ namespace Tunnel2.TunnelServer.Diagnostics;
 /// <summary>Meter <c>Tunnel2.TunnelServer</c>: uplinks connected, handshakes refused, sessions served and streams open.</summary>
 public sealed class TunnelServerMetrics : IDisposable
 {
-    public const string MeterName = "Tunnel2.TunnelServer"; // the TCP door (ProxyEntry.Tcp.TcpMetrics) counts on this meter too
-
     private readonly Meter _meter;
     private readonly UpDownCounter<long> _uplinks;
     private readonly Counter<long> _refused;
 
     public TunnelServerMetrics(IMeterFactory meterFactory, SessionRegistry registry)
     {
-        _meter = meterFactory.Create(MeterName);
+        _meter = meterFactory.Create(ServerMeter.Name); // the TCP door (ProxyEntry.Tcp.TcpMetrics) counts on this meter too
 
         // Read when an exporter collects, from the registry: nothing is counted on the request path for these.
         _meter.CreateObservableUpDownCounter("tunnel2.server.sessions", () => (long)registry.SessionCount, "{session}", "Sessions with at least one client");

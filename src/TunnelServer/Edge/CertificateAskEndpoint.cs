@@ -21,7 +21,7 @@ public static class CertificateAskEndpoint
         {
             ProxyEntryOptions proxy = provider.GetRequiredService<IOptions<ProxyEntryOptions>>().Value;
             CredentialsFile? file = provider.GetService<CredentialsFile>();
-            return new CertificateAsk(proxy.Routing.HostSuffix, proxy.Routing.Hosts, !string.IsNullOrEmpty(sharedToken),
+            return new CertificateAsk(proxy.Routing.HostSuffix, SessionEntries.Hosts(proxy.Routing, proxy.Sessions), !string.IsNullOrEmpty(sharedToken),
                 () => file?.Current.Clients ?? []);
         });
 
@@ -29,6 +29,7 @@ public static class CertificateAskEndpoint
     public static string? Problem(IConfiguration configuration) =>
         string.IsNullOrEmpty(configuration[$"{ProxyEntryOptions.SectionName}:Routing:HostSuffix"])
         && !configuration.GetSection($"{ProxyEntryOptions.SectionName}:Routing:Hosts").GetChildren().Any()
+        && !configuration.GetSection($"{ProxyEntryOptions.SectionName}:Sessions").GetChildren().Any(static session => session.GetSection("Hosts").GetChildren().Any())
             ? "TunnelServer:Admin:CertificateAsk needs host routing to say yes to anything: set --host-suffix and/or ProxyEntry:Routing:Hosts:<domain>=<session>."
             : null;
 

@@ -1,5 +1,5 @@
 using Tunnel2.Hosting;
-using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Diagnostics;
 
 namespace Tunnel2.TunnelServer.Security;
@@ -13,19 +13,19 @@ namespace Tunnel2.TunnelServer.Security;
 public sealed class CredentialsFile : IDisposable
 {
     private readonly string _path;
-    private readonly VisitorAccess _visitors;
+    private readonly SessionPolicies _policies;
     private readonly ILogger<CredentialsFile> _logger;
     private readonly SettledFileWatch _watch;
     private volatile Credentials _current;
 
     /// <exception cref="InvalidConfigurationException">The file is missing or wrong; the message says what to fix.</exception>
-    public CredentialsFile(string path, VisitorAccess visitors, ILogger<CredentialsFile> logger, TimeProvider? time = null)
+    public CredentialsFile(string path, SessionPolicies policies, ILogger<CredentialsFile> logger, TimeProvider? time = null)
     {
         _path = Path.GetFullPath(path);
-        _visitors = visitors;
+        _policies = policies;
         _logger = logger;
         _current = Read(_path);
-        _visitors.Policies = _current.Visitors;
+        _policies.UseFileRules(_current.Visitors);
         _watch = new SettledFileWatch([_path], Reload, time);
         TunnelServerLog.CredentialsLoaded(_logger, _path, _current.Clients.Count, _current.Visitors.Count);
     }
@@ -57,7 +57,7 @@ public sealed class CredentialsFile : IDisposable
         {
             Credentials loaded = Read(_path);
             _current = loaded;
-            _visitors.Policies = loaded.Visitors;
+            _policies.UseFileRules(loaded.Visitors); // every session's policy rebuilt, swapped whole
             TunnelServerLog.CredentialsReloaded(_logger, _path, loaded.Clients.Count, loaded.Visitors.Count);
             Reloaded?.Invoke(loaded);
         }

@@ -30,7 +30,7 @@ public sealed class TcpLease : IDisposable
     public void Attach(Uplink uplink, int weight = 1)
     {
         _uplink = uplink;
-        Listener.Members.Add(uplink, weight);
+        Listener.AddClient(uplink, weight);
     }
 
     public void Dispose()
@@ -42,7 +42,7 @@ public sealed class TcpLease : IDisposable
 
         if (_uplink is not null)
         {
-            Listener.Members.Remove(_uplink);
+            Listener.RemoveClient(_uplink);
         }
 
         _owner.Release(Listener);

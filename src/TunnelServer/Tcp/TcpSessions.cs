@@ -3,7 +3,6 @@ using System.Net;
 using Microsoft.Extensions.Options;
 using Tunnel2.Balancing.Health;
 using Tunnel2.Protocol.Draining;
-using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.ProxyEntry.Tcp;
@@ -24,7 +23,6 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
     private readonly TcpServerOptions _options;
     private readonly TcpPortChooser _ports;
     private readonly IPAddress _bindAddress;
-    private readonly VisitorAccess _visitors;
     private readonly ILogger _logger;
     private readonly int _retryAfterSeconds;
     private readonly Lock _sync = new();
@@ -33,7 +31,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
     private readonly InFlightCounter _open = new();
     private bool _draining;
 
-    public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions, VisitorAccess visitors,
+    public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions,
         TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null, SessionPolicies? policies = null)
     {
         Metrics = metrics;
@@ -42,7 +40,6 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
         Ejection = _options.Ejection();
         _bindAddress = IPAddress.Parse(_options.BindAddress);
         _ports = new TcpPortChooser(TcpPortRange.TryParse(_options.PortRange, out TcpPortRange range, out _) ? range : null, _bindAddress, credentials);
-        _visitors = visitors;
         _logger = logger;
         _retryAfterSeconds = proxyOptions.Value.RetryAfterSeconds;
 
@@ -55,8 +52,6 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
 
     /// <summary>When a client whose target keeps refusing is passed over (<see cref="TcpServerOptions.EjectAfter"/>…), built once.</summary>
     public EjectionOptions Ejection { get; }
-
-    public VisitorAccess Visitors => _visitors;
 
     public ILogger Logger => _logger;
 
@@ -152,7 +147,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
             var listener = new TcpSessionListener(this, session, bound.Socket, _bindAddress, bound.Port);
             _listeners[session] = listener;
             listener.AddLease();
-            TcpLog.PortOpened(_logger, session, listener.Port, TcpPublicAddress.For(_bindAddress, listener.Port, null));
+            TcpPortLog.PortOpened(_logger, session, listener.Port, TcpPublicAddress.For(_bindAddress, listener.Port, null));
             listener.Start();
 #pragma warning disable CA2000 // the reservation carries the lease to the uplink, which disposes it when it ends
             return new TcpReservation(new TcpLease(this, listener), null);
@@ -173,7 +168,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
             _listeners.Remove(listener.Session);
         }
 
-        TcpLog.PortClosed(_logger, listener.Session, listener.Port);
+        TcpPortLog.PortClosed(_logger, listener.Session, listener.Port);
         listener.Dispose();
     }
 
@@ -206,7 +201,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
 
     private TcpReservation Refuse(string session, int status, string reason, string title, string detail, params KeyValuePair<string, string>[] headers)
     {
-        TcpLog.LoginRefused(_logger, session, detail);
+        TcpPortLog.LoginRefused(_logger, session, detail);
         return new TcpReservation(null, new HandshakeRefusal(status, reason, title, detail, headers));
     }
 

@@ -1,6 +1,6 @@
 using Tunnel2.Protocol.Handshake;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Tcp;
 using Tunnel2.TunnelServer.Uplinks.Handshake;
 
@@ -12,7 +12,7 @@ namespace Tunnel2.TunnelServer.Uplinks;
 /// An accepted login goes on to the next layer and holds its place under the address's uplink cap until that ends.
 /// </summary>
 public sealed class HandshakeLayer(
-    HandshakeReader reader, LoginPeer peers, LoginAdmission admission, HandshakeResponder responder, AcceptanceEvents events, VisitorAccess visitors,
+    HandshakeReader reader, LoginPeer peers, LoginAdmission admission, HandshakeResponder responder, AcceptanceEvents events, SessionPolicies policies,
     TcpSessions? tcp = null)
 {
     public async Task RunAsync(UplinkConnection connection, Func<UplinkConnection, Task> next)
@@ -28,7 +28,7 @@ public sealed class HandshakeLayer(
         }
 
         connection.Accepted = accepted;
-        visitors.Declare(accepted.Session, accepted.DeclaredPolicy);
+        policies.Declare(accepted.Session, accepted.DeclaredPolicy); // the session's policy rebuilt with them (or without, when none)
         try
         {
             await next(connection);

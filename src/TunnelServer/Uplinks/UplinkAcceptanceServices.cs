@@ -31,7 +31,7 @@ public static class UplinkAcceptanceServices
         services.AddSingleton<Tunnel2.ProxyEntry.Tcp.TcpMetrics>();
         services.AddSingleton(provider => new Tcp.TcpSessions(
             provider.GetRequiredService<IOptions<TunnelServerOptions>>(), provider.GetRequiredService<IOptions<ProxyEntryOptions>>(),
-            provider.GetRequiredService<Tunnel2.ProxyEntry.Access.VisitorAccess>(), provider.GetRequiredService<Tunnel2.ProxyEntry.Tcp.TcpMetrics>(),
+            provider.GetRequiredService<Tunnel2.ProxyEntry.Tcp.TcpMetrics>(),
             provider.GetRequiredService<ILogger<Tcp.TcpSessions>>(), provider.GetService<CredentialsFile>(),
             provider.GetRequiredService<Tunnel2.ProxyEntry.Sessions.SessionRegistry>().Policies));
         services.AddSingleton<HandshakeLayer>();

@@ -1,80 +1,48 @@
 using System.Net;
 using System.Text.Json;
-using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.DataProtection;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Playwright;
 using Tunnel2.EndToEndTests.Infrastructure;
 using Tunnel2.ProxyEntry.Access;
-using Tunnel2.TestBackend;
-using static Tunnel2.EndToEndTests.Access.CredentialsFileTests;
 
 namespace Tunnel2.EndToEndTests.Access;
 
 /// <summary>
 /// Single sign-on for visitors, as deployed: a real OpenID provider (oidc-provider, started here), TunnelServer and
-/// TunnelClient processes, and headless Chromium logging in through the provider's own pages. The session takes
+/// TunnelClient processes (a <see cref="LoginStack"/>, whose server trusts 127.0.0.1 as a proxy and allows 3 failed
+/// logins a minute), and headless Chromium logging in through the provider's own pages. The session takes
 /// accounts of example.com; the login cookie's keys live in a directory this test shares with the server, as the
 /// nodes of a cluster do, so the test can also make cookies as another node would (and expired ones).
 /// </summary>
 public sealed class OidcLoginTests : IAsyncLifetime
 {
-    private readonly string _path = Path.Combine(Path.GetTempPath(), $"tunnel2-oidc-{Guid.NewGuid():N}.json");
-    private readonly string _keys = Path.Combine(Path.GetTempPath(), $"tunnel2-oidc-keys-{Guid.NewGuid():N}");
-    private readonly string _session = "notebook-" + Guid.NewGuid().ToString("N")[..8];
     private readonly HttpClient _http = CallerHttp.Create();
     private OidcProvider? _provider;
-    private WebApplication? _backend;
-    private Uri? _backendUrl;
-    private ProcessStack? _stack;
+    private LoginStack? _login;
+
+    private ProcessStack Stack => _login!.Stack;
+
+    private string Session => _login!.Session;
 
     public async ValueTask InitializeAsync()
     {
         _provider = await OidcProvider.StartAsync();
-        Directory.CreateDirectory(_keys);
-        string probe = Cookie(SharedKeys(), "probe@example.com", TimeSpan.FromHours(1)); // makes the key ring the server then reads
-        await File.WriteAllTextAsync(_path, CredentialsJson([], [
-            $$"""
-            { "Sessions": "{{_session}}", "Oidc": { "Authority": "{{_provider.Issuer}}", "ClientId": "{{OidcProvider.ClientId}}",
-              "ClientSecret": "{{OidcProvider.ClientSecret}}", "AllowedEmailDomains": [ "example.com" ], "KeysDirectory": "{{_keys}}" } }
-            """,
-        ]));
-        _backend = TestBackendApp.Create(["--urls", "http://127.0.0.1:0", "--Serilog:MinimumLevel:Default=Warning"]);
-        await _backend.StartAsync();
-        _backendUrl = new Uri(_backend.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
-        _stack = await ProcessStack.StartAsync(_session, new ProcessStackOptions
-        {
-            ServerArgs = ServerArgs,
-            ProbeHeaders = new Dictionary<string, string> { ["Cookie"] = probe },
-            BackendUrl = _backendUrl,
-        });
+        _login = await LoginStack.StartAsync(_provider.Issuer,
+            ["--ProxyEntry:TrustedProxies:0=127.0.0.1/32", "--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute=3"]);
     }
-
-    private string[] ServerArgs => [$"--TunnelServer:CredentialsFile={_path}", "--ProxyEntry:TrustedProxies:0=127.0.0.1/32",
-        "--ProxyEntry:RateLimits:FailedVisitorLoginsPerMinute=3"];
 
     public async ValueTask DisposeAsync()
     {
         _http.Dispose();
-        if (_stack is not null)
+        if (_login is not null)
         {
-            await _stack.DisposeAsync();
+            await _login.DisposeAsync();
         }
 
         if (_provider is not null)
         {
             await _provider.DisposeAsync();
         }
-
-        if (_backend is not null)
-        {
-            await _backend.DisposeAsync();
-        }
-
-        File.Delete(_path);
-        Directory.Delete(_keys, recursive: true);
     }
 
     [Fact]
@@ -97,18 +65,16 @@ public sealed class OidcLoginTests : IAsyncLifetime
             }
         };
 
-        string app = _stack!.SessionUrl("/loadtest/get?page=1").ToString();
+        string app = Stack.SessionUrl("/loadtest/get?page=1").ToString();
         await LogInAsync(page, app, "alice@example.com");
 
-        using JsonDocument seen = JsonDocument.Parse(await page.InnerTextAsync("body"));
-        JsonElement headers = seen.RootElement.GetProperty("headers");
-        Assert.Equal("alice@example.com", headers.GetProperty("X-Forwarded-Email").GetString());
-        Assert.Equal("alice@example.com", headers.GetProperty("X-Forwarded-User").GetString());
-        Assert.False(headers.TryGetProperty("Cookie", out JsonElement cookieHeader) && cookieHeader.GetString()!.Contains(OidcRule.CookieName, StringComparison.Ordinal),
+        Dictionary<string, string> headers = BackendSaw.Headers(await page.InnerTextAsync("body"));
+        Assert.Equal(("alice@example.com", "alice@example.com"), (headers["X-Forwarded-Email"], headers["X-Forwarded-User"]));
+        Assert.False(headers.TryGetValue("Cookie", out string? cookieHeader) && cookieHeader.Contains(OidcRule.CookieName, StringComparison.Ordinal),
             "the login cookie stays with the tunnel");
         BrowserContextCookiesResult cookie = Assert.Single(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
         Assert.True(cookie.HttpOnly);
-        Assert.Equal($"/session/{_session}/", cookie.Path);
+        Assert.Equal($"/session/{Session}/", cookie.Path);
         Assert.False(cookie.Secure); // plain http here; over TLS the cookie is Secure (CookieSecurePolicy.SameAsRequest)
 
         // The state of a finished login is spent: the same callback again does not log anyone in.
@@ -119,7 +85,7 @@ public sealed class OidcLoginTests : IAsyncLifetime
         IResponse? again = await page.GotoAsync(callback);
         Assert.Equal(401, again!.Status);
 
-        IResponse? logout = await page.GotoAsync(_stack.SessionUrl(OidcRule.LogoutPath).ToString());
+        IResponse? logout = await page.GotoAsync(Stack.SessionUrl(OidcRule.LogoutPath).ToString());
         Assert.Equal(200, logout!.Status);
         Assert.DoesNotContain(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
     }
@@ -127,12 +93,8 @@ public sealed class OidcLoginTests : IAsyncLifetime
     [Fact]
     public async Task A_login_at_one_node_opens_the_session_on_another_node_that_shares_the_keys_directory()
     {
-        await using TunnelProcess nodeB = TunnelProcess.StartServer("server-b",
-            ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, .. ServerArgs]);
-        (Uri publicB, Uri tunnelB) = await nodeB.WaitForServerUrlsAsync();
-        await using TunnelProcess clientB = TunnelProcess.StartClient("client-b",
-            ["--server", tunnelB.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
-        Uri atB = new(publicB, $"/session/{_session}/loadtest/get?node=b");
+        await using LoginNode nodeB = await _login!.StartNodeAsync("b", "http://127.0.0.1:0");
+        Uri atB = new(nodeB.PublicUrl, $"/session/{Session}/loadtest/get?node=b");
         await Eventually.WaitUntilAsync(async () =>
         {
             using HttpResponseMessage probe = await _http.GetAsync(atB);
@@ -144,24 +106,20 @@ public sealed class OidcLoginTests : IAsyncLifetime
         IBrowserContext context = await browser.NewContextAsync();
         IPage page = await context.NewPageAsync();
 
-        await LogInAsync(page, _stack!.SessionUrl("/loadtest/get?node=a").ToString(), "dana@example.com");
+        await LogInAsync(page, Stack.SessionUrl("/loadtest/get?node=a").ToString(), "dana@example.com");
         IResponse? onB = await page.GotoAsync(atB.ToString()); // the same cookie (cookies do not name a port), read by node B
 
         Assert.Equal(200, onB!.Status);
         Assert.Equal(atB.ToString(), page.Url);
-        using JsonDocument seen = JsonDocument.Parse(await page.InnerTextAsync("body"));
-        Assert.Equal("dana@example.com", seen.RootElement.GetProperty("headers").GetProperty("X-Forwarded-Email").GetString());
+        Assert.Equal("dana@example.com", BackendSaw.Headers(await page.InnerTextAsync("body"))["X-Forwarded-Email"]);
     }
 
     [Fact]
     public async Task In_host_mode_the_login_lives_on_the_sessions_host_and_its_cookie_is_the_hosts()
     {
-        await using TunnelProcess hostNode = TunnelProcess.StartServer("server-host",
-            ["--public-url", "http://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, "--host-suffix", "apps.test", .. ServerArgs]);
-        (Uri publicHost, Uri tunnelHost) = await hostNode.WaitForServerUrlsAsync();
-        await using TunnelProcess clientHost = TunnelProcess.StartClient("client-host",
-            ["--server", tunnelHost.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
-        var site = new Uri($"http://{_session}.apps.test:{publicHost.Port}/");
+        await using LoginNode hostNode = await _login!.StartNodeAsync("host", "http://127.0.0.1:0", "--host-suffix", "apps.test");
+        Uri publicHost = hostNode.PublicUrl;
+        var site = new Uri($"http://{Session}.apps.test:{publicHost.Port}/");
         await Eventually.WaitUntilAsync(async () =>
         {
             using var probe = new HttpRequestMessage(HttpMethod.Get, new Uri(publicHost, "/loadtest/get"));
@@ -178,10 +136,9 @@ public sealed class OidcLoginTests : IAsyncLifetime
         IResponse? answer = await _provider!.LogInAsync(page, new Uri(site, "/loadtest/get?host=1").ToString(), "frank@example.com", site);
 
         Assert.Equal(200, answer!.Status);
-        using JsonDocument seen = JsonDocument.Parse(await page.InnerTextAsync("body"));
-        Assert.Equal("frank@example.com", seen.RootElement.GetProperty("headers").GetProperty("X-Forwarded-Email").GetString());
+        Assert.Equal("frank@example.com", BackendSaw.Headers(await page.InnerTextAsync("body"))["X-Forwarded-Email"]);
         BrowserContextCookiesResult cookie = Assert.Single(await context.CookiesAsync(), c => c.Name == OidcRule.CookieName);
-        Assert.Equal(($"{_session}.apps.test", "/"), (cookie.Domain, cookie.Path)); // the session's host alone, no Domain attribute
+        Assert.Equal(($"{Session}.apps.test", "/"), (cookie.Domain, cookie.Path)); // the session's host alone, no Domain attribute
     }
 
     [Fact]
@@ -189,13 +146,10 @@ public sealed class OidcLoginTests : IAsyncLifetime
     {
         using var certificates = new TestCertificates();
         TestCertificates.PemPair certificate = certificates.IssueServer();
-        await using TunnelProcess tlsNode = TunnelProcess.StartServer("server-tls",
-            ["--public-url", "https://127.0.0.1:0", "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token,
-                "--certificate", certificate.CertificatePath, "--certificate-key", certificate.KeyPath, .. ServerArgs]);
-        (Uri publicTls, Uri tunnelTls) = await tlsNode.WaitForServerUrlsAsync();
-        await using TunnelProcess clientTls = TunnelProcess.StartClient("client-tls",
-            ["--server", tunnelTls.ToString().TrimEnd('/'), "--session", _session, "--token", TunnelStack.Token, "--backend", _backendUrl!.ToString().TrimEnd('/')]);
-        Uri app = new(publicTls, $"/session/{_session}/loadtest/get?tls=1");
+        await using LoginNode tlsNode = await _login!.StartNodeAsync("tls", "https://127.0.0.1:0",
+            "--certificate", certificate.CertificatePath, "--certificate-key", certificate.KeyPath);
+        Uri publicTls = tlsNode.PublicUrl;
+        Uri app = new(publicTls, $"/session/{Session}/loadtest/get?tls=1");
         using var trusting = new HttpClient(new SocketsHttpHandler
         {
             AllowAutoRedirect = false,
@@ -257,7 +211,7 @@ public sealed class OidcLoginTests : IAsyncLifetime
         IBrowserContext context = await browser.NewContextAsync();
         IPage page = await context.NewPageAsync();
 
-        IResponse? answer = await LogInAsync(page, _stack!.SessionUrl("/loadtest/get").ToString(), "eve@evil.example");
+        IResponse? answer = await LogInAsync(page, Stack.SessionUrl("/loadtest/get").ToString(), "eve@evil.example");
 
         Assert.Equal(403, answer!.Status);
         Assert.Contains("eve@evil.example may not visit this session", await page.InnerTextAsync("body"), StringComparison.Ordinal);
@@ -267,22 +221,18 @@ public sealed class OidcLoginTests : IAsyncLifetime
     [Fact]
     public async Task A_cookie_that_is_tampered_expired_or_from_other_keys_is_sent_to_the_login_and_one_from_the_shared_keys_gets_in()
     {
-        IDataProtectionProvider shared = SharedKeys();
-        string good = Cookie(shared, "bob@example.com", TimeSpan.FromMinutes(30));
+        string good = _login!.Cookie("bob@example.com", TimeSpan.FromMinutes(30));
         string value = good[(OidcRule.CookieName.Length + 1)..];
         string tampered = OidcRule.CookieName + "=" + value[..40] + (value[40] == 'A' ? 'B' : 'A') + value[41..];
-        string expired = Cookie(shared, "bob@example.com", TimeSpan.FromMinutes(-5));
-        string otherKeys = Cookie(new EphemeralDataProtectionProvider(), "bob@example.com", TimeSpan.FromMinutes(30));
+        string expired = _login.Cookie("bob@example.com", TimeSpan.FromMinutes(-5));
+        string otherKeys = _login.Cookie(new EphemeralDataProtectionProvider(), "bob@example.com", TimeSpan.FromMinutes(30));
 
         using (HttpResponseMessage admitted = await SendAsync(good, "10.5.0.1", forgeIdentity: true))
         {
-            Assert.Equal(HttpStatusCode.OK, admitted.StatusCode);
-            using JsonDocument seen = JsonDocument.Parse(await admitted.Content.ReadAsStringAsync());
-            JsonElement headers = seen.RootElement.GetProperty("headers");
+            Dictionary<string, string> headers = await BackendSaw.HeadersAsync(admitted);
             Assert.Equal(("bob@example.com", "bob@example.com"), // the caller's own identity headers are replaced, not passed
-                (headers.GetProperty("X-Forwarded-User").GetString(), headers.GetProperty("X-Forwarded-Email").GetString()));
+                (headers["X-Forwarded-User"], headers["X-Forwarded-Email"]));
         }
-
 
         foreach ((string cookie, string visitor) in new[] { (tampered, "10.5.0.2"), (expired, "10.5.0.3"), (otherKeys, "10.5.0.4"), (string.Empty, "10.5.0.5") })
         {
@@ -319,8 +269,8 @@ public sealed class OidcLoginTests : IAsyncLifetime
 
         Assert.Equal([.. Enumerable.Repeat(HttpStatusCode.Unauthorized, 3), .. Enumerable.Repeat(HttpStatusCode.TooManyRequests, 17)], answers);
         Assert.Equal(HttpStatusCode.Unauthorized, other.StatusCode); // another address keeps its own attempts
-        await Eventually.WaitUntilAsync(() => _stack!.Server.Output.Contains(
-            $"Session {_session}: visitor 10.66.0.7 refused at the login's callback (login-failed)", StringComparison.Ordinal), "the server logs the failed callbacks");
+        await Eventually.WaitUntilAsync(() => Stack.Server.Output.Contains(
+            $"Session {Session}: visitor 10.66.0.7 refused at the login's callback (login-failed)", StringComparison.Ordinal), "the server logs the failed callbacks");
     }
 
     [Fact]
@@ -339,21 +289,16 @@ public sealed class OidcLoginTests : IAsyncLifetime
 
     private Task<HttpResponseMessage> ForgedCallbackAsync(string visitor, int guess)
     {
-        var forged = new HttpRequestMessage(HttpMethod.Get, _stack!.SessionUrl($"{OidcRule.CallbackPath}?code=guess-{guess}&state=forged-{Guid.NewGuid():N}"));
+        var forged = new HttpRequestMessage(HttpMethod.Get, Stack.SessionUrl($"{OidcRule.CallbackPath}?code=guess-{guess}&state=forged-{Guid.NewGuid():N}"));
         forged.Headers.Add("X-Forwarded-For", visitor);
         return _http.SendAsync(forged);
     }
 
-    private Task<IResponse?> LogInAsync(IPage page, string url, string email) => _provider!.LogInAsync(page, url, email, _stack!.PublicUrl);
-
-    private IDataProtectionProvider SharedKeys() =>
-        DataProtectionProvider.Create(new DirectoryInfo(_keys), keys => keys.SetApplicationName(OidcRule.KeysApplication));
-
-    private string Cookie(IDataProtectionProvider keys, string email, TimeSpan lifetime) => OidcProvider.LoginCookie(keys, _session, email, lifetime);
+    private Task<IResponse?> LogInAsync(IPage page, string url, string email) => _provider!.LogInAsync(page, url, email, Stack.PublicUrl);
 
     private Task<HttpResponseMessage> SendAsync(string cookie, string visitor, bool forgeIdentity = false)
     {
-        var request = new HttpRequestMessage(HttpMethod.Get, _stack!.SessionUrl("/loadtest/get"));
+        var request = new HttpRequestMessage(HttpMethod.Get, Stack.SessionUrl("/loadtest/get"));
         if (forgeIdentity)
         {
             request.Headers.Add("X-Forwarded-User", "mallory");

@@ -13,11 +13,13 @@ public sealed class LoginStack : IAsyncDisposable
 {
     private readonly string _credentials;
     private readonly string _keys;
+    private readonly string[] _serverArgs;
 
-    private LoginStack(string credentials, string keys, ProcessStack stack)
+    private LoginStack(string credentials, string keys, string[] serverArgs, ProcessStack stack)
     {
         _credentials = credentials;
         _keys = keys;
+        _serverArgs = serverArgs;
         Stack = stack;
     }
 
@@ -42,12 +44,13 @@ public sealed class LoginStack : IAsyncDisposable
         ]));
         try
         {
+            serverArgs = [$"--TunnelServer:CredentialsFile={credentials}", .. serverArgs];
             ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
             {
-                ServerArgs = [$"--TunnelServer:CredentialsFile={credentials}", .. serverArgs],
+                ServerArgs = serverArgs,
                 ProbeHeaders = new Dictionary<string, string> { ["Cookie"] = probe },
             });
-            return new LoginStack(credentials, keys, stack);
+            return new LoginStack(credentials, keys, serverArgs, stack);
         }
         catch
         {
@@ -57,8 +60,35 @@ public sealed class LoginStack : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Another node of the same cluster: a TunnelServer with this one's credentials file and keys directory (and
+    /// <paramref name="args"/>), and a TunnelClient serving the session through it from the same backend. The caller
+    /// waits until it serves, in its own way (a host name, TLS).
+    /// </summary>
+    /// <param name="publicUrl">The node's public listener, such as <c>https://127.0.0.1:0</c>.</param>
+    public async Task<LoginNode> StartNodeAsync(string name, string publicUrl, params string[] args)
+    {
+        TunnelProcess server = TunnelProcess.StartServer("server-" + name,
+            ["--public-url", publicUrl, "--tunnel-url", "http://127.0.0.1:0", "--token", TunnelStack.Token, .. args, .. _serverArgs]);
+        try
+        {
+            (Uri publicAt, Uri tunnelAt) = await server.WaitForServerUrlsAsync();
+            TunnelProcess client = TunnelProcess.StartClient("client-" + name, ["--server", tunnelAt.ToString().TrimEnd('/'), "--session", Session,
+                "--token", TunnelStack.Token, "--backend", Stack.BackendUrl.ToString().TrimEnd('/')]);
+            return new LoginNode(server, client, publicAt);
+        }
+        catch
+        {
+            await server.DisposeAsync();
+            throw;
+        }
+    }
+
     /// <summary>A login cookie for <paramref name="email"/> as a node sharing the keys would set it (<c>tunnel2-login=…</c>).</summary>
     public string Cookie(string email, TimeSpan lifetime) => Cookie(_keys, Session, email, lifetime);
+
+    /// <summary>A login cookie for <paramref name="email"/> made with <paramref name="keys"/>, such as keys no node has.</summary>
+    public string Cookie(IDataProtectionProvider keys, string email, TimeSpan lifetime) => OidcProvider.LoginCookie(keys, Session, email, lifetime);
 
     public async ValueTask DisposeAsync()
     {

@@ -15,15 +15,19 @@ public sealed class ProcessStack : IAsyncDisposable
 {
     private readonly WebApplication? _backend;
 
-    private ProcessStack(WebApplication? backend, TunnelProcess server, TunnelProcess client, Uri publicUrl, Uri tunnelUrl, string session)
+    private ProcessStack(WebApplication? backend, Uri backendUrl, TunnelProcess server, TunnelProcess client, Uri publicUrl, Uri tunnelUrl, string session)
     {
         _backend = backend;
+        BackendUrl = backendUrl;
         Server = server;
         Client = client;
         PublicUrl = publicUrl;
         TunnelUrl = tunnelUrl;
         Session = session;
     }
+
+    /// <summary>The backend the client serves the session from (the test backend this stack started, or the one it was given).</summary>
+    public Uri BackendUrl { get; }
 
     public TunnelProcess Server { get; }
 
@@ -56,7 +60,7 @@ public sealed class ProcessStack : IAsyncDisposable
             client = TunnelProcess.StartClient("client", options.Environment,
                 ["--server", tunnelUrl.ToString().TrimEnd('/'), "--session", session, "--token", TunnelStack.Token,
                     "--backend", backendUrl.ToString().TrimEnd('/'), .. options.ClientArgs]);
-            var stack = new ProcessStack(backend, server, client, publicUrl, tunnelUrl, session);
+            var stack = new ProcessStack(backend, backendUrl, server, client, publicUrl, tunnelUrl, session);
             await stack.WaitUntilServedAsync(options);
             return stack;
         }
@@ -106,7 +110,8 @@ public sealed class ProcessStack : IAsyncDisposable
         using HttpClient http = CallerHttp.Create();
         await Eventually.WaitUntilAsync(async () =>
         {
-            using var probe = new HttpRequestMessage(HttpMethod.Get, SessionUrl(options.ProbePath));
+            using var probe = new HttpRequestMessage(HttpMethod.Get, options.ProbeHost is null ? SessionUrl(options.ProbePath) : new Uri(PublicUrl, options.ProbePath));
+            probe.Headers.Host = options.ProbeHost;
             foreach ((string name, string value) in options.ProbeHeaders)
             {
                 probe.Headers.Add(name, value);
@@ -132,6 +137,9 @@ public sealed record ProcessStackOptions
 
     /// <summary>The path (below the session) whose 200 says the stack is up.</summary>
     public string ProbePath { get; init; } = "/loadtest/ping";
+
+    /// <summary>A host name of the session's own: the probe asks for <see cref="ProbePath"/> on it instead of under <c>/session/{id}</c>.</summary>
+    public string? ProbeHost { get; init; }
 
     /// <summary>Headers the probe must carry (a session's visitor credentials).</summary>
     public IReadOnlyDictionary<string, string> ProbeHeaders { get; init; } = new Dictionary<string, string>();

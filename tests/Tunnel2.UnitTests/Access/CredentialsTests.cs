@@ -62,8 +62,8 @@ public sealed class CredentialsTests
         System.IO.File.WriteAllText(path, File(Client("team-a", TeamAToken, "team-a-*")));
         try
         {
-            using var file = new CredentialsFile(path, new VisitorAccess(Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Configuration.ProxyEntryOptions()),
-                Microsoft.Extensions.Logging.Abstractions.NullLogger<VisitorAccess>.Instance), Microsoft.Extensions.Logging.Abstractions.NullLogger<CredentialsFile>.Instance);
+            using var file = new CredentialsFile(path, new Tunnel2.ProxyEntry.Sessions.SessionPolicies(),
+                Microsoft.Extensions.Logging.Abstractions.NullLogger<CredentialsFile>.Instance);
             var authenticator = new ClientAuthenticator("shared-dev-token", file);
 
             Assert.Equal("team-a", authenticator.Authenticate(TeamAToken)?.Name);

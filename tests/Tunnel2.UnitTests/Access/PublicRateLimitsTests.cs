@@ -3,10 +3,11 @@ using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Logging.Abstractions;
-using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Admission;
 using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
@@ -76,10 +77,12 @@ public sealed class PublicRateLimitsTests
         var context = new DefaultHttpContext();
         context.Request.Path = path;
         context.Connection.RemoteIpAddress = IPAddress.Loopback;
-        context.Features.Set(session is null
-            ? new RoutedSession(RouteStatus.NotFound, new SessionRoute("(none)", string.Empty, ByHost: false), string.Empty, namesSession: false)
-            : new RoutedSession(RouteStatus.Forward, new SessionRoute(session, "/session/" + session, ByHost: false), "/x", namesSession: true,
-                OnePerSecond.For(session)));
+        var exchange = new ProxyExchange();
+        exchange.Enter(context, session is null
+            ? new RoutedSession(RouteStatus.NotFound, new SessionRoute("(none)", string.Empty, ByHost: false), string.Empty, NamesSession: false)
+            : new RoutedSession(RouteStatus.Forward, new SessionRoute(session, "/session/" + session, ByHost: false), "/x", NamesSession: true),
+            OnePerSecond.For(session ?? "(none)"));
+        context.Features.Set(exchange);
         return context;
     }
 

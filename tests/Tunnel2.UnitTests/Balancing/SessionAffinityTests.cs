@@ -9,6 +9,7 @@ using Tunnel2.ProxyEntry.Balancing;
 using Tunnel2.ProxyEntry.Forwarding;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.UnitTests.Forwarding.Steps;
 
 namespace Tunnel2.UnitTests.Balancing;
 
@@ -84,8 +85,7 @@ public sealed class SessionAffinityTests
 
     private static ProxyExchange Answered(SessionRoute route, string? callerKey, SessionMember? member = null)
     {
-        var exchange = new ProxyExchange();
-        exchange.Start(new DefaultHttpContext(), new RoutedSession(RouteStatus.Forward, route, "/", namesSession: true), new RequestHead("GET", "/", []), hasBody: false);
+        ProxyExchange exchange = ExchangeOf.Admitted(new DefaultHttpContext(), route, new RequestHead("GET", "/", []));
         exchange.Policy = CookiePolicy;
         exchange.AffinityKey = callerKey;
         exchange.Member = member ?? MemberOf.Any();

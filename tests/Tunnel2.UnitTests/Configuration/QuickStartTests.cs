@@ -58,4 +58,12 @@ public sealed class QuickStartTests
     {
         Assert.Equal(expected, PublicSessionUrl.For("demo", new Uri(listener), hostSuffix, dialled));
     }
+
+    [Theory]
+    [InlineData("http://127.0.0.1:12000/", null, "http://app.example.org:12000/")]
+    [InlineData("https://0.0.0.0:443/", "tunnel.example.com", "https://app.example.org/")]
+    public void A_session_with_hosts_of_its_own_is_told_the_first_of_them(string listener, string? hostSuffix, string expected)
+    {
+        Assert.Equal(expected, PublicSessionUrl.For("demo", new Uri(listener), hostSuffix, "tunnel.example.com", ownHost: "app.example.org."));
+    }
 }

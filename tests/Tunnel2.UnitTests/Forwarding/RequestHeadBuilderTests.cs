@@ -62,7 +62,7 @@ public sealed class RequestHeadBuilderTests
     }
 
     [Fact]
-    public void Replaces_the_callers_X_Forwarded_headers_with_its_own()
+    public void Replaces_the_callers_X_Forwarded_headers_with_its_own_and_drops_the_forwarded_headers_middlewares_X_Original_ones()
     {
         DefaultHttpContext context = Context(r =>
         {
@@ -71,6 +71,11 @@ public sealed class RequestHeadBuilderTests
             r.Headers["X-Forwarded-Host"] = "spoofed";
             r.Headers["X-Forwarded-Prefix"] = "/spoofed";
             r.Headers["X-Forwarded-Other"] = "kept";
+            r.Headers["X-Original-For"] = "127.0.0.250:39293"; // what ASP.NET Core's middleware keeps of what it replaced
+            r.Headers["x-original-proto"] = "http";
+            r.Headers["X-Original-Host"] = "edge.internal";
+            r.Headers["X-Original-Prefix"] = "/";
+            r.Headers["X-Original-Other"] = "kept";
         });
 
         RequestHead head = RequestHeadBuilder.Build(context, "/", "/session/abc");
@@ -80,6 +85,7 @@ public sealed class RequestHeadBuilderTests
         Assert.Equal("public.example:12000", Single(head, "X-Forwarded-Host"));
         Assert.Equal("/session/abc", Single(head, "X-Forwarded-Prefix"));
         Assert.Equal("kept", Single(head, "X-Forwarded-Other"));
+        Assert.Equal(["X-Original-Other"], head.Headers.Select(h => h.Name).Where(name => name.StartsWith("X-Original-", StringComparison.OrdinalIgnoreCase)));
     }
 
     [Fact]

@@ -3,6 +3,7 @@ using Tunnel2.Protocol.Heads;
 using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.UnitTests.Balancing;
 using Tunnel2.ProxyEntry.Routing;
+using Tunnel2.UnitTests.Forwarding.Steps;
 
 namespace Tunnel2.UnitTests.Forwarding;
 
@@ -54,9 +55,6 @@ public sealed class RetryPermissionTests
 
     private static ProxyExchange Exchange(string method, bool hasBody = false, bool upgrade = false)
     {
-        var exchange = new ProxyExchange();
-        exchange.Start(new DefaultHttpContext(), new RoutedSession(RouteStatus.Forward, new SessionRoute("s", "/session/s", ByHost: false), "/", namesSession: true),
-            new RequestHead(method, "/", [], upgrade), hasBody);
-        return exchange;
+        return ExchangeOf.Admitted(new DefaultHttpContext(), new SessionRoute("s", "/session/s", ByHost: false), new RequestHead(method, "/", [], upgrade), hasBody);
     }
 }

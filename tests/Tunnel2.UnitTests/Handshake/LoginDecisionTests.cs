@@ -187,9 +187,7 @@ public sealed class LoginDecisionTests
         await File.WriteAllTextAsync(path, Access.CredentialsTests.File(Access.CredentialsTests.Client("team-a", "team-a-token-0123456789", "team-a-*")));
         try
         {
-            using var file = new CredentialsFile(path, new Tunnel2.ProxyEntry.Access.VisitorAccess(
-                    Microsoft.Extensions.Options.Options.Create(new Tunnel2.ProxyEntry.Configuration.ProxyEntryOptions()),
-                    Microsoft.Extensions.Logging.Abstractions.NullLogger<Tunnel2.ProxyEntry.Access.VisitorAccess>.Instance),
+            using var file = new CredentialsFile(path, new Tunnel2.ProxyEntry.Sessions.SessionPolicies(),
                 Microsoft.Extensions.Logging.Abstractions.NullLogger<CredentialsFile>.Instance);
             var handshake = new LoginDecision(new ClientAuthenticator(sharedToken: null, file), retryAfterSeconds: 1);
 

@@ -76,7 +76,7 @@ public sealed class ExchangeRouterTests
         context.Request.Path = rawTarget.Replace("%2e", ".", StringComparison.Ordinal);
         context.Request.Host = new HostString(host ?? "127.0.0.1");
 
-        RoutedSession routed = ExchangeRouter.Route(context, Hosts)!;
+        RoutedSession routed = ExchangeRouter.Route(context, Hosts)!.Value;
 
         Assert.Equal((status, session, namesSession), (routed.Status.ToString(), routed.Session, routed.NamesSession));
     }

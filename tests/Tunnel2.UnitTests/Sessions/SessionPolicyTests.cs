@@ -8,8 +8,10 @@ using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using Tunnel2.Balancing;
 using Tunnel2.ProxyEntry.Access;
+using Tunnel2.ProxyEntry.Admission;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
@@ -41,7 +43,7 @@ public sealed class SessionPolicyTests
 
         SessionPolicy any = policies.For("any");
         Assert.Same(policies.Default, any);
-        Assert.Same(any, policies.For("other".AsSpan()));
+        Assert.Same(any, policies.For("other"));
         Assert.Equal(BalancingStrategy.LeastRequests, any.Balancing.Strategy);
         Assert.Equal(40, any.MaxTcpConnections);
         Assert.Equal(1000, any.RateLimit.PerSecond); // the default bucket
@@ -55,7 +57,7 @@ public sealed class SessionPolicyTests
             "--ProxyEntry:SessionDefaults:RateLimit:PerSecond=50",
             "--ProxyEntry:Sessions:shop:Strategy=Weighted", "--ProxyEntry:Sessions:shop:RateLimit:PerSecond=2", "--ProxyEntry:Sessions:db:MaxTcpConnections=3"));
 
-        SessionPolicy shop = policies.For("shop"), db = policies.For("db".AsSpan());
+        SessionPolicy shop = policies.For("shop"), db = policies.For("db");
         Assert.Same(shop, policies.For("shop")); // resolved once, not per request
         Assert.Equal((BalancingStrategy.Weighted, AffinityMode.Cookie, 2, 40), (shop.Balancing.Strategy, shop.Balancing.Affinity, shop.RateLimit.PerSecond, shop.MaxTcpConnections));
         Assert.Equal((BalancingStrategy.RoundRobin, AffinityMode.Cookie, 50, 3), (db.Balancing.Strategy, db.Balancing.Affinity, db.RateLimit.PerSecond, db.MaxTcpConnections));
@@ -136,37 +138,38 @@ public sealed class SessionPolicyTests
     [Fact]
     public void A_clients_declared_rules_cannot_loosen_the_credentials_files_they_only_add()
     {
-        using var access = new VisitorAccess(Options.Create(new ProxyEntryOptions()), NullLogger<VisitorAccess>.Instance);
-        access.Policies = new VisitorPolicies([Policy("db", allow: [], deny: ["10.0.0.5/32"])]);
+        var policies = new SessionPolicies();
+        policies.UseFileRules(new VisitorPolicies([Policy("db", allow: [], deny: ["10.0.0.5/32"])]));
 
         // The client tries to open the session to everyone: the file's deny still holds.
-        access.Declare("db", Policy("db", allow: ["0.0.0.0/0"], deny: []));
-        Assert.Equal(VisitorVerdict.AddressDenied, access.CheckTcpCaller("db", IPAddress.Parse("10.0.0.5")));
-        Assert.Equal(VisitorVerdict.Allowed, access.CheckTcpCaller("db", IPAddress.Parse("10.0.0.6")));
+        policies.Declare("db", Policy("db", allow: ["0.0.0.0/0"], deny: []));
+        Assert.Equal(VisitorVerdict.AddressDenied, policies.For("db").Visitors.CheckTcpCaller(IPAddress.Parse("10.0.0.5")));
+        Assert.Equal(VisitorVerdict.Allowed, policies.For("db").Visitors.CheckTcpCaller(IPAddress.Parse("10.0.0.6")));
 
         // The client narrows it: both hold, so only what both allow passes.
-        access.Declare("db", Policy("db", allow: ["10.0.0.0/30"], deny: []));
-        Assert.Equal(VisitorVerdict.AddressDenied, access.CheckTcpCaller("db", IPAddress.Parse("10.0.0.6")));
-        Assert.Equal(VisitorVerdict.Allowed, access.CheckTcpCaller("db", IPAddress.Parse("10.0.0.2")));
+        policies.Declare("db", Policy("db", allow: ["10.0.0.0/30"], deny: []));
+        Assert.Equal(VisitorVerdict.AddressDenied, policies.For("db").Visitors.CheckTcpCaller(IPAddress.Parse("10.0.0.6")));
+        Assert.Equal(VisitorVerdict.Allowed, policies.For("db").Visitors.CheckTcpCaller(IPAddress.Parse("10.0.0.2")));
     }
 
-    private static VisitorPolicy Policy(string session, string[] allow, string[] deny)
+    internal static VisitorPolicy Policy(string session, string[] allow, string[] deny)
     {
         Assert.True(SessionPattern.TryParse(session, out SessionPattern? pattern, out _));
         return new VisitorPolicy(pattern!, [new AddressRule([.. allow.Select(IPNetwork.Parse)], [.. deny.Select(IPNetwork.Parse)])]);
     }
 
-    /// <summary>A request as it reaches the rate limiter: routed once, its session's policy attached to its route.</summary>
+    /// <summary>A request as it reaches the rate limiter: routed once, its session's policy read with the route, both in its exchange.</summary>
     private static bool Acquire(PartitionedRateLimiter<HttpContext> limiter, SessionPolicies policies, string path)
     {
         var context = new DefaultHttpContext();
         context.Request.Path = path;
         context.Features.Get<IHttpRequestFeature>()!.RawTarget = path;
         context.Connection.RemoteIpAddress = IPAddress.Loopback;
-        RoutedSession routed = ExchangeRouter.Route(context, new HostRouter(null, new Dictionary<string, string>()), policies.For)!;
+        RoutedSession routed = ExchangeRouter.Route(context, new HostRouter(null, new Dictionary<string, string>()))!.Value;
         Assert.True(routed.NamesSession);
-        Assert.Same(policies.For(routed.Session), routed.Policy);
-        context.Features.Set(routed);
+        var exchange = new ProxyExchange();
+        exchange.Enter(context, routed, policies.For(routed.Session));
+        context.Features.Set(exchange);
         using RateLimitLease lease = limiter.AttemptAcquire(context);
         return lease.IsAcquired;
     }

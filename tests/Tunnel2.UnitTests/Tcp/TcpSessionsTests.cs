@@ -4,7 +4,6 @@ using System.Net.Sockets;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
-using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.ProxyEntry.Tcp;
@@ -110,8 +109,7 @@ public sealed class TcpSessionsTests : IDisposable
     {
         var server = new TunnelServerOptions { Tcp = new TcpServerOptions { PortRange = portRange, BindAddress = bindAddress } };
         IOptions<ProxyEntryOptions> proxy = Options.Create(new ProxyEntryOptions());
-        return new TcpSessions(Options.Create(server), proxy, new VisitorAccess(proxy, NullLogger<VisitorAccess>.Instance),
-            new TcpMetrics(_services.GetRequiredService<IMeterFactory>()), NullLogger<TcpSessions>.Instance);
+        return new TcpSessions(Options.Create(server), proxy, new TcpMetrics(_services.GetRequiredService<IMeterFactory>()), NullLogger<TcpSessions>.Instance);
     }
 
     /// <summary>Consecutive ports free now on each of <paramref name="addresses"/> (127.0.0.1 by default), below the ephemeral range.</summary>

@@ -1,8 +1,13 @@
+using System.Diagnostics.Metrics;
 using System.Net;
 using System.Text;
+using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.Protocol.Tcp;
+using Tunnel2.ProxyEntry.Sessions;
+using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Tcp;
+using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Tcp;
 
@@ -102,8 +107,24 @@ public sealed class TcpSettingsTests
     [Fact]
     public void The_tcp_door_counts_on_the_servers_meter()
     {
-        // The door lives in ProxyEntry, which cannot see TunnelServer's constant; the admin endpoint exports TunnelServer's.
-        Assert.Equal(Tunnel2.TunnelServer.Diagnostics.TunnelServerMetrics.MeterName, Tunnel2.ProxyEntry.Tcp.TcpMetrics.MeterName);
+        // The admin endpoint exports the server's meter by name: the door's instruments must sit on that same meter.
+        using ServiceProvider services = new ServiceCollection().AddMetrics().BuildServiceProvider();
+        IMeterFactory meters = services.GetRequiredService<IMeterFactory>();
+        using TunnelServerMetrics server = new(meters, new SessionRegistry());
+        _ = new TcpMetrics(meters);
+        Dictionary<string, Meter> meterOf = [];
+        using MeterListener listener = new();
+        listener.InstrumentPublished = (instrument, _) =>
+        {
+            if (instrument.Meter.Scope == meters)
+            {
+                meterOf[instrument.Name] = instrument.Meter;
+            }
+        };
+        listener.Start();
+
+        Assert.Same(meterOf["tunnel2.server.uplinks"], meterOf["tunnel2.server.tcp.connections"]);
+        Assert.Equal("Tunnel2.TunnelServer", meterOf["tunnel2.server.tcp.connections"].Name);
     }
 
     private static Credentials Parse(string json) => Credentials.Parse(new MemoryStream(Encoding.UTF8.GetBytes(json)));

@@ -1,12 +1,11 @@
 using System.Net.Sockets;
 using System.Text;
-using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Hosting;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Uplinks;
@@ -81,6 +80,6 @@ public sealed class HandshakeLayerTests
         var admission = new LoginAdmission(decision, new AddressGuard(new FailedAttempts(perMinute: 10), maxUplinks: 10), new PublicDrain());
         var responder = new HandshakeResponder(new UplinkSettings(), new ServerEndpoints(), proxy);
         return new HandshakeLayer(new HandshakeReader(timeout), new LoginPeer([]), admission, responder, probe.Events,
-            new VisitorAccess(proxy, NullLogger<VisitorAccess>.Instance));
+            new SessionPolicies());
     }
 }

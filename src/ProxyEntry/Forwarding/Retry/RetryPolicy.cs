@@ -37,7 +37,7 @@ internal sealed class RetryPolicy
 
     public async Task ForwardAsync(ProxyExchange exchange)
     {
-        _picker.ApplyPolicy(exchange);
+        UplinkPicker.ApplyPolicy(exchange);
         for (; ; exchange.Attempt++)
         {
 #pragma warning disable CA2000 // an opened stream goes to ForwardAttempt.ForwardAsync, whose using disposes it on every path

@@ -3,12 +3,15 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.TunnelServer.Uplinks.Handshake;
 
 /// <summary>Sends the server's answer to an upgrade request: the 101 of an accepted login, or a refusal and a graceful close.</summary>
-public sealed class HandshakeResponder(UplinkSettings settings, ServerEndpoints endpoints, IOptions<ProxyEntryOptions> proxyOptions)
+/// <param name="policies">Each session's policy, for its own host names (the public URL names the first); null: none has any.</param>
+public sealed class HandshakeResponder(UplinkSettings settings, ServerEndpoints endpoints, IOptions<ProxyEntryOptions> proxyOptions,
+    SessionPolicies? policies = null)
 {
     /// <summary>How long a refused client gets to take the answer and close before the server closes anyway.</summary>
     private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
@@ -19,7 +22,8 @@ public sealed class HandshakeResponder(UplinkSettings settings, ServerEndpoints 
     /// <param name="tcpAddress">A TCP login's public address (its lease on its session's TCP port, as the host it dialled names it), which the 101 names.</param>
     public async Task SwitchProtocolsAsync(PipeWriter output, HandshakeAcceptance accepted, string? host, CancellationToken deadline, string? tcpAddress = null)
     {
-        string publicUrl = PublicSessionUrl.For(accepted.Session, endpoints.PublicUrl, _hostSuffix, host);
+        IReadOnlyList<string> ownHosts = policies?.For(accepted.Session).Hosts ?? [];
+        string publicUrl = PublicSessionUrl.For(accepted.Session, endpoints.PublicUrl, _hostSuffix, host, ownHosts.Count > 0 ? ownHosts[0] : null);
         await output.WriteAsync(HandshakeAnswer.SwitchingProtocols(accepted, settings, publicUrl, tcpAddress), deadline);
     }
 

@@ -220,7 +220,7 @@ public sealed class ForwardStepsTests : IAsyncDisposable
 
     private UplinkStream Open(ProxyExchange exchange)
     {
-        _picker.ApplyPolicy(exchange);
+        UplinkPicker.ApplyPolicy(exchange);
         Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? stream, out _));
         exchange.Retry = RetryPermission.For(exchange);
         return stream!;
@@ -238,10 +238,7 @@ public sealed class ForwardStepsTests : IAsyncDisposable
         var context = new DefaultHttpContext();
         context.Request.Method = method;
         context.Response.Body = new MemoryStream();
-        var exchange = new ProxyExchange();
-        exchange.Start(context, new RoutedSession(RouteStatus.Forward, new SessionRoute(session, $"/session/{session}", ByHost: false), "/", namesSession: true),
-            new RequestHead(method, "/", []), hasBody: false);
-        return exchange;
+        return ExchangeOf.Admitted(context, new SessionRoute(session, $"/session/{session}", ByHost: false), new RequestHead(method, "/", []));
     }
 
     private static string BodyOf(HttpContext context)

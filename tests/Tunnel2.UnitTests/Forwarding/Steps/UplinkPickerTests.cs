@@ -32,7 +32,7 @@ public sealed class UplinkPickerTests : IAsyncDisposable
     {
         _registry.Register("abc", _first.Server);
         ProxyExchange exchange = Exchange("abc");
-        _picker.ApplyPolicy(exchange);
+        UplinkPicker.ApplyPolicy(exchange);
 
         StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out _);
 
@@ -50,8 +50,8 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         var registry = new SessionRegistry(new BalancingOptions { Affinity = AffinityMode.Cookie }, TimeProvider.System);
         registry.Register("abc", _first.Server);
         var picker = new UplinkPicker(registry);
-        ProxyExchange exchange = Exchange("abc");
-        picker.ApplyPolicy(exchange);
+        ProxyExchange exchange = Exchange("abc", registry.Policies.For("abc")); // the policy the route step reads
+        UplinkPicker.ApplyPolicy(exchange);
 
         Assert.Equal(StreamOpenStatus.Opened, picker.OpenStream(exchange, out UplinkStream? stream, out _));
 
@@ -65,7 +65,7 @@ public sealed class UplinkPickerTests : IAsyncDisposable
     {
         _registry.Register("abc", _first.Server);
         ProxyExchange exchange = Exchange("other");
-        _picker.ApplyPolicy(exchange);
+        UplinkPicker.ApplyPolicy(exchange);
 
         StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out PickStatus pick);
 
@@ -81,7 +81,7 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         _registry.Register("abc", _first.Server, instanceId: "first");
         _registry.Register("abc", _second.Server, instanceId: "second");
         ProxyExchange exchange = Exchange("abc");
-        _picker.ApplyPolicy(exchange);
+        UplinkPicker.ApplyPolicy(exchange);
         Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? firstStream, out _));
         SessionMember failed = exchange.Member!;
         firstStream!.Dispose();
@@ -95,10 +95,6 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         }
     }
 
-    private static ProxyExchange Exchange(string session)
-    {
-        var exchange = new ProxyExchange();
-        exchange.Start(new DefaultHttpContext(), new RoutedSession(RouteStatus.Forward, new SessionRoute(session, $"/session/{session}", ByHost: false), "/", namesSession: true), new RequestHead("GET", "/", []), hasBody: false);
-        return exchange;
-    }
+    private static ProxyExchange Exchange(string session, ProxyEntry.Policy.SessionPolicy? policy = null) =>
+        ExchangeOf.Admitted(new DefaultHttpContext(), new SessionRoute(session, $"/session/{session}", ByHost: false), new RequestHead("GET", "/", []), policy: policy);
 }

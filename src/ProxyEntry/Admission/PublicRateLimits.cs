@@ -8,18 +8,18 @@ using Microsoft.Extensions.Logging;
 using Tunnel2.Hosting;
 using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Limits;
+using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Policy;
 using Tunnel2.ProxyEntry.Problems;
-using Tunnel2.ProxyEntry.Routing;
 using Tunnel2.ProxyEntry.Sessions;
 
-namespace Tunnel2.ProxyEntry.Access;
+namespace Tunnel2.ProxyEntry.Admission;
 
 /// <summary>
 /// The limiters behind <see cref="RateLimitOptions"/>, for ASP.NET Core's rate-limiting middleware: a request for a
 /// session takes a token from its session's bucket and from its visitor's; anything else (<c>/healthz</c>, 404s for
-/// no session) takes none. The session is the one the route step chose, read from the request's
-/// <see cref="RoutedSession"/> feature: the limiter never parses the path or the host itself.
+/// no session) takes none. The session is the one the route step chose, read from the request's exchange (its
+/// <see cref="ProxyExchange"/> feature): the limiter never parses the path or the host itself.
 /// </summary>
 public sealed class PublicRateLimits
 {
@@ -29,7 +29,7 @@ public sealed class PublicRateLimits
 
     /// <param name="policies">
     /// Each session's bucket (<see cref="SessionPolicy.RateLimit"/>): a request reads its session's policy from its
-    /// <see cref="RoutedSession"/>, and the bucket is made from it once, when the session's partition is.
+    /// exchange, and the bucket is made from it once, when the session's partition is.
     /// </param>
     public PublicRateLimits(RateLimitOptions options, SessionPolicies policies)
     {
@@ -37,15 +37,15 @@ public sealed class PublicRateLimits
         if (policies.AnyRateLimit)
         {
             _perSession = PartitionedRateLimiter.Create<HttpContext, string>(context =>
-                context.Features.Get<RoutedSession>() is { NamesSession: true, Policy.RateLimiter: not null } routed
-                ? RateLimitPartition.GetTokenBucketLimiter(routed.Session, _bucketOf)
+                context.Features.Get<ProxyExchange>() is { Routed.NamesSession: true, SessionPolicy.RateLimiter: not null } exchange
+                ? RateLimitPartition.GetTokenBucketLimiter(exchange.Session, _bucketOf)
                 : RateLimitPartition.GetNoLimiter(string.Empty));
         }
 
         if (options.PerVisitor.IsOn)
         {
             TokenBucketRateLimiterOptions bucket = options.PerVisitor.ToLimiterOptions();
-            _perVisitor = PartitionedRateLimiter.Create<HttpContext, IPAddress>(context => context.Features.Get<RoutedSession>() is { NamesSession: true }
+            _perVisitor = PartitionedRateLimiter.Create<HttpContext, IPAddress>(context => context.Features.Get<ProxyExchange>() is { Routed.NamesSession: true }
                 ? RateLimitPartition.GetTokenBucketLimiter(VisitorOf(context), _ => bucket)
                 : RateLimitPartition.GetNoLimiter(IPAddress.None));
         }
@@ -53,7 +53,8 @@ public sealed class PublicRateLimits
 
     public bool IsOn => _perSession is not null || _perVisitor is not null;
 
-    public void Configure(RateLimiterOptions options, ILogger logger)
+    /// <param name="leave">Hands a turned-away request's exchange back to the pool (the forwarder, which would, never runs).</param>
+    internal void Configure(RateLimiterOptions options, ILogger logger, Action<ProxyExchange>? leave = null)
     {
         options.GlobalLimiter = (_perSession, _perVisitor) switch
         {
@@ -67,7 +68,12 @@ public sealed class PublicRateLimits
         {
             HttpContext context = rejected.HttpContext;
             int retryAfter = rejected.Lease.TryGetMetadata(MetadataName.RetryAfter, out TimeSpan wait) ? Math.Max(1, (int)Math.Ceiling(wait.TotalSeconds)) : 1;
-            bool visitorSpent = _perVisitor is not null && !HasTokens(_perVisitor, context);
+            bool visitorSpent = _perVisitor is not null && !HasTokens(_perVisitor, context); // reads the exchange: before it is given back
+            if (leave is not null && context.Features.Get<ProxyExchange>() is { } exchange)
+            {
+                leave(exchange);
+            }
+
             string limit = visitorSpent ? "per-visitor" : "per-session";
             ProxyEntryLog.RateLimited(logger, context.Request.Path.Value ?? "/", context.Connection.RemoteIpAddress, limit);
             return new ValueTask(ProblemResponse.WriteAsync(context, StatusCodes.Status429TooManyRequests, ProblemTypes.RateLimited, "Too many requests",

@@ -1,17 +1,20 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Heads;
+using Tunnel2.ProxyEntry.Access;
 using Tunnel2.ProxyEntry.Draining;
 using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Heads;
+using Tunnel2.ProxyEntry.Pipeline;
 using Tunnel2.ProxyEntry.Problems;
 using Tunnel2.ProxyEntry.Routing;
 
-namespace Tunnel2.ProxyEntry.Access;
+namespace Tunnel2.ProxyEntry.Admission;
 
 /// <summary>
-/// The access step, after routing: the session's visitor rules, the node's drain, and the head that would cross the
-/// tunnel (framing the tunnel must not pass on, headers over the limit). Rate limits run before, as middleware.
+/// The access step, after routing: the session's visitor rules (from the policy snapshot the route step read), the
+/// node's drain, and the head that would cross the tunnel (framing the tunnel must not pass on, headers over the
+/// limit). Rate limits run before, as middleware.
 /// </summary>
 internal sealed class ExchangeAdmission
 {
@@ -29,11 +32,13 @@ internal sealed class ExchangeAdmission
     }
 
     /// <returns>The head to forward; null when the request goes no further (its refusal written).</returns>
-    public async ValueTask<RequestHead?> AdmitAsync(HttpContext context, RoutedSession routed)
+    public async ValueTask<RequestHead?> AdmitAsync(ProxyExchange exchange)
     {
+        HttpContext context = exchange.Context;
+        RoutedSession routed = exchange.Routed;
         SessionRoute route = routed.Route;
         string session = route.Session;
-        if (await _access.CheckAsync(context, session, route.Prefix) is { } denial)
+        if (await _access.CheckAsync(context, exchange.SessionPolicy.Visitors, session, route.Prefix) is { } denial)
         {
             await denial.WriteAsync(context);
             return null;
