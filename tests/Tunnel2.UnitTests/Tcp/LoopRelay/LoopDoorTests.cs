@@ -26,7 +26,7 @@ public sealed class LoopDoorTests
     public async Task Many_callers_at_once_carry_their_bytes_intact_both_ways(string engine, int callers, int size)
     {
         await using var door = LoopDoorHarness.Start(engine);
-        Task echo = EchoTargetsAsync(door, callers);
+        Task echo = LoopTargetRelayTests.EchoTargetsAsync(door.AcceptTargetAsync, callers);
 
         var exchanges = new Task<bool>[callers];
         for (int i = 0; i < callers; i++)
@@ -191,32 +191,6 @@ public sealed class LoopDoorTests
             caller.Shutdown(SocketShutdown.Send);
             byte[] received = await back;
             return payload.AsSpan().SequenceEqual(received);
-        }
-    }
-
-    private static async Task EchoTargetsAsync(LoopDoorHarness door, int count)
-    {
-        var echoes = new List<Task>(count);
-        for (int i = 0; i < count; i++)
-        {
-            echoes.Add(EchoAsync(await door.AcceptTargetAsync()));
-        }
-
-        await Task.WhenAll(echoes);
-    }
-
-    private static async Task EchoAsync(Socket socket)
-    {
-        using (socket)
-        {
-            byte[] buffer = new byte[64 * 1024];
-            int n;
-            while ((n = await socket.ReceiveAsync(buffer)) > 0)
-            {
-                await socket.SendAsync(buffer.AsMemory(0, n));
-            }
-
-            socket.Shutdown(SocketShutdown.Send);
         }
     }
 
