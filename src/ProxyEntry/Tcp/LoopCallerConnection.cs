@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Relaying;
 using Tunnel2.Protocol.Relaying.OnLoop;
 
 namespace Tunnel2.ProxyEntry.Tcp;
@@ -47,7 +48,14 @@ internal sealed class LoopCallerConnection : LoopStreamConnection, ITcpCallerRel
     public Task RunAsync()
     {
         _metrics.Opened();
-        Loop.Post(static state => ((LoopCallerConnection)state!).StartOnLoop(), this);
+        if (!Loop.Post(static state => ((LoopCallerConnection)state!).StartOnLoop(), this))
+        {
+            // The loop has stopped (the server is shutting down): nothing is relayed, both ends are cut.
+            Stream.Reset(ProtocolErrorCode.Cancelled);
+            RelayEnd.Reset(_caller);
+            EndUnstarted(LoopRelayEnd.Failed(new LoopError(LoopErrorKind.LoopStopped, 0)));
+        }
+
         return _done.Task;
     }
 
@@ -94,6 +102,7 @@ internal sealed class LoopCallerConnection : LoopStreamConnection, ITcpCallerRel
         _ when _idleClosed => TcpCallerEnd.Idle,
         LoopRelayEndKind.Aborted when !Stream.Uplink.IsOpen => TcpCallerEnd.UplinkLost(Stream.Uplink.CloseReason),
         LoopRelayEndKind.Aborted when Stream.ResetCode is { } code => TcpCallerEnd.ClientReset(code),
+        LoopRelayEndKind.SocketFailed when ending.Error.Kind == LoopErrorKind.LoopStopped => TcpCallerEnd.Stopping,
         LoopRelayEndKind.SocketFailed => TcpCallerEnd.CallerGone(Describe(ending.Error)),
         _ => TcpCallerEnd.CallerGone(ending.Detail ?? "reset"),
     };

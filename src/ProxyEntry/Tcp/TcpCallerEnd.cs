@@ -12,6 +12,9 @@ internal static class TcpCallerEnd
 
     public static readonly (string Cause, string Text) Idle = ("idle-timeout", "idle timeout");
 
+    /// <summary>The server stopped its callers' loop (shutting down, after the drain) with the connection still open.</summary>
+    public static readonly (string Cause, string Text) Stopping = ("server-stopping", "cut: the server is stopping");
+
     public static (string Cause, string Text) UplinkLost(string? why) => ("uplink-lost", $"the uplink was lost ({why})");
 
     /// <summary>The client reset the stream: its target refused or broke the connection, or it stopped.</summary>

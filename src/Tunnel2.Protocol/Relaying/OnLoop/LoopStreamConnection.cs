@@ -156,6 +156,17 @@ public abstract partial class LoopStreamConnection : ILoopSocketHandler, IStream
         // owner's until then, so it cannot serve another exchange under that send.
     }
 
+    /// <summary>
+    /// Off the loop, for a connection the loop never took (it had stopped: the process is shutting down): the end as
+    /// <see cref="End"/> makes it, with no socket to close; the owner has closed its own.
+    /// </summary>
+    protected void EndUnstarted(in LoopRelayEnd ending)
+    {
+        _finished = true;
+        _ending = ending;
+        Release();
+    }
+
     /// <summary>On the loop, as the connection ends: what the owner holds there (a timer) is let go.</summary>
     protected virtual void OnFinishing()
     {

@@ -78,6 +78,9 @@ internal sealed class LoopDoorHarness : ITcpPortHost, IAsyncDisposable
 
     public Task<string> WaitForLineAsync(string text) => _client.WaitForLineAsync(text);
 
+    /// <summary>Stops the callers' loop, as a server's shutdown does, while the port still accepts.</summary>
+    public void StopCallerLoop() => _loop.Dispose();
+
     /// <summary>Runs the idle sweep twice with a zero timeout: the first sample notes the bytes, the second finds them unmoved.</summary>
     public void SweepIdle()
     {

@@ -154,6 +154,22 @@ public sealed class LoopDoorTests
     }
 
     [Fact]
+    public async Task A_caller_that_comes_after_the_loop_stopped_is_cut_counted_and_logged()
+    {
+        await using var door = LoopDoorHarness.Start();
+        door.StopCallerLoop();
+        using Socket caller = await door.ConnectAsync();
+        await caller.SendAsync("x"u8.ToArray());
+        using Socket target = await door.AcceptTargetAsync();
+        Assert.Equal("x"u8.ToArray(), await ReadAsync(target, 1));
+        await target.SendAsync("y"u8.ToArray()); // the target answers: the dispatch hands the caller to the (stopped) loop
+
+        Assert.True(await EndsAsync(caller));
+        await door.WaitForLineAsync("ended: cut: the server is stopping");
+        await door.WaitDrainedAsync();
+    }
+
+    [Fact]
     public async Task A_log_call_made_on_the_callers_loop_is_caught_and_counted_as_a_fault()
     {
         using var loop = new TcpCallerLoop(NullLogger.Instance);
