@@ -11,6 +11,8 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Health;
+using Tunnel2.Loops;
+using Tunnel2.TunnelClient.EventLoops;
 using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Uplinks;
@@ -25,10 +27,13 @@ public sealed class UplinkDialer : IDisposable
     private readonly ClientInstance _instance;
     private readonly BackendHealth _health;
     private readonly Tcp.TcpClusterPort _tcpPort;
+    private readonly ClientLoop? _loop;
     private ServerCertificatePolicy? _certificatePolicy;
+    private bool _loopUnavailable;
 
-    public UplinkDialer(IOptions<TunnelClientOptions> options, IUplinkStreamHandler relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health)
+    public UplinkDialer(IOptions<TunnelClientOptions> options, IUplinkStreamHandler relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health, ClientLoop? loop = null)
     {
+        _loop = loop;
         _instance = instance;
         _health = health;
         _options = options.Value;
@@ -95,8 +100,16 @@ public sealed class UplinkDialer : IDisposable
             HandshakeResponse response = await UpgradeAsync(transport, server, instanceId, timeout.Token);
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader], target.Label);
-            var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{target.Label} #{slot}");
+            string name = $"{_options.Session}->{target.Label} #{slot}";
+            if (server.Scheme == Uri.UriSchemeHttp && LoopForUplinks() is { } loop)
+            {
+                // From here the loop owns the socket: the network stream is left undisposed, the uplink closes the socket.
+                Uplink onLoop = Uplink.OnLoop(loop, socket, HandOver(transport), settings, _loggerFactory.CreateLogger<Uplink>(), _relay, name);
+                network = null;
+                return new DialedUplink(Stream.Null, onLoop, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
+            }
+
+            var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay, name);
             return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
 #pragma warning restore CA2000
         }
@@ -113,6 +126,45 @@ public sealed class UplinkDialer : IDisposable
 
             throw;
         }
+    }
+
+    /// <summary>The client's loop when plain-TCP uplinks run on it (<c>TunnelClient:Uplink:Engine</c> = <c>Loop</c>, supported
+    /// here); null for the runtime's sockets, also when the loop cannot start (logged once).</summary>
+    private EventLoop? LoopForUplinks()
+    {
+        if (_loop is null || _loopUnavailable || _options.Uplink.Engine != ClientUplinkOptions.EngineLoop || !EventLoop.IsSupported)
+        {
+            return null;
+        }
+
+        try
+        {
+            return _loop.Loop;
+        }
+        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or InvalidOperationException)
+        {
+            _loopUnavailable = true;
+            UplinkDialerLog.LoopUnavailable(_loggerFactory.CreateLogger<UplinkDialer>(), ex.Message);
+            return null;
+        }
+    }
+
+    /// <summary>
+    /// Ends the handshake's pipes over the socket and returns what they read past the response head (frames the server
+    /// sent right after its 101): the first bytes the uplink's frame parser must see.
+    /// </summary>
+    private static byte[] HandOver(DuplexPipe transport)
+    {
+        byte[] early = [];
+        if (transport.Input.TryRead(out System.IO.Pipelines.ReadResult read))
+        {
+            early = System.Buffers.BuffersExtensions.ToArray(read.Buffer);
+            transport.Input.AdvanceTo(read.Buffer.End);
+        }
+
+        transport.Input.Complete();
+        transport.Output.Complete();
+        return early;
     }
 
     private Socket CreateUplinkSocket()
