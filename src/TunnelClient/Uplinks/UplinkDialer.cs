@@ -11,14 +11,13 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Health;
-using Tunnel2.Loops;
 using Tunnel2.TunnelClient.EventLoops;
 using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>Opens a TCP connection to the server, performs the HTTP/1.1 upgrade and wraps the result in an <see cref="Uplink"/>.</summary>
-public sealed class UplinkDialer : IDisposable
+public sealed partial class UplinkDialer : IDisposable
 {
     private readonly TunnelClientOptions _options;
     private readonly KeyValuePair<string, string>[] _visitorRules;
@@ -84,6 +83,11 @@ public sealed class UplinkDialer : IDisposable
             return await ConnectWebSocketAsync(target, instanceId, slot, timeout.Token);
         }
 
+        if (server.Scheme == Uri.UriSchemeHttp && LoopForUplinks() is { } loop)
+        {
+            return await LogInOnLoopAsync(loop, target, instanceId, slot, timeout.Token);
+        }
+
 #pragma warning disable CA2000 // the socket, its stream and the uplink go to the DialedUplink, which owns them; the catch disposes them on a failure
         Socket socket = CreateUplinkSocket();
         Stream? network = null;
@@ -101,14 +105,6 @@ public sealed class UplinkDialer : IDisposable
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader], target.Label);
             string name = $"{_options.Session}->{target.Label} #{slot}";
-            if (server.Scheme == Uri.UriSchemeHttp && LoopForUplinks() is { } loop)
-            {
-                // From here the loop owns the socket: the network stream is left undisposed, the uplink closes the socket.
-                Uplink onLoop = Uplink.OnLoop(loop, socket, HandOver(transport), settings, _loggerFactory.CreateLogger<Uplink>(), _relay, name);
-                network = null;
-                return new DialedUplink(Stream.Null, onLoop, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
-            }
-
             var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay, name);
             return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
 #pragma warning restore CA2000
@@ -128,45 +124,6 @@ public sealed class UplinkDialer : IDisposable
         }
     }
 
-    /// <summary>The client's loop when plain-TCP uplinks run on it (<c>TunnelClient:Uplink:Engine</c> = <c>Loop</c>, supported
-    /// here); null for the runtime's sockets, also when the loop cannot start (logged once).</summary>
-    private EventLoop? LoopForUplinks()
-    {
-        if (_loop is null || _loopUnavailable || _options.Uplink.Engine != ClientUplinkOptions.EngineLoop || !EventLoop.IsSupported)
-        {
-            return null;
-        }
-
-        try
-        {
-            return _loop.Loop;
-        }
-        catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or InvalidOperationException)
-        {
-            _loopUnavailable = true;
-            UplinkDialerLog.LoopUnavailable(_loggerFactory.CreateLogger<UplinkDialer>(), ex.Message);
-            return null;
-        }
-    }
-
-    /// <summary>
-    /// Ends the handshake's pipes over the socket and returns what they read past the response head (frames the server
-    /// sent right after its 101): the first bytes the uplink's frame parser must see.
-    /// </summary>
-    private static byte[] HandOver(DuplexPipe transport)
-    {
-        byte[] early = [];
-        if (transport.Input.TryRead(out System.IO.Pipelines.ReadResult read))
-        {
-            early = System.Buffers.BuffersExtensions.ToArray(read.Buffer);
-            transport.Input.AdvanceTo(read.Buffer.End);
-        }
-
-        transport.Input.Complete();
-        transport.Output.Complete();
-        return early;
-    }
-
     private Socket CreateUplinkSocket()
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -182,6 +139,13 @@ public sealed class UplinkDialer : IDisposable
     {
         await transport.Output.WriteAsync(BuildRequest(server, instanceId), cancellationToken);
         HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, cancellationToken);
+        return Upgraded(response);
+    }
+
+    /// <summary>The answer, when it switched to the tunnel protocol.</summary>
+    /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
+    private static HandshakeResponse Upgraded(HandshakeResponse response)
+    {
         if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
         {
             throw new UplinkRefusedException(response.StatusCode, response.Body);
