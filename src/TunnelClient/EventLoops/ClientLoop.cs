@@ -14,11 +14,15 @@ public sealed partial class ClientLoop : IDisposable
     private EventLoop? _loop;
     private bool _disposed;
     private int _faults;
+    private int _uplinks;
 
     public ClientLoop(ILogger<ClientLoop> logger) => _logger = logger;
 
     /// <summary>Exceptions a callback threw on the loop (a bug, such as a guarded call made there); the tests expect none.</summary>
     public int FaultCount => Volatile.Read(ref _faults);
+
+    /// <summary>Uplinks handed to the loop so far (for diagnostics and tests).</summary>
+    public int UplinksTaken => Volatile.Read(ref _uplinks);
 
     /// <summary>The loop, started now if it was not.</summary>
     /// <exception cref="PlatformNotSupportedException">Not Linux on x86-64.</exception>
@@ -34,6 +38,9 @@ public sealed partial class ClientLoop : IDisposable
             }
         }
     }
+
+    /// <summary>An uplink was handed to the loop.</summary>
+    public void OnUplinkTaken() => Interlocked.Increment(ref _uplinks);
 
     public void Dispose()
     {

@@ -57,6 +57,7 @@ public sealed partial class UplinkDialer
             string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader], target.Label);
             Uplink uplink = Uplink.OnLoop(loop, socket, early, settings, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 $"{_options.Session}->{target.Label} #{slot}");
+            _loop!.OnUplinkTaken();
             return new DialedUplink(Stream.Null, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
         }
         catch (Exception ex) when (cancellationToken.IsCancellationRequested && ex is ObjectDisposedException or SocketException or IOException)
