@@ -16,11 +16,13 @@ WORKDIR /repo
 # Restore layer: only what restore reads, so source edits do not invalidate the package cache.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
 COPY src/Tunnel2.Protocol/Tunnel2.Protocol.csproj src/Tunnel2.Protocol/
+COPY src/Tunnel2.Loops/Tunnel2.Loops.csproj src/Tunnel2.Loops/
 COPY src/Tunnel2.Hosting/Tunnel2.Hosting.csproj src/Tunnel2.Hosting/
 COPY src/TestBackend/TestBackend.csproj src/TestBackend/
 RUN dotnet restore src/TestBackend/TestBackend.csproj
 # Sources, then publish (framework-dependent, portable: runs on the Alpine runtime below).
 COPY src/Tunnel2.Protocol/ src/Tunnel2.Protocol/
+COPY src/Tunnel2.Loops/ src/Tunnel2.Loops/
 COPY src/Tunnel2.Hosting/ src/Tunnel2.Hosting/
 COPY src/TestBackend/ src/TestBackend/
 RUN dotnet publish src/TestBackend/TestBackend.csproj -c Release --no-restore -o /app -p:UseAppHost=false

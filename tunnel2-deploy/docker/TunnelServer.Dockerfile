@@ -17,6 +17,7 @@ WORKDIR /repo
 # Restore layer: the project files of TunnelServer and of everything it references.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
 COPY src/Tunnel2.Protocol/Tunnel2.Protocol.csproj src/Tunnel2.Protocol/
+COPY src/Tunnel2.Loops/Tunnel2.Loops.csproj src/Tunnel2.Loops/
 COPY src/Tunnel2.Balancing/Tunnel2.Balancing.csproj src/Tunnel2.Balancing/
 COPY src/Tunnel2.Hosting/Tunnel2.Hosting.csproj src/Tunnel2.Hosting/
 COPY src/ProxyEntry/ProxyEntry.csproj src/ProxyEntry/
@@ -24,6 +25,7 @@ COPY src/TunnelServer/TunnelServer.csproj src/TunnelServer/
 RUN dotnet restore src/TunnelServer/TunnelServer.csproj
 # Sources, then publish (framework-dependent, portable: runs on the Alpine runtime below).
 COPY src/Tunnel2.Protocol/ src/Tunnel2.Protocol/
+COPY src/Tunnel2.Loops/ src/Tunnel2.Loops/
 COPY src/Tunnel2.Balancing/ src/Tunnel2.Balancing/
 COPY src/ProxyEntry/ src/ProxyEntry/
 COPY src/Tunnel2.Hosting/ src/Tunnel2.Hosting/

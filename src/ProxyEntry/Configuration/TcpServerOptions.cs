@@ -12,6 +12,12 @@ namespace Tunnel2.ProxyEntry.Configuration;
 /// </summary>
 public sealed class TcpServerOptions
 {
+    /// <summary>The callers relayed on an event loop of the server's own (issue 52, stage 2b).</summary>
+    public const string EngineLoop = "Loop";
+
+    /// <summary>The callers relayed on the runtime's sockets, a task pair per caller.</summary>
+    public const string EngineSockets = "Sockets";
+
     /// <summary>Ports given to sessions that have none of their own, e.g. <c>20000-20100</c>. Empty: none (the default).</summary>
     public string? PortRange { get; set; }
 
@@ -45,6 +51,12 @@ public sealed class TcpServerOptions
     /// <summary>The longest a client whose target keeps refusing is passed over.</summary>
     [TimeSpanRange("00:00:00.010", "01:00:00")]
     public TimeSpan MaxEjectionBackoff { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// What relays the callers' bytes: <c>Loop</c>, one event-loop thread of the server's own (Linux x86-64; elsewhere,
+    /// or when the loop cannot start, the runtime's sockets, logged once), or <c>Sockets</c>, the runtime's sockets.
+    /// </summary>
+    public string Engine { get; set; } = EngineLoop;
 
     /// <summary>The ejection settings as the balancing library takes them.</summary>
     public EjectionOptions Ejection() => new(EjectAfter, EjectionBackoff, MaxEjectionBackoff);

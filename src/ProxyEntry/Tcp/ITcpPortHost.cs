@@ -24,6 +24,9 @@ public interface ITcpPortHost
     /// <summary>Each session's settings; a port reads its session's policy here once per caller: its visitor rules and its cap on connections.</summary>
     SessionPolicies Policies { get; }
 
+    /// <summary>The event loop that relays the callers (<c>TunnelServer:Tcp:Engine</c> = <c>Loop</c>); null: the runtime's sockets do.</summary>
+    TcpCallerLoop? CallerLoop { get; }
+
     /// <summary>A caller was taken: the drain waits for it from here.</summary>
     void ConnectionOpened();
 

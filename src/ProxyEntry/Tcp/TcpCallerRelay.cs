@@ -16,9 +16,9 @@ namespace Tunnel2.ProxyEntry.Tcp;
 /// <param name="callerFailure">The caller's reset, if the dispatch's reads already met it (<see cref="TcpDispatch.CallerFailure"/>).</param>
 internal sealed class TcpCallerRelay(
     string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger, TcpMetrics metrics, SocketException? callerFailure = null)
-    : IStreamAbortListener
+    : ITcpCallerRelay, IStreamAbortListener
 {
-    private static readonly (string Cause, string Text) Closed = ("closed", "closed by both sides");
+    private static readonly (string Cause, string Text) Closed = TcpCallerEnd.Closed;
 
     private readonly StreamIdleWatch _idle = new(stream);
     private volatile bool _idleClosed;
@@ -74,16 +74,11 @@ internal sealed class TcpCallerRelay(
 
     /// <summary>Why the relay ended (a metric's cause and a log's text), judged before this side resets the stream: a reset found here came from the client.</summary>
     private (string Cause, string Text) Describe(bool callerSide, Exception? failure, ProtocolErrorCode? peerReset) =>
-        _idleClosed ? ("idle-timeout", "idle timeout")
-        : failure is UplinkClosedException ? ("uplink-lost", $"the uplink was lost ({failure.Message})")
-        : peerReset is { } code ? ("client-reset", $"the client reset the stream ({code}{code switch
-        {
-            ProtocolErrorCode.BackendConnectFailed => ": its target refused the connection",
-            ProtocolErrorCode.BackendAborted => ": its target broke the connection",
-            _ => string.Empty,
-        }})")
-        : callerSide ? ("caller-gone", $"the caller went away ({failure?.Message ?? "reset"})")
-        : ("caller-gone", $"the caller stopped reading ({failure?.Message ?? "reset"})");
+        _idleClosed ? TcpCallerEnd.Idle
+        : failure is UplinkClosedException ? TcpCallerEnd.UplinkLost(failure.Message)
+        : peerReset is { } code ? TcpCallerEnd.ClientReset(code)
+        : callerSide ? TcpCallerEnd.CallerGone(failure?.Message ?? "reset")
+        : TcpCallerEnd.CallerNotReading(failure?.Message ?? "reset");
 
     private void Abort() => RelayEnd.Reset(caller);
 }

@@ -13,7 +13,7 @@ namespace Tunnel2.ProxyEntry.Tcp;
 /// One session's public TCP port: accepts callers and, for each, checks the session's address rules and its cap on open
 /// connections (its <see cref="SessionPolicy"/>, read once per caller) before anything reaches a client, then puts it on one of the session's TCP clients under
 /// <see cref="TcpServerOptions.Strategy"/>, trying the next when a client's target refuses (<see cref="TcpDispatch"/>),
-/// and relays (<see cref="TcpCallerRelay"/>).
+/// and relays (<see cref="LoopCallerConnection"/> on the callers' event loop, or <see cref="TcpCallerRelay"/> on the runtime's sockets).
 /// The host's port registry (TunnelServer's <c>TcpSessions</c>) opens one per session, leases it to that session's TCP
 /// logins and adds each login's uplink as a client; the rest of the door stays inside ProxyEntry.
 /// </summary>
@@ -24,7 +24,7 @@ public sealed class TcpSessionListener : IDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly CancellationToken _stopping;
     private readonly Lock _sync = new();
-    private readonly HashSet<TcpCallerRelay> _relays = [];
+    private readonly HashSet<ITcpCallerRelay> _relays = [];
     private int _leases;
     private int _dispatching;
 
@@ -77,10 +77,10 @@ public sealed class TcpSessionListener : IDisposable
 
     public void CloseIdle(long now, long timeoutMs)
     {
-        List<TcpCallerRelay>? idle = null;
+        List<ITcpCallerRelay>? idle = null;
         lock (_sync)
         {
-            foreach (TcpCallerRelay relay in _relays)
+            foreach (ITcpCallerRelay relay in _relays)
             {
                 if (relay.IsIdle(now, timeoutMs))
                 {
@@ -89,7 +89,7 @@ public sealed class TcpSessionListener : IDisposable
             }
         }
 
-        foreach (TcpCallerRelay relay in idle ?? [])
+        foreach (ITcpCallerRelay relay in idle ?? [])
         {
             TcpLog.CallerIdle(_owner.Logger, Session, relay.Caller, relay.StreamId, timeoutMs);
             relay.CloseIdle();
@@ -161,7 +161,7 @@ public sealed class TcpSessionListener : IDisposable
         }
 
         TcpDispatch? dispatch = null;
-        TcpCallerRelay? relay = null;
+        ITcpCallerRelay? relay = null;
         bool dispatching = true; // counted towards the cap from here, among the relays once one runs
         Interlocked.Increment(ref _dispatching);
         _owner.ConnectionOpened(); // a server's drain waits for the caller from here, dispatched or relayed
@@ -173,7 +173,7 @@ public sealed class TcpSessionListener : IDisposable
                 return;
             }
 
-            relay = new TcpCallerRelay(Session, caller, remote, dispatch.Stream!, _owner.Logger, _owner.Metrics, dispatch.CallerFailure);
+            relay = RelayFor(caller, remote, dispatch);
             lock (_sync)
             {
                 _relays.Add(relay);
@@ -204,6 +204,15 @@ public sealed class TcpSessionListener : IDisposable
             caller.Dispose();
         }
     }
+
+    /// <summary>
+    /// The relay for a dispatched caller: on the callers' loop when the server runs one, else (and for a caller whose reset
+    /// the dispatch met already, which has nothing to relay) on the runtime's sockets.
+    /// </summary>
+    private ITcpCallerRelay RelayFor(Socket caller, IPEndPoint? remote, TcpDispatch dispatch) =>
+        _owner.CallerLoop is { } loop && dispatch.CallerFailure is null
+            ? new LoopCallerConnection(loop, Session, caller, remote, dispatch.Stream!, _owner.Metrics)
+            : new TcpCallerRelay(Session, caller, remote, dispatch.Stream!, _owner.Logger, _owner.Metrics, dispatch.CallerFailure);
 
     /// <summary>The caller put on a client (<see cref="TcpDispatch"/>); null when none took it (refused and logged here).</summary>
     private async Task<TcpDispatch?> DispatchAsync(Socket caller, IPEndPoint remote)

@@ -1,3 +1,5 @@
+using System.IO.Pipelines;
+
 namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
@@ -14,6 +16,55 @@ public sealed partial class UplinkStream
     /// <see cref="IUplinkStreamHandler.OnStreamOpened"/> (on the reader's thread, before any Data frame of the stream).
     /// </summary>
     public void AttachInboundSink(IStreamInboundSink sink) => Volatile.Write(ref _sink, sink);
+
+    /// <summary>
+    /// As <see cref="AttachInboundSink"/>, for an owner that waited on the inbound pipe first (the server's TCP door waits
+    /// for the target's first answer before it relays): what the pipe holds goes to <paramref name="sink"/> first, then
+    /// the peer's END_STREAM if it came already. Under the stream's lock, so the reader's next frame cannot overtake it.
+    /// </summary>
+    public void TakeOverInbound(IStreamInboundSink sink)
+    {
+        bool ended;
+        lock (_sync)
+        {
+            Volatile.Write(ref _sink, sink);
+            ended = (_state & (StreamState.RemoteEnded | StreamState.Aborted)) == StreamState.RemoteEnded;
+            if ((_state & (StreamState.Aborted | StreamState.Disposed)) == 0)
+            {
+                HandOverPiped(sink);
+            }
+        }
+
+        if (ended)
+        {
+            sink.OnInboundEnd();
+        }
+    }
+
+    /// <summary>Under the lock: the bytes the pipe holds, to the sink (which reports what it took, as for a frame).</summary>
+    private void HandOverPiped(IStreamInboundSink sink)
+    {
+        PipeReader input = _inbound.Reader;
+        ReadResult piped;
+        try
+        {
+            if (!input.TryRead(out piped))
+            {
+                return;
+            }
+        }
+        catch (Exception ex) when (ex is StreamResetException or UplinkClosedException or InvalidOperationException)
+        {
+            return; // failed meanwhile: the abort listener ends the owner
+        }
+
+        if (!piped.Buffer.IsEmpty)
+        {
+            sink.OnInboundData(piped.Buffer);
+        }
+
+        input.AdvanceTo(piped.Buffer.End);
+    }
 
     /// <summary>The sink's destination took <paramref name="bytes"/> of the peer's bytes: the peer's credit comes back.</summary>
     public void ReportInboundConsumed(int bytes) => OnInputConsumed(bytes);

@@ -5,35 +5,30 @@ using Tunnel2.Loops.Scheduling;
 using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Relaying.OnLoop;
 using Tunnel2.Protocol.Tcp;
 
 namespace Tunnel2.TunnelClient.Tcp;
 
 /// <summary>
-/// One TCP stream and its target connection on <see cref="LoopTargetRelay"/>'s loop: the connect (with its timeout), the
-/// two directions (<c>.Inbound.cs</c>, <c>.Outbound.cs</c>), and one end, logged and the stream disposed off the loop.
-/// The loop owns the <see cref="LoopSocket"/>; the uplink's reader sends on the same socket under <see cref="_gate"/>
-/// (the one state both threads touch). Ends as <see cref="TcpTargetRelay"/> does: the caller's END_STREAM shuts the
-/// target's sending side, the target's FIN goes up as END_STREAM, a target that cannot be reached resets the stream with
-/// BackendConnectFailed, one that breaks with BackendAborted, and a reset from the server cuts the target.
+/// One TCP stream and its target connection on <see cref="LoopTargetRelay"/>'s loop. The relay itself (both directions,
+/// half-close, resets, the end) is the shared <see cref="LoopStreamConnection"/>, which the server's TCP door uses too;
+/// what is the client's own is here: the PROXY v2 header ahead of the caller's bytes, the dial with its timeout, and the
+/// log lines. A target that cannot be reached resets the stream with BackendConnectFailed (the server may try another
+/// client), one that breaks with BackendAborted.
 /// </summary>
-internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStreamAbortListener
+internal sealed class LoopTargetConnection : LoopStreamConnection
 {
     private readonly LoopTargetRelay _relay;
-    private readonly UplinkStream _stream;
     private readonly uint _id;
     private readonly string _caller;
-    private LoopSocket? _socket;
     private LoopTimer? _connectTimer;
-    private bool _connected;
-    private bool _finished;
-    private (string Reason, bool Unreachable) _ending;
 
     /// <summary>On the uplink's reader thread, in OnStreamOpened: the sink and abort listener are set before any frame of the stream.</summary>
     public LoopTargetConnection(LoopTargetRelay relay, UplinkStream stream)
+        : base(relay.Loop, stream)
     {
         _relay = relay;
-        _stream = stream;
         _id = stream.Id;
         TcpStreamOpen open = stream.Tcp!.Value;
         _caller = open.Caller.ToString();
@@ -42,8 +37,7 @@ internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStream
             // The PROXY v2 header leads the backlog, so it goes before any of the caller's bytes; it is not the stream's.
             Span<byte> header = stackalloc byte[ProxyProtocolV2.LengthOf(open)];
             int length = ProxyProtocolV2.Write(open, header);
-            _backlog.Append(header[..length]);
-            _uncounted = length;
+            Prepend(header[..length]);
         }
 
         stream.AttachInboundSink(this);
@@ -51,10 +45,12 @@ internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStream
         stream.SetAbortListener(this);
     }
 
+    protected override ProtocolErrorCode SocketFailureCode => ProtocolErrorCode.BackendAborted;
+
     /// <summary>On the loop: dials the target's address (resolved already; no name resolution here).</summary>
     internal void StartConnect(IPEndPoint to)
     {
-        if (_finished)
+        if (IsFinished)
         {
             return;
         }
@@ -66,17 +62,14 @@ internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStream
             UnsentBytesLimit.TryApply(socket, _relay.UnsentBytesLimit);
             Socket sender = socket;
             socket = null; // the loop socket owns it from here (and disposes it when the connect cannot start)
-            _socket = LoopSocket.Connect(_relay.Loop, sender, to, this, out LoopError error);
-            if (_socket is null)
+            LoopSocket? connecting = LoopSocket.Connect(_relay.Loop, sender, to, this, out LoopError error);
+            if (connecting is null)
             {
                 Unreachable(Describe(error));
                 return;
             }
 
-            lock (_gate)
-            {
-                _sender = sender;
-            }
+            Attach(connecting, sender, connected: false);
         }
         finally
         {
@@ -87,7 +80,7 @@ internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStream
     /// <summary>On the loop, after the name was resolved on the thread pool.</summary>
     internal void OnResolved(Task<IPAddress[]> resolved)
     {
-        if (_finished)
+        if (IsFinished)
         {
             return;
         }
@@ -102,52 +95,28 @@ internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStream
         StartConnect(to);
     }
 
-    public void OnConnected(LoopSocket socket)
+    public override void OnConnected(LoopSocket socket)
     {
         _connectTimer?.Cancel();
         _connectTimer = null;
-        _connected = true;
-        Drain();
+        base.OnConnected(socket);
     }
 
-    public void OnClosed(LoopSocket socket, LoopError reason)
+    protected override void OnFailedBeforeConnected(LoopError reason) =>
+        Unreachable(reason.Kind == LoopErrorKind.LoopStopped ? "the client is stopping" : Describe(reason));
+
+    protected override void OnAbortedBeforeConnected() => Unreachable("the caller went away first");
+
+    protected override void OnFinishing()
     {
-        if (!_connected)
-        {
-            Unreachable(reason.Kind == LoopErrorKind.LoopStopped ? "the client is stopping" : Describe(reason));
-            return;
-        }
-
-        TargetFailed(reason);
-    }
-
-    /// <summary>The server reset the stream (the caller went away, the idle timeout) or the uplink died: from any thread.</summary>
-    public void OnStreamAborted() =>
-        _relay.Loop.Post(static state => ((LoopTargetConnection)state!).OnAbortedOnLoop(), this);
-
-    private void OnAbortedOnLoop()
-    {
-        if (_finished)
-        {
-            return;
-        }
-
-        if (!_connected)
-        {
-            Unreachable("the caller went away first");
-            return;
-        }
-
-        ProtocolErrorCode? code = _stream.ResetCode;
-        string reason = !_stream.Uplink.IsOpen ? $"the uplink was lost ({_stream.Uplink.CloseReason})"
-            : $"the server reset the stream ({code}{(code == ProtocolErrorCode.Cancelled ? ": the caller went away" : string.Empty)})";
-        Finish(reason, reset: true);
+        _connectTimer?.Cancel();
+        _connectTimer = null;
     }
 
     private void OnConnectTimeout()
     {
         _connectTimer = null;
-        if (!_connected && !_finished)
+        if (!IsConnected && !IsFinished)
         {
             Unreachable($"no answer within {_relay.ConnectTimeout}");
         }
@@ -156,88 +125,37 @@ internal sealed partial class LoopTargetConnection : ILoopSocketHandler, IStream
     /// <summary>The target could not be reached: the server may try another client of the session.</summary>
     private void Unreachable(string why)
     {
-        _stream.Reset(ProtocolErrorCode.BackendConnectFailed);
-        Finish(why, reset: false, unreachable: true);
+        Stream.Reset(ProtocolErrorCode.BackendConnectFailed);
+        End(LoopRelayEnd.Unconnected(why), reset: false);
     }
 
-    /// <summary>The target broke the connection (or the loop stops): the server tells its caller so.</summary>
-    private void TargetFailed(LoopError reason)
+    /// <summary>Off the loop: the stream's one log line.</summary>
+    protected override void OnEnded(in LoopRelayEnd ending)
     {
-        if (_finished)
+        if (ending.Kind == LoopRelayEndKind.Unconnected)
         {
+            TcpClientLog.TargetUnreachable(_relay.Logger, _id, _relay.TargetText, ending.Detail!);
             return;
         }
 
-        _stream.Reset(reason.Kind == LoopErrorKind.LoopStopped ? ProtocolErrorCode.Cancelled : ProtocolErrorCode.BackendAborted);
-        Finish($"the target broke the connection ({Describe(reason)})", reset: true);
+        // What the target sent, counted as read (the writer may not have taken the last frames yet).
+        TcpClientLog.Ended(_relay.Logger, _id, _caller, _relay.TargetText, Reason(ending), FromSocket, Stream.ReceivedBytes);
     }
 
-    /// <summary>
-    /// The one end, on the loop: the socket is closed (with a reset when the stream failed), the reader's sends stop, and
-    /// the log line and the stream's disposal go to the thread pool (a log call blocks; the stream's owner lets go last).
-    /// </summary>
-    private void Finish(string reason, bool reset, bool unreachable = false)
+    private string Reason(in LoopRelayEnd ending)
     {
-        if (_finished)
+        if (ending.Kind == LoopRelayEndKind.Closed)
         {
-            return;
+            return "closed by both sides";
         }
 
-        _finished = true;
-        _connectTimer?.Cancel();
-        _connectTimer = null;
-        lock (_gate)
+        if (ending.Kind == LoopRelayEndKind.SocketFailed)
         {
-            _sender = null; // no send from the reader from here on; the socket is closed next
-            _closed = true;
-            _backlog.Clear();
+            return $"the target broke the connection ({(ending.Error.Kind == LoopErrorKind.LoopStopped ? "the client is stopping" : Describe(ending.Error))})";
         }
 
-        if (reset)
-        {
-            _socket?.Reset();
-        }
-        else
-        {
-            _socket?.Close();
-        }
-
-        _ending = (reason, unreachable);
-        if (!_targetEnded || _endSent)
-        {
-            LetGo();
-        }
-
-        // Else the END_STREAM being sent on the thread pool lets go once it is done (OnEndSent): the stream stays this
-        // owner's until then, so it cannot serve another exchange under that send.
+        ProtocolErrorCode? code = Stream.ResetCode;
+        return !Stream.Uplink.IsOpen ? $"the uplink was lost ({Stream.Uplink.CloseReason})"
+            : $"the server reset the stream ({code}{(code == ProtocolErrorCode.Cancelled ? ": the caller went away" : string.Empty)})";
     }
-
-    private void LetGo() =>
-        LoopTargetRelay.OffLoop(static state => state.Connection.Ended(state.Reason, state.Unreachable), (Connection: this, _ending.Reason, _ending.Unreachable));
-
-    /// <summary>Off the loop: the stream's one log line, then the owner lets go of it.</summary>
-    private void Ended(string reason, bool unreachable)
-    {
-        if (unreachable)
-        {
-            TcpClientLog.TargetUnreachable(_relay.Logger, _id, _relay.TargetText, reason);
-        }
-        else
-        {
-            // What the target sent, counted as read (the writer may not have taken the last frames yet).
-            TcpClientLog.Ended(_relay.Logger, _id, _caller, _relay.TargetText, reason, _fromTarget, _stream.ReceivedBytes);
-        }
-
-        _stream.ClearAbortListener();
-        _stream.Dispose();
-    }
-
-    private static string Describe(LoopError error) => error.Kind switch
-    {
-        LoopErrorKind.Refused => "Connection refused",
-        LoopErrorKind.Reset => "Connection reset by peer",
-        LoopErrorKind.TimedOut => "Connection timed out",
-        LoopErrorKind.LoopStopped => "the client is stopping",
-        _ => $"errno {error.Errno}",
-    };
 }

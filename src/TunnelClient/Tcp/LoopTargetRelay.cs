@@ -3,6 +3,7 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Loops;
 using Tunnel2.Loops.Guard;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.Protocol.Relaying.OnLoop;
 using Tunnel2.TunnelClient.Configuration;
 
 namespace Tunnel2.TunnelClient.Tcp;
@@ -94,16 +95,12 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
         return pick is null ? null : new IPEndPoint(pick, _target.Port);
     }
 
-    /// <summary>Runs <paramref name="work"/> on the thread pool: logging, and what may write to the uplink inline.</summary>
-    internal static void OffLoop<TState>(Action<TState> work, TState state) =>
-        ThreadPool.UnsafeQueueUserWorkItem(work, state, preferLocal: false);
-
     public void Dispose() => Loop.Dispose();
 
     /// <summary>A callback threw on the loop (a bug): logged off the loop, which goes on.</summary>
     private void OnFault(Exception fault)
     {
         Interlocked.Increment(ref _faults);
-        OffLoop(static state => TcpClientLog.RelayCrashed(state.Logger, 0, state.Fault), (Logger: _logger, Fault: fault));
+        LoopStreamConnection.OffLoop(static state => TcpClientLog.RelayCrashed(state.Logger, 0, state.Fault), (Logger: _logger, Fault: fault));
     }
 }

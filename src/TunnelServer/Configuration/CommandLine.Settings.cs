@@ -143,6 +143,10 @@ public static partial class CommandLine
               How long a client whose target refused is first passed over.
           TunnelServer:Tcp:MaxEjectionBackoff  [default 00:00:30]
               The longest a client whose target keeps refusing is passed over.
+          TunnelServer:Tcp:Engine  [default Loop]
+              What relays the callers' bytes: Loop, one event-loop thread of the server's own (Linux x86-64;
+              elsewhere, or when the loop cannot start, the runtime's sockets, logged once), or Sockets, the runtime's
+              sockets.
 
         ProxyEntry: What public requests meet on their way to a session (section ProxyEntry): routing, limits,
           balancing over a session's clients, rate limits, trusted proxies. The server process itself (listeners, TLS,
@@ -274,6 +278,7 @@ public static partial class CommandLine
         "TunnelServer:Tcp:EjectAfter",
         "TunnelServer:Tcp:EjectionBackoff",
         "TunnelServer:Tcp:MaxEjectionBackoff",
+        "TunnelServer:Tcp:Engine",
         "ProxyEntry:MetricsSessionLimit",
         "ProxyEntry:WarmUp",
         "ProxyEntry:RetryAfterSeconds",

@@ -5,7 +5,7 @@ using Tunnel2.TunnelServer.Configuration;
 
 namespace Tunnel2.TunnelServer.Tcp;
 
-/// <summary>Checks what data annotations cannot in <c>TunnelServer:Tcp</c>: the port range and the bind address parse, and the ejection backoffs are in order.</summary>
+/// <summary>Checks what data annotations cannot in <c>TunnelServer:Tcp</c>: the port range and the bind address parse, the engine is one there is, and the ejection backoffs are in order.</summary>
 public sealed class TcpServerOptionsValidator : IValidateOptions<TunnelServerOptions>
 {
     public ValidateOptionsResult Validate(string? name, TunnelServerOptions options)
@@ -20,6 +20,11 @@ public sealed class TcpServerOptionsValidator : IValidateOptions<TunnelServerOpt
         if (!IPAddress.TryParse(tcp.BindAddress, out _))
         {
             failures.Add($"TunnelServer:Tcp:BindAddress must be an IP address (0.0.0.0, ::, 127.0.0.1), not '{tcp.BindAddress}'.");
+        }
+
+        if (tcp.Engine is not (TcpServerOptions.EngineLoop or TcpServerOptions.EngineSockets))
+        {
+            failures.Add($"TunnelServer:Tcp:Engine must be '{TcpServerOptions.EngineLoop}' or '{TcpServerOptions.EngineSockets}', not '{tcp.Engine}'.");
         }
 
         if (tcp.Ejection().Problem is { } ejection)

@@ -30,6 +30,8 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
     private readonly Timer _sweep;
     private readonly InFlightCounter _open = new();
     private bool _draining;
+    private TcpCallerLoop? _callerLoop;
+    private bool _callerLoopTried;
 
     public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions,
         TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null, SessionPolicies? policies = null)
@@ -58,6 +60,9 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
     public TcpMetrics Metrics { get; }
 
     public SessionPolicies Policies { get; }
+
+    /// <summary>The callers' event loop (<see cref="TcpServerOptions.Engine"/>), started with the first port; null: the runtime's sockets relay them.</summary>
+    public TcpCallerLoop? CallerLoop => Volatile.Read(ref _callerLoop);
 
     /// <summary>The session's public TCP port now; null when it has none open.</summary>
     public int? PortOf(string session)
@@ -144,6 +149,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
                     KeyValuePair.Create("Retry-After", _retryAfterSeconds.ToString(CultureInfo.InvariantCulture)));
             }
 
+            StartCallerLoopOnce();
             var listener = new TcpSessionListener(this, session, bound.Socket, _bindAddress, bound.Port);
             _listeners[session] = listener;
             listener.AddLease();
@@ -172,6 +178,16 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
         listener.Dispose();
     }
 
+    /// <summary>Under the lock, with the first port: a server that gives no TCP port runs no loop thread.</summary>
+    private void StartCallerLoopOnce()
+    {
+        if (!_callerLoopTried)
+        {
+            _callerLoopTried = true;
+            Volatile.Write(ref _callerLoop, TcpCallerLoop.Start(_options, _logger));
+        }
+    }
+
     public void Dispose()
     {
         _sweep.Dispose();
@@ -186,6 +202,8 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
         {
             listener.Dispose();
         }
+
+        _callerLoop?.Dispose();
     }
 
     private HashSet<int> OpenPorts()

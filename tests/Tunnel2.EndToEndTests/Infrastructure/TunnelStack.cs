@@ -5,7 +5,9 @@ using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.TestBackend;
 using Tunnel2.TestBackend.Diagnostics;
+using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer;
+using Tunnel2.TunnelServer.Tcp;
 using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
@@ -132,8 +134,12 @@ public sealed class TunnelStack : IAsyncDisposable
 
         if (_serverRunning)
         {
+            // The server's TCP callers' event loop, if it runs one: a blocking call made on it (the guard trips) or any
+            // other exception a loop callback threw fails the test that ran it.
+            TcpCallerLoop? loop = Server.Services.GetService<TcpSessions>()?.CallerLoop;
             await Server.StopAsync();
             await Server.DisposeAsync();
+            Assert.True((loop?.FaultCount ?? 0) == 0, $"The TCP callers' event loop had {loop?.FaultCount} faults (see the server's log).");
         }
 
         await Backend.StopAsync();

@@ -11,14 +11,16 @@ namespace Tunnel2.EndToEndTests.Tcp;
 /// </summary>
 public sealed partial class TcpProcessTests
 {
-    [Fact]
-    public async Task A_server_stopped_with_SIGTERM_refuses_new_TCP_callers_and_waits_for_the_open_connection()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_server_stopped_with_SIGTERM_refuses_new_TCP_callers_and_waits_for_the_open_connection(string engine)
     {
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = $"tcp-drain-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--drain-timeout", "00:00:30"],
+            ServerArgs = [TcpTunnel.PortRange(), TcpTunnel.ServerEngine(engine), "--drain-timeout", "00:00:30"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -39,16 +41,19 @@ public sealed partial class TcpProcessTests
         Assert.Equal(0, await stack.Server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
         Assert.Contains("Drained: every public request and TCP connection finished", stack.Server.Output, StringComparison.Ordinal);
         Assert.Equal(1, target.AcceptedConnections);
+        TcpTunnel.AssertNoLoopFault(stack.Server);
     }
 
-    [Fact]
-    public async Task A_TCP_connection_still_open_at_the_drain_deadline_is_cut_and_logged()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_TCP_connection_still_open_at_the_drain_deadline_is_cut_and_logged(string engine)
     {
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = $"tcp-drain-cut-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--drain-timeout", "00:00:02"],
+            ServerArgs = [TcpTunnel.PortRange(), TcpTunnel.ServerEngine(engine), "--drain-timeout", "00:00:02"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -59,6 +64,7 @@ public sealed partial class TcpProcessTests
         Assert.True(await TcpTunnel.EndsWithinAsync(open, TimeSpan.FromSeconds(20)), "the connection should be cut at the deadline");
         Assert.Equal(0, await stack.Server.WaitForExitAsync(TimeSpan.FromSeconds(20)));
         Assert.Matches(CutLine(), stack.Server.Output);
+        TcpTunnel.AssertNoLoopFault(stack.Server);
     }
 
     [GeneratedRegex(@"TCP ports closed to new callers; .* for 0 requests and 1 TCP connections in flight")]

@@ -15,15 +15,17 @@ public sealed partial class TcpProcessTests
 {
     private const int Crowd = 1000;
 
-    [Fact]
-    public async Task A_server_stopped_with_SIGTERM_serves_a_crowd_of_a_thousand_TCP_connections_until_their_callers_close_them()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_server_stopped_with_SIGTERM_serves_a_crowd_of_a_thousand_TCP_connections_until_their_callers_close_them(string engine)
     {
         TimeSpan drainTimeout = TimeSpan.FromSeconds(20);
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = $"tcp-drain-crowd-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000", "--drain-timeout", "00:00:20"],
+            ServerArgs = [TcpTunnel.PortRange(), TcpTunnel.ServerEngine(engine), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000", "--drain-timeout", "00:00:20"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -58,17 +60,20 @@ public sealed partial class TcpProcessTests
         {
             crowd.ForEach(socket => socket.Dispose());
         }
+        TcpTunnel.AssertNoLoopFault(stack.Server);
     }
 
-    [Fact]
-    public async Task A_crowd_of_TCP_connections_still_open_at_the_drain_deadline_is_cut_and_counted_in_the_log()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_crowd_of_TCP_connections_still_open_at_the_drain_deadline_is_cut_and_counted_in_the_log(string engine)
     {
         TimeSpan drainTimeout = TimeSpan.FromSeconds(3);
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = $"tcp-drain-crowd-cut-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000", "--drain-timeout", "00:00:03"],
+            ServerArgs = [TcpTunnel.PortRange(), TcpTunnel.ServerEngine(engine), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000", "--drain-timeout", "00:00:03"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -98,6 +103,7 @@ public sealed partial class TcpProcessTests
         {
             crowd.ForEach(socket => socket.Dispose());
         }
+        TcpTunnel.AssertNoLoopFault(stack.Server);
     }
 
     /// <summary>A crowd of connections, each seen to echo once; opened 50 at a time, as many callers start on a busy machine.</summary>

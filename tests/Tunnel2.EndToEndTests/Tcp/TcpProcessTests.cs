@@ -12,14 +12,16 @@ namespace Tunnel2.EndToEndTests.Tcp;
 /// </summary>
 public sealed partial class TcpProcessTests
 {
-    [Fact]
-    public async Task The_server_process_caps_a_sessions_connections_and_closes_idle_ones()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task The_server_process_caps_a_sessions_connections_and_closes_idle_ones(string engine)
     {
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = $"tcp-proc-cap-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=3", "--TunnelServer:Tcp:IdleTimeout=00:00:02"],
+            ServerArgs = [TcpTunnel.PortRange(), TcpTunnel.ServerEngine(engine), "--ProxyEntry:SessionDefaults:MaxTcpConnections=3", "--TunnelServer:Tcp:IdleTimeout=00:00:02"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -37,17 +39,20 @@ public sealed partial class TcpProcessTests
 
         await stack.Server.WaitForOutputAsync(IdleLine(), TimeSpan.FromSeconds(10));
         Assert.False(stack.Server.HasExited || stack.Client.HasExited, "a tunnel process exited during the test");
+        TcpTunnel.AssertNoLoopFault(stack.Server);
     }
 
-    [Fact]
-    public async Task A_thousand_idle_connections_cost_each_process_little_and_new_ones_still_pass()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_thousand_idle_connections_cost_each_process_little_and_new_ones_still_pass(string engine)
     {
         const int Idle = 1000;
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = $"tcp-proc-idle-{Guid.NewGuid():N}"[..30];
         await using ProcessStack stack = await ProcessStack.StartAsync(session, new ProcessStackOptions
         {
-            ServerArgs = [TcpTunnel.PortRange(), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000"],
+            ServerArgs = [TcpTunnel.PortRange(), TcpTunnel.ServerEngine(engine), "--ProxyEntry:SessionDefaults:MaxTcpConnections=2000"],
             ClientArgs = ["--tcp", target.Address],
         });
         int port = await PortAsync(stack);
@@ -85,6 +90,7 @@ public sealed partial class TcpProcessTests
         }
 
         Assert.False(stack.Server.HasExited || stack.Client.HasExited, "a tunnel process exited during the test");
+        TcpTunnel.AssertNoLoopFault(stack.Server);
     }
 
     /// <summary>The session's TCP port, from the client process's "Forwarding tcp://host:port -> …" line.</summary>

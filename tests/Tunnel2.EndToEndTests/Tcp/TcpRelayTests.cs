@@ -15,16 +15,20 @@ public sealed class TcpRelayTests
 {
     private static string NewSession(string name) => $"tcp-{name}-{Guid.NewGuid():N}"[..40];
 
-    /// <summary>Both engines of the client's TCP targets (issue 52): the event loop (the default) and the runtime's sockets.</summary>
+    /// <summary>Both engines of the client's TCP targets (issue 52): the event loop (the default) and the runtime's sockets; a test with one engine runs the server's callers on the same kind.</summary>
     private static string Engine(string engine) => $"--TunnelClient:Tcp:Engine={engine}";
 
+    /// <param name="engine">The client's engine.</param>
+    /// <param name="serverEngine">The server's engine (its callers), each with each.</param>
     [Theory]
-    [InlineData("upgrade", "Loop")]
-    [InlineData("upgrade", "Sockets")]
-    [InlineData("websocket", "Loop")]
-    public async Task Four_MiB_echo_byte_exact_and_the_callers_FIN_comes_back_as_the_targets(string transport, string engine)
+    [InlineData("upgrade", "Loop", "Loop")]
+    [InlineData("upgrade", "Sockets", "Sockets")]
+    [InlineData("upgrade", "Loop", "Sockets")]
+    [InlineData("upgrade", "Sockets", "Loop")]
+    [InlineData("websocket", "Loop", "Loop")]
+    public async Task Four_MiB_echo_byte_exact_and_the_callers_FIN_comes_back_as_the_targets(string transport, string engine, string serverEngine)
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync();
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(serverEngine));
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = NewSession("echo");
         int port = await TcpTunnel.StartClientAsync(stack, session, target, "--transport", transport, Engine(engine));
@@ -47,7 +51,7 @@ public sealed class TcpRelayTests
     [InlineData("Sockets")]
     public async Task The_target_half_closes_first_and_the_caller_still_sends_after_that(string engine)
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync();
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine));
         var afterFin = new TaskCompletionSource<byte[]>(TaskCreationOptions.RunContinuationsAsynchronously);
         await using var target = new ScriptedTcpTarget(async socket =>
         {
@@ -72,7 +76,7 @@ public sealed class TcpRelayTests
     [InlineData("Sockets")]
     public async Task A_target_dying_mid_stream_cuts_the_caller_with_a_log_line(string engine)
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync();
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine));
         await using var target = new ScriptedTcpTarget(async socket =>
         {
             await ScriptedTcpTarget.SendAllAsync(socket, new byte[64 * 1024]);
@@ -98,7 +102,7 @@ public sealed class TcpRelayTests
     [InlineData("Sockets")]
     public async Task A_caller_vanishing_closes_the_target_connection(string engine)
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync();
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine));
         var targetSaw = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
         await using var target = new ScriptedTcpTarget(async socket => targetSaw.TrySetResult((await ScriptedTcpTarget.ReadToEndAsync(socket)).Length));
         string session = NewSession("vanish");

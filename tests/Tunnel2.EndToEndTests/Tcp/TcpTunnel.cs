@@ -19,6 +19,13 @@ internal static class TcpTunnel
         return $"--TunnelServer:Tcp:PortRange={first}-{first + 49}";
     }
 
+    /// <summary>The server's TCP engine (issue 52, stage 2b): its callers on the event loop (the default) or the runtime's sockets.</summary>
+    public static string ServerEngine(string engine) => $"--TunnelServer:Tcp:Engine={engine}";
+
+    /// <summary>The server process's callers' loop never faulted: a blocking call made on it (the guard trips) or any other exception a callback threw.</summary>
+    public static void AssertNoLoopFault(TunnelProcess server) =>
+        Assert.DoesNotContain("TCP callers' event loop: a callback failed", server.Output, StringComparison.Ordinal);
+
     public static Task<TunnelStack> StartStackAsync(params string[] serverArgs) =>
         TunnelStack.StartAsync([PortRange(), TcpLogs, .. serverArgs]);
 

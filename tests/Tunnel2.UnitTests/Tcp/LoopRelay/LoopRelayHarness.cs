@@ -40,6 +40,9 @@ internal sealed class LoopRelayHarness : IAsyncDisposable
 
     public LoopTargetRelay Relay { get; }
 
+    /// <summary>The harness's logging (guarded, recorded): a server door in front of this client logs here too.</summary>
+    public ILoggerFactory Logging => _logging;
+
     public UplinkPair Pair { get; }
 
     /// <summary>Log lines at Information and above, as "Level: message".</summary>

@@ -68,7 +68,7 @@ public sealed class LoopTargetBackpressureTests
     }
 
     /// <summary>Probes a growing count until it has stayed put for several probes (flow control holding it), with a deadline.</summary>
-    private static async Task<long> StalledAsync(Func<long> count)
+    internal static async Task<long> StalledAsync(Func<long> count)
     {
         DateTime deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
         long last = -1;

@@ -171,12 +171,14 @@ public sealed class LoopTargetRelayTests
     }
 
     /// <summary>Each of <paramref name="count"/> target connections echoes what it gets, then ends after the caller's end.</summary>
-    private static async Task EchoTargetsAsync(LoopRelayHarness harness, int count)
+    private static Task EchoTargetsAsync(LoopRelayHarness harness, int count) => EchoTargetsAsync(harness.AcceptAsync, count);
+
+    internal static async Task EchoTargetsAsync(Func<Task<Socket>> accept, int count)
     {
         var echoes = new List<Task>(count);
         for (int i = 0; i < count; i++)
         {
-            echoes.Add(EchoAsync(await harness.AcceptAsync()));
+            echoes.Add(EchoAsync(await accept()));
         }
 
         await Task.WhenAll(echoes);

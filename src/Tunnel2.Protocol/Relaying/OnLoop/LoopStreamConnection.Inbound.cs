@@ -3,23 +3,23 @@ using System.Net.Sockets;
 using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Multiplexing;
 
-namespace Tunnel2.TunnelClient.Tcp;
+namespace Tunnel2.Protocol.Relaying.OnLoop;
 
 /// <summary>
-/// The caller's bytes to the target. The uplink's reader sends each Data frame's payload from its own buffer straight to
-/// the target's socket (one send, no copy, no hand-off), and the peer's credit comes back at once for what the kernel
+/// The peer's bytes to the socket. The uplink's reader sends each Data frame's payload from its own buffer straight to
+/// the socket (one send, no copy, no hand-off), and the peer's credit comes back at once for what the kernel
 /// took. Only what the kernel refuses (or what comes before the connect) is copied into a backlog, which the loop drains
 /// as the socket becomes writable, returning credit as it goes: so the backlog never holds more than the stream's window.
 /// </summary>
-internal sealed partial class LoopTargetConnection : IStreamInboundSink
+public abstract partial class LoopStreamConnection : IStreamInboundSink
 {
-    private static readonly Action<object?> DrainOnLoop = static state => ((LoopTargetConnection)state!).Drain();
+    private static readonly Action<object?> DrainOnLoop = static state => ((LoopStreamConnection)state!).Drain();
 
     /// <summary>Guards what the reader and the loop share: the backlog, the socket the reader sends on, the peer's end.</summary>
     private readonly Lock _gate = new();
     private readonly OutboundQueue _backlog = new();
 
-    /// <summary>The target's socket while the reader may send on it: set once connecting, cleared at the end (under the gate).</summary>
+    /// <summary>The socket while the reader may send on it: set once connecting, cleared at the end (under the gate).</summary>
     private Socket? _sender;
     private bool _peerEnded;
 
@@ -36,6 +36,16 @@ internal sealed partial class LoopTargetConnection : IStreamInboundSink
 
     /// <summary>Bytes at the head of the backlog that are not the stream's (the PROXY header): no credit for them.</summary>
     private int _uncounted;
+
+    /// <summary>Before any of the peer's bytes: <paramref name="header"/> leads the backlog, and is not the stream's (no credit for it).</summary>
+    protected void Prepend(ReadOnlySpan<byte> header)
+    {
+        lock (_gate)
+        {
+            _backlog.Append(header);
+            _uncounted += header.Length;
+        }
+    }
 
     public void OnInboundData(in ReadOnlySequence<byte> payload)
     {
@@ -54,12 +64,12 @@ internal sealed partial class LoopTargetConnection : IStreamInboundSink
 
         if (sent > 0)
         {
-            _stream.ReportInboundConsumed(sent);
+            Stream.ReportInboundConsumed(sent);
         }
 
         if (post)
         {
-            _relay.Loop.Post(DrainOnLoop, this);
+            Loop.Post(DrainOnLoop, this);
         }
     }
 
@@ -75,7 +85,7 @@ internal sealed partial class LoopTargetConnection : IStreamInboundSink
 
         if (post)
         {
-            _relay.Loop.Post(DrainOnLoop, this);
+            Loop.Post(DrainOnLoop, this);
         }
     }
 
@@ -164,7 +174,7 @@ internal sealed partial class LoopTargetConnection : IStreamInboundSink
 
         if (failed)
         {
-            TargetFailed(socket.LastError.Kind == LoopErrorKind.None ? new LoopError(LoopErrorKind.Reset, 0) : socket.LastError);
+            SocketFailed(socket.LastError.Kind == LoopErrorKind.None ? new LoopError(LoopErrorKind.Reset, 0) : socket.LastError);
             return;
         }
 
@@ -183,7 +193,7 @@ internal sealed partial class LoopTargetConnection : IStreamInboundSink
         _uncounted -= sent - own;
         if (own > 0)
         {
-            _stream.ReportInboundConsumed(own);
+            Stream.ReportInboundConsumed(own);
         }
     }
 

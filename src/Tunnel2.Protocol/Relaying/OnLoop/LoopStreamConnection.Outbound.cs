@@ -2,28 +2,28 @@ using System.Buffers;
 using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Multiplexing;
 
-namespace Tunnel2.TunnelClient.Tcp;
+namespace Tunnel2.Protocol.Relaying.OnLoop;
 
 /// <summary>
-/// The target's bytes to the caller, on the loop: each read goes into a pooled buffer as large as the stream's credit
+/// The socket's bytes to the peer, on the loop: each read goes into a pooled buffer as large as the stream's credit
 /// allows: <see cref="UplinkStream.WaitingReadSize"/> (16 KiB) at first, so a small message rents a small buffer and a
 /// crowd of quiet connections holds little, and a whole frame (<see cref="UplinkSettings.DataChunkSize"/>) after a read
 /// that filled its buffer (a bulk transfer), as <see cref="UplinkStream.SendStreamAsync"/> does. It becomes a Data frame
 /// queued for the uplink's writer with no copy. Out of credit, reading pauses until the peer grants more
 /// (<see cref="OnSendCredit"/>). An idle connection holds no buffer.
 /// </summary>
-internal sealed partial class LoopTargetConnection : ISendCreditListener
+public abstract partial class LoopStreamConnection : ISendCreditListener
 {
-    /// <summary>Reads of one connection per readiness, so one busy target does not hold the loop from the others.</summary>
+    /// <summary>Reads of one connection per readiness, so one busy socket does not hold the loop from the others.</summary>
     private const int ReadsPerTurn = 4;
 
-    private static readonly Action<object?> ResumeOnLoop = static state => ((LoopTargetConnection)state!).ResumeReading();
-    private static readonly Action<object?> EndSentOnLoop = static state => ((LoopTargetConnection)state!).OnEndSent();
+    private static readonly Action<object?> ResumeOnLoop = static state => ((LoopStreamConnection)state!).ResumeReading();
+    private static readonly Action<object?> EndSentOnLoop = static state => ((LoopStreamConnection)state!).OnEndSent();
 
-    private bool _targetEnded;
+    private bool _socketEnded;
     private bool _endSent;
     private bool _waitingForCredit;
-    private long _fromTarget;
+    private long _fromSocket;
 
     /// <summary>The last read filled its buffer: more is waiting, so the next one takes a whole frame's worth.</summary>
     private bool _bulk;
@@ -32,12 +32,12 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
     {
         for (int reads = 0; reads < ReadsPerTurn && !_finished; reads++)
         {
-            int credit = _stream.TryTakeSendCredit(_bulk ? _stream.Uplink.Settings.DataChunkSize : UplinkStream.WaitingReadSize);
+            int credit = Stream.TryTakeSendCredit(_bulk ? Stream.Uplink.Settings.DataChunkSize : UplinkStream.WaitingReadSize);
             if (credit == 0)
             {
                 socket.ReadPaused = true;
                 _waitingForCredit = true;
-                _stream.NotifyOnSendCredit(this);
+                Stream.NotifyOnSendCredit(this);
                 return;
             }
 
@@ -45,8 +45,8 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
             ReceiveResult read = socket.Receive(pooled.AsSpan(0, credit));
             if (read.Status == ReceiveStatus.Data)
             {
-                _stream.ReturnUnusedSendCredit(credit - read.Bytes);
-                _fromTarget += read.Bytes;
+                Stream.ReturnUnusedSendCredit(credit - read.Bytes);
+                _fromSocket += read.Bytes;
                 _bulk = read.Bytes == credit;
                 // A short read took all there was: no second read just to hear EAGAIN (level-triggered, the loop
                 // calls again when more comes).
@@ -59,14 +59,14 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
             }
 
             ArrayPool<byte>.Shared.Return(pooled);
-            _stream.ReturnUnusedSendCredit(credit);
+            Stream.ReturnUnusedSendCredit(credit);
             OnReadEnded(read);
             return;
         }
     }
 
     /// <summary>The peer granted credit (or the stream failed): from the granting thread.</summary>
-    public void OnSendCredit() => _relay.Loop.Post(ResumeOnLoop, this);
+    public void OnSendCredit() => Loop.Post(ResumeOnLoop, this);
 
     private void ResumeReading()
     {
@@ -81,7 +81,7 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
     {
         try
         {
-            _stream.SendPooled(pooled, length);
+            Stream.SendPooled(pooled, length);
             return true;
         }
         catch (Exception ex) when (ex is StreamResetException or UplinkClosedException or InvalidOperationException)
@@ -96,29 +96,29 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
         switch (read.Status)
         {
             case ReceiveStatus.EndOfStream:
-                _targetEnded = true;
+                _socketEnded = true;
                 // Off the loop: the stream's last frame may be written inline to the uplink, which may log if it fails.
-                LoopTargetRelay.OffLoop(static c => c.SendEnd(), this);
+                OffLoop(static c => c.SendEnd(), this);
                 break;
             case ReceiveStatus.Failed:
-                TargetFailed(read.Error);
+                SocketFailed(read.Error);
                 break;
         }
     }
 
-    /// <summary>Off the loop: the target's FIN goes up as END_STREAM, then the loop hears of it.</summary>
+    /// <summary>Off the loop: the socket's FIN goes to the peer as END_STREAM, then the loop hears of it.</summary>
     private void SendEnd()
     {
         try
         {
-            _stream.TrySendEnd();
+            Stream.TrySendEnd();
         }
         catch (UplinkClosedException)
         {
             // The abort listener ends the connection.
         }
 
-        _relay.Loop.Post(EndSentOnLoop, this);
+        Loop.Post(EndSentOnLoop, this);
     }
 
     private void OnEndSent()
@@ -133,12 +133,12 @@ internal sealed partial class LoopTargetConnection : ISendCreditListener
         EndIfDone();
     }
 
-    /// <summary>Both ways ended cleanly (the target's FIN sent up, the caller's passed on): the connection closes.</summary>
+    /// <summary>Both ways ended cleanly (the socket's FIN sent on, the peer's passed on): the connection closes.</summary>
     private void EndIfDone()
     {
         if (_endSent && _writeShut && !_finished)
         {
-            Finish("closed by both sides", reset: false);
+            End(LoopRelayEnd.Closed, reset: false);
         }
     }
 }
