@@ -18,6 +18,8 @@ public sealed class LoopDispatchTests
 {
     private const string RefusedLine = "nothing reached a target, so another client may take it";
 
+    private static readonly byte[] Banner = "SSH-2.0-target\r\n"u8.ToArray();
+
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
@@ -67,6 +69,26 @@ public sealed class LoopDispatchTests
         int refused = door.Lines.Count(line => line.Contains(RefusedLine, StringComparison.Ordinal));
         Assert.InRange(refused, callers / 4, callers);
         Assert.DoesNotContain(door.Lines, line => line.Contains("every client's target refused", StringComparison.Ordinal));
+        await door.WaitDrainedAsync();
+    }
+
+    [Fact]
+    public async Task A_crowd_of_callers_that_wait_gets_targets_that_speak_first_past_a_refusing_client()
+    {
+        const int callers = 1000;
+        await using var door = LoopDoorHarness.Start(TcpServerOptions.EngineLoop, new DoorSetup(RefusingClient: true));
+        Task targets = BannerThenEchoAsync(door, callers);
+
+        var exchanges = new Task<bool>[callers];
+        for (int i = 0; i < callers; i++)
+        {
+            exchanges[i] = GreetedAsync(await door.ConnectAsync(), Encoding.ASCII.GetBytes($"after the banner {i}"));
+        }
+
+        bool[] intact = await Task.WhenAll(exchanges).WaitAsync(TimeSpan.FromSeconds(180));
+        await targets.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.All(intact, Assert.True);
+        Assert.InRange(door.Lines.Count(line => line.Contains(RefusedLine, StringComparison.Ordinal)), callers / 4, callers);
         await door.WaitDrainedAsync();
     }
 
@@ -122,6 +144,20 @@ public sealed class LoopDispatchTests
     }
 
     [Fact]
+    public async Task A_caller_still_dispatched_when_the_loop_stops_is_cut_counted_and_logged()
+    {
+        await using var door = LoopDoorHarness.Start();
+        using Socket caller = await door.ConnectAsync();
+        using Socket target = await door.AcceptTargetAsync(); // neither side said a word: the loop waits for the caller
+
+        door.StopCallerLoop();
+
+        Assert.True(await LoopDoorTests.EndsAsync(caller));
+        await door.WaitForLineAsync("ended: cut: the server is stopping");
+        await door.WaitDrainedAsync();
+    }
+
+    [Fact]
     public async Task The_cap_counts_callers_still_being_dispatched_on_the_loop()
     {
         await using var door = LoopDoorHarness.Start(TcpServerOptions.EngineLoop, new DoorSetup(MaxConnections: 3));
@@ -171,5 +207,32 @@ public sealed class LoopDispatchTests
         {
             return ex.SocketErrorCode == SocketError.ConnectionReset;
         }
+    }
+
+    /// <summary>The caller reads the target's banner, then its own line comes back, then both FINs.</summary>
+    private static async Task<bool> GreetedAsync(Socket caller, byte[] line)
+    {
+        using (caller)
+        {
+            bool greeted = (await LoopDoorTests.ReadAsync(caller, Banner.Length)).AsSpan().SequenceEqual(Banner);
+            return greeted && await EchoedAsync(caller, line);
+        }
+    }
+
+    /// <summary>Targets that speak first (as SSH and SMTP do), then echo to the end.</summary>
+    private static async Task BannerThenEchoAsync(LoopDoorHarness door, int count)
+    {
+        var targets = new List<Task>(count);
+        for (int i = 0; i < count; i++)
+        {
+            Socket target = await door.AcceptTargetAsync();
+            targets.Add(Task.Run(async () =>
+            {
+                await target.SendAsync(Banner);
+                await LoopTargetRelayTests.EchoAsync(target);
+            }));
+        }
+
+        await Task.WhenAll(targets);
     }
 }
