@@ -108,7 +108,13 @@ public sealed class StormTests
         }
 
         await Task.WhenAll(callers).WaitAsync(TimeSpan.FromSeconds(30));
-        await Eventually.WaitUntilAsync(() => backend.Bodies.Count == uploadCallers, "the backend has seen every upload end");
+        if (!await Eventually.TryWaitAsync(() => backend.Bodies.Count == uploadCallers, Eventually.DefaultTimeout))
+        {
+            // Which end was lost says where to look: a head that never arrived, or a body whose end never did.
+            Assert.Fail($"the backend saw {backend.Uploads} of {uploadCallers} upload heads and {backend.Bodies.Count} ends.\n" +
+                $"server:\n{Tail(stack.Server.Output)}\nclient:\n{Tail(stack.Client.Output)}");
+        }
+
         probes.Sort();
         long fewest = backend.Bodies.Min(), expected = (long)(backendRate * length.TotalSeconds);
         TestContext.Current.TestOutputHelper?.WriteLine(
@@ -124,6 +130,8 @@ public sealed class StormTests
         Assert.True(client.PeakGrowthBytes <= 128L << 20, $"the client grew by {client.PeakGrowthBytes >> 20} MiB under {uploadCallers} slow uploads");
         Assert.False(stack.Server.HasExited || stack.Client.HasExited, "a tunnel process exited during the test");
     }
+
+    private static string Tail(string output) => output.Length <= 4000 ? output : output[^4000..];
 
     /// <summary>POSTs a 64 MiB body, each send as large as the socket takes, until stopped; then closes mid-body.</summary>
     private static async Task PushUploadAsync(ProcessStack stack, CancellationToken stop)
