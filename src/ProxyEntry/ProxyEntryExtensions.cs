@@ -74,6 +74,7 @@ public static class ProxyEntryExtensions
         services.AddSingleton<FailureResponder>();
         services.AddSingleton<ExchangeAdmission>();
         services.AddSingleton<UplinkPicker>();
+        services.AddSingleton<HeldBackUploads>();
         services.AddSingleton<RequestBodyPump>();
         services.AddSingleton<UpgradeRelay>();
         services.AddSingleton<ForwardAttempt>();

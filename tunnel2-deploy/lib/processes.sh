@@ -113,8 +113,29 @@ wait_until() {
 # answers URL EXPECTED: the URL returns 2xx and, if EXPECTED is given, exactly that body.
 answers() {
   local body
-  body="$(curl -fsS --max-time 2 "$1")" || return 1
+  body="$(http_body "$1")" || return 1
   [[ -z "${2:-}" || "$body" == "$2" ]]
+}
+
+# http_body URL: the body of a 2xx answer within 2 s. Through curl where it is installed; otherwise through bash's
+# /dev/tcp (a machine with only the .NET SDK has no curl): plain http://host:port/path, HTTP/1.0, so no chunking.
+http_body() {
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsS --max-time 2 "$1"
+    return
+  fi
+  local rest=${1#http://} host port path response
+  [[ "$rest" == */* ]] && path="/${rest#*/}" || path=/
+  rest=${rest%%/*}
+  host=${rest%:*}
+  port=${rest##*:}
+  [[ "$host" == localhost ]] && host=127.0.0.1
+  # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
+  response="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n" "$2" "$0" "$1" >&3
+    cat <&3' "$host" "$port" "$path" 2>/dev/null)" || return 1
+  [[ "$response" =~ ^HTTP/1\.[01]\ 2[0-9][0-9] ]] || return 1
+  printf '%s' "${response#*$'\r\n\r\n'}"
 }
 
 port_in_use() {

@@ -120,8 +120,7 @@ internal sealed class ForwardAttempt
 
         if (ex is OperationCanceledException && context.RequestAborted.IsCancellationRequested)
         {
-            ProxyEntryLog.CallerGone(_logger, exchange.Session, stream.Id, "before the response head");
-            _metrics.RequestFailed("caller-gone", ProxyEntryMetrics.ClientClosedRequest);
+            CallerGone(exchange, stream, "before the response head");
             stream.Reset(ProtocolErrorCode.Cancelled);
             await RequestBodyPump.StopAsync(context, requestBody);
             return AttemptOutcome.Failed;
@@ -131,6 +130,12 @@ internal sealed class ForwardAttempt
 
         // A caller whose own body broke (too slow, badly framed) caused the reset: the fault is theirs, not the backend's.
         ForwardingFailure failure = await RequestBodyPump.StopAsync(context, requestBody) ?? FromException(ex);
+        if (failure == ForwardingFailure.CallerGone)
+        {
+            CallerGone(exchange, stream, "during the request body");
+            return AttemptOutcome.Failed;
+        }
+
         await _failures.FailAsync(context, stream.Id, exchange.Session, failure);
         return ex is StreamResetException { ErrorCode: ProtocolErrorCode.BackendUnreachable or ProtocolErrorCode.BackendConnectFailed }
             ? AttemptOutcome.BackendUnreachable
@@ -164,14 +169,19 @@ internal sealed class ForwardAttempt
         stream.Reset(ProtocolErrorCode.Cancelled);
         if (context.RequestAborted.IsCancellationRequested)
         {
-            ProxyEntryLog.CallerGone(_logger, exchange.Session, stream.Id, "during the response body");
-            _metrics.RequestFailed("caller-gone", ProxyEntryMetrics.ClientClosedRequest);
+            CallerGone(exchange, stream, "during the response body");
         }
         else if (!context.Response.HasStarted)
         {
             // Nothing reached the caller yet, so it can still get a clean error instead of a cut connection.
             context.Response.Clear();
             ForwardingFailure failure = await RequestBodyPump.StopAsync(context, requestBody) ?? FromException(ex);
+            if (failure == ForwardingFailure.CallerGone)
+            {
+                CallerGone(exchange, stream, "during the request body");
+                return;
+            }
+
             await _failures.FailAsync(context, stream.Id, exchange.Session, failure);
             return;
         }
@@ -183,6 +193,12 @@ internal sealed class ForwardAttempt
         }
 
         await RequestBodyPump.StopAsync(context, requestBody);
+    }
+
+    private void CallerGone(ProxyExchange exchange, UplinkStream stream, string when)
+    {
+        ProxyEntryLog.CallerGone(_logger, exchange.Session, stream.Id, when);
+        _metrics.RequestFailed("caller-gone", ProxyEntryMetrics.ClientClosedRequest);
     }
 
     private static ForwardingFailure FromException(Exception ex) =>

@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Options;
@@ -18,8 +19,13 @@ internal sealed class RequestBodyPump
     public static readonly Task<ForwardingFailure?> None = Task.FromResult<ForwardingFailure?>(null);
 
     private readonly long? _maxRequestBodySize;
+    private readonly HeldBackUploads _heldBack;
 
-    public RequestBodyPump(IOptions<ProxyEntryOptions> options) => _maxRequestBodySize = options.Value.Limits.MaxRequestBodySize;
+    public RequestBodyPump(IOptions<ProxyEntryOptions> options, HeldBackUploads heldBack)
+    {
+        _maxRequestBodySize = options.Value.Limits.MaxRequestBodySize;
+        _heldBack = heldBack;
+    }
 
     public static bool RequestHasBody(HttpContext context) =>
         context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? context.Request.ContentLength > 0;
@@ -33,7 +39,14 @@ internal sealed class RequestBodyPump
 
         try
         {
+            using HeldBackUploads.Watch watch = _heldBack.Start(stream, context);
             await stream.SendBodyAsync(context.Request.BodyReader, context.RequestAborted);
+        }
+        catch (Exception ex) when (ex is ConnectionResetException or ConnectionAbortedException
+                                   || (ex is OperationCanceledException && context.RequestAborted.IsCancellationRequested))
+        {
+            // Reset by the caller, or its connection aborted (HeldBackUploads found it reset): gone either way.
+            return CallerLeft(context, stream);
         }
         catch (BadHttpRequestException ex) when (ex.StatusCode == StatusCodes.Status413PayloadTooLarge)
         {
@@ -59,6 +72,17 @@ internal sealed class RequestBodyPump
         }
 
         return null;
+    }
+
+    /// <summary>
+    /// The caller's connection failed under its body: the stream is reset so the client cuts the backend's request, and
+    /// the connection aborted, so Kestrel neither answers it nor tries to drain a body that will never come.
+    /// </summary>
+    private static ForwardingFailure CallerLeft(HttpContext context, UplinkStream stream)
+    {
+        stream.Reset(ProtocolErrorCode.Cancelled);
+        context.Abort();
+        return ForwardingFailure.CallerGone;
     }
 
     /// <summary>Once the exchange is over, an unfinished upload is cut short rather than waited for.</summary>

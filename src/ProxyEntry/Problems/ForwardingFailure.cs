@@ -32,6 +32,10 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
     public static readonly ForwardingFailure RequestBodyTooSlow =
         new(StatusCodes.Status408RequestTimeout, ProblemTypes.RequestBodyTooSlow, "Request body arrived below the minimum data rate", "body-too-slow");
 
+    /// <summary>The caller's connection failed while its body was sent: nobody is left to tell; counted as 499, logged as gone.</summary>
+    public static readonly ForwardingFailure CallerGone =
+        new(499, ProblemTypes.InvalidRequestBody, "Caller closed the connection", "caller-gone");
+
     public static readonly ForwardingFailure InvalidRequestBody =
         new(StatusCodes.Status400BadRequest, ProblemTypes.InvalidRequestBody, "Request body framing is invalid", "invalid-body");
 

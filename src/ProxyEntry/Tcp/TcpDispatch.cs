@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
+using Tunnel2.Loops;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Tcp;
@@ -15,9 +16,11 @@ namespace Tunnel2.ProxyEntry.Tcp;
 /// target has said nothing and the caller nothing more, a refusal is still a refusal of a connection nothing reached,
 /// so the client is counted towards its ejection and the caller, with the bytes it sent, is tried on the next client
 /// (HAProxy's <c>option redispatch</c>). Once the caller sends more, or the idle timeout passes first, the relay takes
-/// over and a later reset goes to the caller as before.
+/// over and a later reset goes to the caller as before. With the callers' loop (<paramref name="loop"/>), the wait for the
+/// caller's bytes is the loop's readiness (<see cref="CallerReadiness"/>) and the one read is a non-blocking call, so the
+/// caller's socket never enters the runtime's epoll set; without it, they are the runtime's async reads.
 /// </summary>
-internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IPEndPoint remote, TcpStreamOpen open)
+internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IPEndPoint remote, TcpStreamOpen open, EventLoop? loop)
 {
     private const int FirstBytesSize = 16 * 1024;
 
@@ -42,6 +45,11 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
     {
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(stop);
         deadline.CancelAfter(window);
+        if (loop is not null)
+        {
+            caller.Blocking = false; // read here only synchronously, as the loop will
+        }
+
         TcpMember? refused = null;
         try
         {
@@ -125,13 +133,13 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         {
             using var either = CancellationTokenSource.CreateLinkedTokenSource(deadline);
             Task input = stream.WaitForInputAsync(either.Token).AsTask();
-            Task<int> callerReady = caller.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, either.Token).AsTask();
+            Task callerReady = WaitForCallerAsync(either.Token);
             Task first = await Task.WhenAny(input, callerReady);
             await either.CancelAsync();
-            // Both end however they end (judged from the tasks and the stream below); no byte was consumed, since a
-            // zero-byte read only waits for the caller's bytes.
+            // Both end however they end (judged from the tasks and the stream below); no byte was consumed, since the
+            // wait for the caller only waits for its bytes.
             await input.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            await ((Task)callerReady).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            await callerReady.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             _ = input.Exception;
             CallerFailure ??= callerReady.Exception?.InnerException as SocketException;
 
@@ -141,34 +149,68 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
                 return Judge(stream);
             }
 
-            if (!await TryTakeFirstBytesAsync() || !await TrySendFirstBytesAsync(stream))
+            FirstRead read = await TakeFirstBytesAsync();
+            if (read == FirstRead.NotYet)
+            {
+                continue;
+            }
+
+            if (read == FirstRead.Ended || !await TrySendFirstBytesAsync(stream))
             {
                 return Judge(stream);
             }
         }
     }
 
+    /// <summary>Until the caller has bytes (or its end) to read: on the callers' loop when there is one, else a zero-byte read.</summary>
+    private Task WaitForCallerAsync(CancellationToken cancel) =>
+        loop is not null && CallerReadiness.TryWait(loop, caller, cancel) is { } ready
+            ? ready
+            : caller.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, cancel).AsTask();
+
     private static Verdict Judge(UplinkStream stream) =>
         stream.ResetCode == ProtocolErrorCode.BackendConnectFailed ? Verdict.Refused
         : !stream.IsAborted && stream.ReceivedBytes > 0 ? Verdict.TargetAnswered
         : Verdict.Relay;
 
-    /// <summary>One read of what the caller sent first; false when it ended or failed instead (the relay sees to that).</summary>
-    private async Task<bool> TryTakeFirstBytesAsync()
+    /// <summary>One read of what the caller sent first; Ended when it ended or failed instead (the relay sees to that).</summary>
+    private async Task<FirstRead> TakeFirstBytesAsync()
     {
+        // As much as has arrived, at most one stream window's worth: a one-line command holds a small buffer.
+        int size = Math.Clamp(caller.Available, 1, FirstBytesSize);
+        _firstBytes = ArrayPool<byte>.Shared.Rent(size);
         try
         {
-            // As much as has arrived, at most one stream window's worth: a one-line command holds a small buffer.
-            int size = Math.Clamp(caller.Available, 1, FirstBytesSize);
-            _firstBytes = ArrayPool<byte>.Shared.Rent(size);
-            _firstLength = await caller.ReceiveAsync(_firstBytes.AsMemory(0, size), SocketFlags.None);
-            return _firstLength > 0;
+            _firstLength = loop is null
+                ? await caller.ReceiveAsync(_firstBytes.AsMemory(0, size), SocketFlags.None)
+                : ReceiveNow(size);
         }
         catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
         {
             CallerFailure ??= ex as SocketException;
-            return false;
+            return FirstRead.Ended;
         }
+
+        if (_firstLength < 0)
+        {
+            ArrayPool<byte>.Shared.Return(_firstBytes);
+            _firstBytes = null;
+            return FirstRead.NotYet;
+        }
+
+        return _firstLength > 0 ? FirstRead.Taken : FirstRead.Ended;
+    }
+
+    /// <summary>The non-blocking read after the loop said the caller is readable; -1 when nothing was there after all.</summary>
+    private int ReceiveNow(int size)
+    {
+        int read = caller.Receive(_firstBytes.AsSpan(0, size), SocketFlags.None, out SocketError error);
+        return error switch
+        {
+            SocketError.Success => read,
+            SocketError.WouldBlock => -1,
+            _ => throw new SocketException((int)error),
+        };
     }
 
     private async Task<bool> TrySendFirstBytesAsync(UplinkStream stream)
@@ -182,6 +224,18 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         {
             return false; // the stream ended first: judged by its state
         }
+    }
+
+    private enum FirstRead
+    {
+        /// <summary>The caller's first bytes are in <see cref="_firstBytes"/>.</summary>
+        Taken,
+
+        /// <summary>Nothing to read after all: wait again.</summary>
+        NotYet,
+
+        /// <summary>The caller's FIN or a failure came instead.</summary>
+        Ended,
     }
 
     private enum Verdict

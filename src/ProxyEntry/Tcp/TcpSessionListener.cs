@@ -217,7 +217,7 @@ public sealed class TcpSessionListener : IDisposable
     /// <summary>The caller put on a client (<see cref="TcpDispatch"/>); null when none took it (refused and logged here).</summary>
     private async Task<TcpDispatch?> DispatchAsync(Socket caller, IPEndPoint remote)
     {
-        var dispatch = new TcpDispatch(this, caller, remote, TcpStreamOpen.Of(remote, (IPEndPoint)caller.LocalEndPoint!));
+        var dispatch = new TcpDispatch(this, caller, remote, TcpStreamOpen.Of(remote, (IPEndPoint)caller.LocalEndPoint!), _owner.CallerLoop?.Loop);
         TcpDispatchOutcome outcome;
         try
         {

@@ -168,8 +168,10 @@ public sealed class WebSocketTests(TunnelStackFixture fixture)
                 $"round trip median idle {idleMedian:F2} ms, beside {stallers} stalled sockets {busyMedian:F2} ms; the stallers got "
                 + $"{sent.Min() / 1024}–{sent.Max() / 1024} KiB each out before they stalled; the process grew {memory.PeakGrowthBytes / 1024 / 1024} MiB");
 
-            // A correctness check, not a benchmark: round trips queued behind the stallers' bytes would never come back.
-            Assert.True(busyMedian <= idleMedian + 20, $"round trip median was {busyMedian:F1} ms beside the stallers, {idleMedian:F1} ms before");
+            // A correctness check, not a benchmark: round trips queued behind the stallers' bytes would never come back (the
+            // stallers never read). The margin is for a loaded machine: with helpers building beside the crowd runs, medians
+            // of 22-45 ms were seen here (server, client, backend and 120 callers share this process and its GC).
+            Assert.True(busyMedian <= idleMedian + 250, $"round trip median was {busyMedian:F1} ms beside the stallers, {idleMedian:F1} ms before");
         }
         finally
         {

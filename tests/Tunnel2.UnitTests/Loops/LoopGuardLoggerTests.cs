@@ -17,7 +17,7 @@ public sealed class LoopGuardLoggerTests
         var inner = new CountingLogger();
         var logger = new LoopGuardLogger(inner);
 
-        Exception? onLoop = await harness.OnLoopAsync(() => Record(() => Write(logger, "on the loop")));
+        Exception? onLoop = await harness.OnLoopAsync(() => Record.Exception(() => Write(logger, "on the loop")));
         Write(logger, "off the loop");
 
         Assert.IsType<BlockingCallOnLoopException>(onLoop);
@@ -45,19 +45,6 @@ public sealed class LoopGuardLoggerTests
         if (logger.IsEnabled(LogLevel.Information))
         {
             logger.Log(LogLevel.Information, default, message, null, static (text, _) => text);
-        }
-    }
-
-    private static Exception? Record(Action call)
-    {
-        try
-        {
-            call();
-            return null;
-        }
-        catch (Exception fault)
-        {
-            return fault;
         }
     }
 

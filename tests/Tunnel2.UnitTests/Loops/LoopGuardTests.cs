@@ -18,7 +18,7 @@ public sealed class LoopGuardTests
     {
         using var harness = new LoopHarness();
 
-        Exception? tripped = await harness.OnLoopAsync(() => Record(() => Call(call)));
+        Exception? tripped = await harness.OnLoopAsync(() => Record.Exception(() => Call(call)));
 
         Assert.IsType<BlockingCallOnLoopException>(Unwrap(tripped));
     }
@@ -46,7 +46,7 @@ public sealed class LoopGuardTests
 
         await harness.OnLoopAsync(() => LoopGuard.OffLoop(
             harness.Loop,
-            async () => { await Task.Yield(); return Record(() => Call(call)); },
+            async () => { await Task.Yield(); return Record.Exception(() => Call(call)); },
             done => back.SetResult((harness.Loop.IsOnLoopThread, done.Result))));
 
         (bool onLoop, Exception? fault) = await back.Task.WaitAsync(LoopHarness.Timeout);
@@ -82,19 +82,6 @@ public sealed class LoopGuardTests
 
     private static readonly Action<ILogger, Exception?> Stray =
         LoggerMessage.Define(LogLevel.Warning, new EventId(1, "Stray"), "A log call made on the loop");
-
-    private static Exception? Record(Action call)
-    {
-        try
-        {
-            call();
-            return null;
-        }
-        catch (Exception fault)
-        {
-            return fault;
-        }
-    }
 
     /// <summary>The logging framework gathers its providers' failures into an AggregateException.</summary>
     private static Exception? Unwrap(Exception? fault) => fault is AggregateException { InnerExceptions: [var only] } ? only : fault;

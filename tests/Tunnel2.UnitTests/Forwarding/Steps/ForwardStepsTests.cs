@@ -32,6 +32,7 @@ public sealed class ForwardStepsTests : IAsyncDisposable
     private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
     private readonly SessionRegistry _registry = new(new BalancingOptions { EjectAfter = 2 }, TimeProvider.System);
     private readonly UplinkPair _uplinks = UplinkPair.Start();
+    private readonly HeldBackUploads _heldBack = new();
     private readonly UplinkPicker _picker;
     private readonly ForwardAttempt _attempt;
     private readonly PassiveHealth _health;
@@ -44,7 +45,7 @@ public sealed class ForwardStepsTests : IAsyncDisposable
         var drain = new PublicDrain();
         var failures = new FailureResponder(options, metrics, NullLogger<FailureResponder>.Instance, new NodeWarmUp(options));
         _picker = new UplinkPicker(_registry);
-        _attempt = new ForwardAttempt(new RequestBodyPump(options), new UpgradeRelay(metrics, drain, NullLogger<UpgradeRelay>.Instance),
+        _attempt = new ForwardAttempt(new RequestBodyPump(options, _heldBack), new UpgradeRelay(metrics, drain, NullLogger<UpgradeRelay>.Instance),
             failures, metrics, NullLogger<ForwardAttempt>.Instance);
         _health = new PassiveHealth(_registry, metrics, NullLogger<PassiveHealth>.Instance);
         _retry = new RetryPolicy(_picker, _attempt, _health, failures, drain, NullLogger<RetryPolicy>.Instance);
@@ -54,6 +55,7 @@ public sealed class ForwardStepsTests : IAsyncDisposable
     {
         await _uplinks.DisposeAsync();
         await _services.DisposeAsync();
+        _heldBack.Dispose();
     }
 
     [Fact]

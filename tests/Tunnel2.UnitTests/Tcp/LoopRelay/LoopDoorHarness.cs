@@ -20,24 +20,36 @@ namespace Tunnel2.UnitTests.Tcp.LoopRelay;
 internal sealed class LoopDoorHarness : ITcpPortHost, IAsyncDisposable
 {
     private readonly LoopRelayHarness _client;
+    private readonly LoopRelayHarness? _refusing;
+    private readonly Socket? _closedPort;
     private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
     private readonly TcpSessionListener _port;
     private readonly TcpCallerLoop _loop;
     private int _open;
 
-    private LoopDoorHarness(LoopRelayHarness client, string engine)
+    private LoopDoorHarness(LoopRelayHarness client, string engine, DoorSetup setup)
     {
         _client = client;
-        Options = new TcpServerOptions { Engine = engine };
+        Options = new TcpServerOptions { Engine = engine, EjectAfter = 0 }; // never ejected: a refusing client meets its share
         Ejection = Options.Ejection();
         Logger = client.Logging.CreateLogger("Tunnel2.TunnelServer.Tcp.TcpSessions");
         Metrics = new TcpMetrics(_services.GetRequiredService<IMeterFactory>());
-        Policies = new SessionPolicies(new BalancingOptions(), new SessionDefaultsOptions { MaxTcpConnections = 5000 }, new Dictionary<string, SessionOptions>());
+        Policies = new SessionPolicies(new BalancingOptions(), new SessionDefaultsOptions { MaxTcpConnections = setup.MaxConnections },
+            new Dictionary<string, SessionOptions>());
         _loop = new TcpCallerLoop(Logger);
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         socket.Listen(4096);
         _port = new TcpSessionListener(this, "door", socket, IPAddress.Loopback, ((IPEndPoint)socket.LocalEndPoint!).Port);
+        if (setup.RefusingClient)
+        {
+            // A client whose target is a port bound but not listening: every dial of it is refused at once.
+            _closedPort = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            _closedPort.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            _refusing = LoopRelayHarness.Start(target: $"127.0.0.1:{((IPEndPoint)_closedPort.LocalEndPoint!).Port}");
+            _port.AddClient(_refusing.Pair.Server, weight: 1);
+        }
+
         _port.AddClient(client.Pair.Server, weight: 1);
         _port.Start();
     }
@@ -59,7 +71,12 @@ internal sealed class LoopDoorHarness : ITcpPortHost, IAsyncDisposable
 
     public IReadOnlyCollection<string> Lines => _client.Lines;
 
-    public static LoopDoorHarness Start(string engine = TcpServerOptions.EngineLoop) => new(LoopRelayHarness.Start(), engine);
+    /// <summary>The session's port number.</summary>
+    public int Port => _port.Port;
+
+    public static LoopDoorHarness Start(string engine = TcpServerOptions.EngineLoop) => Start(engine, new DoorSetup());
+
+    public static LoopDoorHarness Start(string engine, DoorSetup setup) => new(LoopRelayHarness.Start(), engine, setup);
 
     public void ConnectionOpened() => Interlocked.Increment(ref _open);
 
@@ -103,6 +120,12 @@ internal sealed class LoopDoorHarness : ITcpPortHost, IAsyncDisposable
     {
         _port.Dispose();
         await _client.DisposeAsync();
+        if (_refusing is not null)
+        {
+            await _refusing.DisposeAsync();
+        }
+
+        _closedPort?.Dispose();
         _loop.Dispose();
         _services.Dispose();
         Assert.Equal(0, _loop.FaultCount);

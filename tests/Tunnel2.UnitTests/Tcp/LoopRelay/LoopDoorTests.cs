@@ -198,7 +198,7 @@ public sealed class LoopDoorTests
         Assert.Equal(1, loop.FaultCount);
     }
 
-    private static async Task<bool> ExchangeAsync(Socket caller, byte[] payload)
+    internal static async Task<bool> ExchangeAsync(Socket caller, byte[] payload)
     {
         using (caller)
         {
@@ -210,7 +210,7 @@ public sealed class LoopDoorTests
         }
     }
 
-    private static async Task<byte[]> ReadAsync(Socket socket, int count)
+    internal static async Task<byte[]> ReadAsync(Socket socket, int count)
     {
         byte[] buffer = new byte[count];
         int filled = 0;
@@ -224,7 +224,7 @@ public sealed class LoopDoorTests
         return buffer;
     }
 
-    private static async Task<bool> EndsAsync(Socket socket)
+    internal static async Task<bool> EndsAsync(Socket socket)
     {
         try
         {

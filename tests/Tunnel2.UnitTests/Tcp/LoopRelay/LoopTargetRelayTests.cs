@@ -184,7 +184,7 @@ public sealed class LoopTargetRelayTests
         await Task.WhenAll(echoes);
     }
 
-    private static async Task EchoAsync(Socket socket)
+    internal static async Task EchoAsync(Socket socket)
     {
         using (socket)
         {
