@@ -11,6 +11,7 @@ using Tunnel2.TunnelClient.Health;
 using Tunnel2.TunnelClient.Inspection;
 using Tunnel2.TunnelClient.Relay;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.EventLoops;
 using Tunnel2.TunnelClient.Tcp;
 using Tunnel2.TunnelClient.Uplinks;
 
@@ -53,6 +54,7 @@ public static class TunnelClientApp
         builder.Services.AddSingleton<BackendSet>();
         builder.Services.AddSingleton<BackendRelay>();
         builder.Services.AddSingleton<TcpTargetRelay>();
+        builder.Services.AddSingleton<ClientLoop>();
         builder.Services.AddSingleton<LoopTargetRelay>();
         builder.Services.AddSingleton<ITcpTargetRelay>(LoopTargetRelay.Choose);
         builder.Services.AddSingleton<IUplinkStreamHandler, StreamDispatcher>();

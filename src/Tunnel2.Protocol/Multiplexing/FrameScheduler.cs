@@ -34,6 +34,9 @@ internal sealed class FrameScheduler : IDisposable
     /// <summary>Room for body bytes read from a source before the writer takes them.</summary>
     public QueuedDataBudget DataBudget { get; }
 
+    /// <summary>Wakes a writer that does not wait on <see cref="WaitAsync"/> (the event loop's), instead of the signal. Set once, before any frame.</summary>
+    public Action? WakeHook { get; set; }
+
     /// <summary>No more frames are accepted; the writer sends what is queued and stops.</summary>
     public bool IsCompleted => _completed;
 
@@ -168,6 +171,12 @@ internal sealed class FrameScheduler : IDisposable
     /// <summary>Has the writer's loop look at the lanes again (at once if it waits, else after its current batch).</summary>
     public void Wake()
     {
+        if (WakeHook is { } hook)
+        {
+            hook();
+            return;
+        }
+
         if (Interlocked.Exchange(ref _signaled, 1) == 0)
         {
             try

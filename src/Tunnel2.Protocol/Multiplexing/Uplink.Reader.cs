@@ -17,7 +17,7 @@ public sealed partial class Uplink
 
     private async Task ReadLoopAsync()
     {
-        PipeReader input = _transport.Input;
+        PipeReader input = _transport!.Input;
         try
         {
             while (true)
@@ -55,25 +55,49 @@ public sealed partial class Uplink
     /// <returns>False once the transport has ended (after its last whole frame).</returns>
     private bool DispatchBatch(PipeReader input, in ReadResult result)
     {
-        _keepAlive.OnReceived();
         ReadOnlySequence<byte> buffer = result.Buffer;
+        try
+        {
+            DispatchFrames(ref buffer, mayStartOnReader: true);
+        }
+        finally
+        {
+            input.AdvanceTo(buffer.Start, buffer.End);
+        }
+
+        if (result.IsCompleted && !buffer.IsEmpty)
+        {
+            throw new ProtocolViolationException($"Connection ended inside a frame ({buffer.Length} bytes left).");
+        }
+
+        return !result.IsCompleted;
+    }
+
+    /// <summary>
+    /// Hands every whole frame at the start of <paramref name="buffer"/> to its stream, in order, and leaves
+    /// <paramref name="buffer"/> at what is left (a partial frame, or nothing). Synchronous: the pipe's reader task and
+    /// the event loop's reader (<see cref="LoopUplinkTransport"/>) both call it.
+    /// </summary>
+    /// <param name="mayStartOnReader">False on an event loop: no handler may start its work on the reading thread.</param>
+    internal void DispatchFrames(ref ReadOnlySequence<byte> buffer, bool mayStartOnReader)
+    {
+        _keepAlive.OnReceived();
+        long before = buffer.Length;
         int frames = 0;
         try
         {
             while (FrameReader.TryReadFrame(ref buffer, Settings.MaxFramePayload, out FrameHeader header, out ReadOnlySequence<byte> payload))
             {
                 frames++;
-                Dispatch(header, payload, lastInBatch: buffer.IsEmpty);
+                Dispatch(header, payload, lastInBatch: mayStartOnReader && buffer.IsEmpty);
             }
         }
         finally
         {
             if (frames > 0)
             {
-                UplinkMetrics.Received(frames, result.Buffer.Length - buffer.Length);
+                UplinkMetrics.Received(frames, before - buffer.Length);
             }
-
-            input.AdvanceTo(buffer.Start, buffer.End);
         }
 
         if (_arrivedHeads.Count > 0)
@@ -86,13 +110,6 @@ public sealed partial class Uplink
         {
             StreamPool.RecycleFinished();
         }
-
-        if (result.IsCompleted && !buffer.IsEmpty)
-        {
-            throw new ProtocolViolationException($"Connection ended inside a frame ({buffer.Length} bytes left).");
-        }
-
-        return !result.IsCompleted;
     }
 
     /// <summary>

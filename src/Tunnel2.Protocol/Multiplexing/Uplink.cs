@@ -31,12 +31,13 @@ public sealed partial class Uplink : IDisposable
     /// <summary>After a close, how long <see cref="RunAsync"/> waits for the writer loop before returning anyway.</summary>
     private static readonly TimeSpan WriterStopGrace = TimeSpan.FromSeconds(2);
 
-    private readonly IDuplexPipe _transport;
+    private readonly IDuplexPipe? _transport;
+    private readonly LoopUplinkTransport? _loopTransport;
     private readonly ILogger _logger;
     private readonly IUplinkStreamHandler? _streamHandler;
     private readonly FrameScheduler _scheduler;
     private readonly UplinkStreamTable _streams = new();
-    private readonly UplinkFrameWriter _frameWriter;
+    private readonly IUplinkWriter _frameWriter;
     private readonly UplinkKeepAlive _keepAlive;
     private readonly CancellationTokenSource _closed = new();
     private readonly CancellationToken _closedToken;
@@ -56,13 +57,29 @@ public sealed partial class Uplink : IDisposable
         ILogger logger,
         IUplinkStreamHandler? streamHandler = null,
         string? name = null)
+        : this(settings, role, logger, streamHandler, name)
+    {
+        _transport = transport;
+        _frameWriter = new UplinkFrameWriter(transport.Output, (transport as DuplexPipe)?.Connection, _scheduler, this);
+        _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
+    }
+
+    /// <summary>An uplink whose reader and writer run on an event loop (<c>Uplink.Loop.cs</c>).</summary>
+    private Uplink(LoopUplinkTransport.Start start, UplinkSettings settings, UplinkRole role, ILogger logger, IUplinkStreamHandler? streamHandler, string? name)
+        : this(settings, role, logger, streamHandler, name)
+    {
+        _loopTransport = new LoopUplinkTransport(start, this);
+        _frameWriter = _loopTransport;
+        _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
+    }
+
+    private Uplink(UplinkSettings settings, UplinkRole role, ILogger logger, IUplinkStreamHandler? streamHandler, string? name)
     {
         if (role == UplinkRole.Client && streamHandler is null)
         {
             throw new ArgumentException("The client side needs a stream handler.", nameof(streamHandler));
         }
 
-        _transport = transport;
         Settings = settings;
         Role = role;
         _logger = logger;
@@ -70,9 +87,9 @@ public sealed partial class Uplink : IDisposable
         Name = name ?? role.ToString();
         _scheduler = new FrameScheduler(settings.QueuedDataLimit);
         StreamPool = new UplinkStreamPool(settings.StreamPoolSize);
-        _frameWriter = new UplinkFrameWriter(transport.Output, (transport as DuplexPipe)?.Connection, _scheduler, this);
-        _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
         _closedToken = _closed.Token; // kept, so that callers holding the uplink can still read it after disposal
+        _frameWriter = null!; // set by the constructor that chose the transport
+        _keepAlive = null!;
     }
 
     public UplinkSettings Settings { get; }
@@ -133,7 +150,7 @@ public sealed partial class Uplink : IDisposable
             cancellationToken.Register(static state => ((Uplink)state!).Close("stopped locally"), this);
         Task writer = _writer = _frameWriter.RunAsync();
         Task keepAlive = _keepAlive.RunAsync(_closedToken);
-        await ReadLoopAsync().ConfigureAwait(false);
+        await (_loopTransport is null ? ReadLoopAsync() : ReadOnLoopAsync(_loopTransport)).ConfigureAwait(false);
         Close("peer closed the connection");
 
         // A closed uplink never waits on a frozen peer: the writer completes its output without flushing, and should
@@ -228,7 +245,7 @@ public sealed partial class Uplink : IDisposable
         _scheduler.Complete();
         try
         {
-            _transport.Input.CancelPendingRead();
+            _transport?.Input.CancelPendingRead();
             _frameWriter.CancelPendingFlush();
         }
         catch (ObjectDisposedException)
@@ -263,6 +280,7 @@ public sealed partial class Uplink : IDisposable
     public void Dispose()
     {
         Close("disposed");
+        _loopTransport?.DisposeUnstarted();
         _scheduler.Dispose();
         _closed.Dispose();
     }

@@ -10,7 +10,7 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// frame of a step (<see cref="SendNowOrWake"/>). A large Data payload goes straight from its pooled buffer to the
 /// connection, right after the batch that ends with its header; only the loop does that (<c>UplinkFrameWriter.Direct.cs</c>).
 /// </summary>
-internal sealed partial class UplinkFrameWriter
+internal sealed partial class UplinkFrameWriter : IUplinkWriter
 {
     /// <summary>Flush the transport at least every this many bytes while frames keep coming.</summary>
     private const int MaxUnflushedBytes = 64 * 1024;

@@ -11,14 +11,14 @@ internal sealed class UplinkKeepAlive
 
     private readonly Uplink _uplink;
     private readonly UplinkStreamTable _streams;
-    private readonly UplinkFrameWriter _writer;
+    private readonly IUplinkWriter _writer;
     private readonly long _intervalMs;
     private readonly long _timeoutMs;
     private readonly long? _headTimeoutMs;
     private long _lastReceivedTicks = Environment.TickCount64;
     private ulong _sequence;
 
-    public UplinkKeepAlive(Uplink uplink, UplinkStreamTable streams, UplinkFrameWriter writer)
+    public UplinkKeepAlive(Uplink uplink, UplinkStreamTable streams, IUplinkWriter writer)
     {
         _uplink = uplink;
         _streams = streams;

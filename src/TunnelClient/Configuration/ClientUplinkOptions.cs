@@ -73,7 +73,21 @@ public sealed class ClientUplinkOptions
     [Range(0, 1024 * 1024 * 1024)]
     public int QueuedDataLimit { get; set; } = UplinkSettings.DefaultQueuedDataLimit;
 
+    /// <summary>
+    /// How a plain-TCP uplink (the upgrade transport, no TLS) moves its frames: <c>Loop</c> (the default), on the
+    /// client's one event loop with its TCP targets, which reads and dispatches the frames and writes them in one gather
+    /// send per turn (docs/protocol.md §9); Linux on x86-64 only, elsewhere Sockets is used. <c>Sockets</c>: a reader
+    /// task and a writer task over the runtime's sockets, as before. TLS and WebSocket uplinks always use Sockets.
+    /// </summary>
+    [Required(ErrorMessage = "TunnelClient:Uplink:Engine must be 'Loop' or 'Sockets'.")]
+    [RegularExpression("^(Loop|Sockets)$", ErrorMessage = "TunnelClient:Uplink:Engine must be 'Loop' or 'Sockets'.")]
+    public string Engine { get; set; } = EngineLoop;
+
     public const string UpgradeTransport = "upgrade";
 
     public const string WebSocketTransport = "websocket";
+
+    public const string EngineLoop = "Loop";
+
+    public const string EngineSockets = "Sockets";
 }

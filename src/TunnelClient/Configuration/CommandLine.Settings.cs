@@ -102,6 +102,12 @@ public static partial class CommandLine
               streams of one uplink (0 = no bound beyond the flow-control windows). When the uplink cannot send as
               fast as the callers' windows allow, further reads wait their turn and the bytes stay in the backend
               sockets instead of this process.
+          TunnelClient:Uplink:Engine  [default Loop]
+              How a plain-TCP uplink (the upgrade transport, no TLS) moves its frames: Loop (the default), on the
+              client's one event loop with its TCP targets, which reads and dispatches the frames and writes them in
+              one gather send per turn (docs/protocol.md §9); Linux on x86-64 only, elsewhere Sockets is used.
+              Sockets: a reader task and a writer task over the runtime's sockets, as before. TLS and WebSocket
+              uplinks always use Sockets.
 
         TunnelClient:Tls: How an https:// server's certificate is checked (section TunnelClient:Tls; docs/running.md,
           "TLS to the server"); by default the system's trust store.
@@ -218,6 +224,7 @@ public static partial class CommandLine
         "TunnelClient:Uplink:ReceiveBuffer",
         "TunnelClient:Uplink:SegmentSize",
         "TunnelClient:Uplink:QueuedDataLimit",
+        "TunnelClient:Uplink:Engine",
         "TunnelClient:Tls:CaCertificate",
         "TunnelClient:Tls:ServerCertificateSha256",
         "TunnelClient:Limits:MaxConcurrency",

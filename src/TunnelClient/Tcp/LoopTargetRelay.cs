@@ -3,14 +3,15 @@ using Microsoft.Extensions.Options;
 using Tunnel2.Loops;
 using Tunnel2.Loops.Guard;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.Relaying.OnLoop;
+using Tunnel2.TunnelClient.EventLoops;
+using Microsoft.Extensions.Logging.Abstractions;
 using Tunnel2.TunnelClient.Configuration;
 
 namespace Tunnel2.TunnelClient.Tcp;
 
 /// <summary>
-/// The TCP targets on an event loop (issue 52, stage 2; <c>TunnelClient:Tcp:Engine</c> = <c>Loop</c>): one loop thread
-/// of its own holds every target connection. The caller's bytes go from the uplink reader's buffer straight to the
+/// The TCP targets on an event loop (issue 52, stage 2; <c>TunnelClient:Tcp:Engine</c> = <c>Loop</c>): the client's one
+/// loop thread (<see cref="ClientLoop"/>, shared with its plain-TCP uplinks) holds every target connection. The caller's bytes go from the uplink reader's buffer straight to the
 /// target's socket; the target's bytes are read on the loop into pooled buffers handed to the uplink's writer as Data
 /// frames (<see cref="LoopTargetConnection"/>). Name resolution runs on the thread pool, never on the loop; so does
 /// every log line.
@@ -20,9 +21,11 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
     private readonly TcpTarget _target;
     private readonly IPEndPoint? _literal;
     private readonly ILogger _logger;
-    private int _faults;
+    private readonly ClientLoop _clientLoop;
+    private readonly bool _ownsLoop;
 
-    public LoopTargetRelay(IOptions<TunnelClientOptions> options, ILogger<LoopTargetRelay> logger)
+    /// <param name="loop">The client's loop, shared with its uplinks; without it (tests), the relay starts one of its own.</param>
+    public LoopTargetRelay(IOptions<TunnelClientOptions> options, ILogger<LoopTargetRelay> logger, ClientLoop? loop = null)
     {
         TcpClientOptions tcp = options.Value.Tcp;
         _target = TcpTarget.Parse(tcp.Target, out _)!;
@@ -32,13 +35,15 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
         UnsentBytesLimit = options.Value.Uplink.UnsentBytesLimit;
         // Every line the relay logs goes through the guard: one written on the loop fails (and counts as a fault).
         _logger = new LoopGuardLogger(logger);
-        Loop = new EventLoop("tcp-targets", OnFault);
+        _ownsLoop = loop is null;
+        _clientLoop = loop ?? new ClientLoop(NullLogger<ClientLoop>.Instance);
+        Loop = _clientLoop.Loop;
     }
 
     internal EventLoop Loop { get; }
 
     /// <summary>Exceptions a callback threw on the loop (a bug, such as a guarded call made there); the tests expect none.</summary>
-    public int FaultCount => Volatile.Read(ref _faults);
+    public int FaultCount => _clientLoop.FaultCount;
 
     /// <summary>Whether the loop relays the TCP targets: a target, <c>Engine</c> = <c>Loop</c>, and a platform with the loop (Linux x86-64).</summary>
     public static bool IsChosen(TcpClientOptions tcp) =>
@@ -95,12 +100,11 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
         return pick is null ? null : new IPEndPoint(pick, _target.Port);
     }
 
-    public void Dispose() => Loop.Dispose();
-
-    /// <summary>A callback threw on the loop (a bug): logged off the loop, which goes on.</summary>
-    private void OnFault(Exception fault)
+    public void Dispose()
     {
-        Interlocked.Increment(ref _faults);
-        LoopStreamConnection.OffLoop(static state => TcpClientLog.RelayCrashed(state.Logger, 0, state.Fault), (Logger: _logger, Fault: fault));
+        if (_ownsLoop)
+        {
+            _clientLoop.Dispose();
+        }
     }
 }

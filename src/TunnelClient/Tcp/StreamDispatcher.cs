@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.Loops.Guard;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Configuration;
@@ -16,6 +17,9 @@ public sealed class StreamDispatcher(IOptions<TunnelClientOptions> options, Back
     private readonly bool _servesHttp = options.Value.Tcp.ServesHttp;
     private readonly bool _servesTcp = options.Value.Tcp.Target is not null;
 
+    // Called by the uplink's reader, which may be the client's event loop: a refusal's line is written off it.
+    private readonly ILogger _logger = new OffLoopLogger(logger);
+
     public void OnStreamOpened(UplinkStream stream)
     {
         if (stream.Tcp is null)
@@ -26,7 +30,7 @@ public sealed class StreamDispatcher(IOptions<TunnelClientOptions> options, Back
                 return;
             }
 
-            TcpClientLog.HttpRefused(logger, stream.Id);
+            TcpClientLog.HttpRefused(_logger, stream.Id);
         }
         else
         {
@@ -36,7 +40,7 @@ public sealed class StreamDispatcher(IOptions<TunnelClientOptions> options, Back
                 return;
             }
 
-            TcpClientLog.TcpRefused(logger, stream.Id);
+            TcpClientLog.TcpRefused(_logger, stream.Id);
         }
 
         // Nothing reached a backend: the server may try another client of the session.

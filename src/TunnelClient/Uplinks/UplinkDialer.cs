@@ -11,12 +11,13 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Health;
+using Tunnel2.TunnelClient.EventLoops;
 using Tunnel2.TunnelClient.Tls;
 
 namespace Tunnel2.TunnelClient.Uplinks;
 
 /// <summary>Opens a TCP connection to the server, performs the HTTP/1.1 upgrade and wraps the result in an <see cref="Uplink"/>.</summary>
-public sealed class UplinkDialer : IDisposable
+public sealed partial class UplinkDialer : IDisposable
 {
     private readonly TunnelClientOptions _options;
     private readonly KeyValuePair<string, string>[] _visitorRules;
@@ -25,10 +26,13 @@ public sealed class UplinkDialer : IDisposable
     private readonly ClientInstance _instance;
     private readonly BackendHealth _health;
     private readonly Tcp.TcpClusterPort _tcpPort;
+    private readonly ClientLoop? _loop;
     private ServerCertificatePolicy? _certificatePolicy;
+    private bool _loopUnavailable;
 
-    public UplinkDialer(IOptions<TunnelClientOptions> options, IUplinkStreamHandler relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health)
+    public UplinkDialer(IOptions<TunnelClientOptions> options, IUplinkStreamHandler relay, ILoggerFactory loggerFactory, ClientInstance instance, BackendHealth health, ClientLoop? loop = null)
     {
+        _loop = loop;
         _instance = instance;
         _health = health;
         _options = options.Value;
@@ -79,6 +83,11 @@ public sealed class UplinkDialer : IDisposable
             return await ConnectWebSocketAsync(target, instanceId, slot, timeout.Token);
         }
 
+        if (server.Scheme == Uri.UriSchemeHttp && LoopForUplinks() is { } loop)
+        {
+            return await LogInOnLoopAsync(loop, target, instanceId, slot, timeout.Token);
+        }
+
 #pragma warning disable CA2000 // the socket, its stream and the uplink go to the DialedUplink, which owns them; the catch disposes them on a failure
         Socket socket = CreateUplinkSocket();
         Stream? network = null;
@@ -95,8 +104,8 @@ public sealed class UplinkDialer : IDisposable
             HandshakeResponse response = await UpgradeAsync(transport, server, instanceId, timeout.Token);
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader], target.Label);
-            var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay,
-                name: $"{_options.Session}->{target.Label} #{slot}");
+            string name = $"{_options.Session}->{target.Label} #{slot}";
+            var uplink = new Uplink(transport, settings, UplinkRole.Client, _loggerFactory.CreateLogger<Uplink>(), _relay, name);
             return new DialedUplink(network, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
 #pragma warning restore CA2000
         }
@@ -130,6 +139,13 @@ public sealed class UplinkDialer : IDisposable
     {
         await transport.Output.WriteAsync(BuildRequest(server, instanceId), cancellationToken);
         HandshakeResponse response = await HandshakeResponse.ReadAsync(transport.Input, cancellationToken);
+        return Upgraded(response);
+    }
+
+    /// <summary>The answer, when it switched to the tunnel protocol.</summary>
+    /// <exception cref="UplinkRefusedException">The server answered with an HTTP error.</exception>
+    private static HandshakeResponse Upgraded(HandshakeResponse response)
+    {
         if (response.StatusCode != StatusCodes.Status101SwitchingProtocols)
         {
             throw new UplinkRefusedException(response.StatusCode, response.Body);

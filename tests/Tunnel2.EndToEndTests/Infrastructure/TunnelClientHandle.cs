@@ -1,8 +1,8 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.EventLoops;
 using Tunnel2.TunnelClient.Relay;
-using Tunnel2.TunnelClient.Tcp;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
 
@@ -37,12 +37,12 @@ public sealed class TunnelClientHandle(IHost host) : IAsyncDisposable
         await Host.StopAsync(TimeSpan.FromSeconds(10));
     }
 
-    /// <summary>The client's TCP loop, if it runs one; null also once a test has disposed the host itself.</summary>
-    private LoopTargetRelay? TcpLoop()
+    /// <summary>The client's event loop (its plain-TCP uplinks and TCP targets), if it has one; null also once a test has disposed the host itself.</summary>
+    private ClientLoop? EventLoop()
     {
         try
         {
-            return Host.Services.GetService<ITcpTargetRelay>() as LoopTargetRelay;
+            return Host.Services.GetService<ClientLoop>();
         }
         catch (ObjectDisposedException)
         {
@@ -52,11 +52,11 @@ public sealed class TunnelClientHandle(IHost host) : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        // The TCP targets' event loop, if this client runs one: a blocking call made on it (the guard trips) or any
-        // other exception a loop callback threw fails the test that ran it.
-        LoopTargetRelay? loop = TcpLoop();
+        // The client's event loop, if it runs one: a blocking call made on it (the guard trips) or any other exception a
+        // loop callback threw fails the test that ran it.
+        ClientLoop? loop = EventLoop();
         await StopAsync();
         Host.Dispose();
-        Assert.True((loop?.FaultCount ?? 0) == 0, $"The TCP targets' event loop had {loop?.FaultCount} faults (see the client's log: 'relay failed').");
+        Assert.True((loop?.FaultCount ?? 0) == 0, $"The client's event loop had {loop?.FaultCount} faults (see the client's log: 'A callback on the client's event loop failed').");
     }
 }

@@ -18,6 +18,9 @@ public sealed class TcpRelayTests
     /// <summary>Both engines of the client's TCP targets (issue 52): the event loop (the default) and the runtime's sockets; a test with one engine runs the server's callers on the same kind.</summary>
     private static string Engine(string engine) => $"--TunnelClient:Tcp:Engine={engine}";
 
+    /// <summary>The client's uplink on the same engine as its TCP targets: Loop puts both on the client's one event loop.</summary>
+    private static string UplinkEngine(string engine) => $"--TunnelClient:Uplink:Engine={engine}";
+
     /// <param name="engine">The client's engine.</param>
     /// <param name="serverEngine">The server's engine (its callers), each with each.</param>
     [Theory]
@@ -31,7 +34,7 @@ public sealed class TcpRelayTests
         await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(serverEngine));
         await using ScriptedTcpTarget target = ScriptedTcpTarget.Echo();
         string session = NewSession("echo");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target, "--transport", transport, Engine(engine));
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, "--transport", transport, Engine(engine), UplinkEngine(engine));
         byte[] sent = RandomNumberGenerator.GetBytes(4 * 1024 * 1024);
 
         using Socket caller = await TcpTunnel.ConnectAsync(port);
@@ -51,7 +54,7 @@ public sealed class TcpRelayTests
     [InlineData("Sockets")]
     public async Task The_target_half_closes_first_and_the_caller_still_sends_after_that(string engine)
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine));
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine), UplinkEngine(engine));
         var afterFin = new TaskCompletionSource<byte[]>(TaskCreationOptions.RunContinuationsAsynchronously);
         await using var target = new ScriptedTcpTarget(async socket =>
         {
@@ -60,7 +63,7 @@ public sealed class TcpRelayTests
             afterFin.TrySetResult(await ScriptedTcpTarget.ReadToEndAsync(socket));
         });
         string session = NewSession("halfclose");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine));
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine), UplinkEngine(engine));
 
         using Socket caller = await TcpTunnel.ConnectAsync(port);
         byte[] greeting = await ScriptedTcpTarget.ReadToEndAsync(caller).WaitAsync(TimeSpan.FromSeconds(15)); // ends at the target's FIN
@@ -76,7 +79,7 @@ public sealed class TcpRelayTests
     [InlineData("Sockets")]
     public async Task A_target_dying_mid_stream_cuts_the_caller_with_a_log_line(string engine)
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine));
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine), UplinkEngine(engine));
         await using var target = new ScriptedTcpTarget(async socket =>
         {
             await ScriptedTcpTarget.SendAllAsync(socket, new byte[64 * 1024]);
@@ -85,7 +88,7 @@ public sealed class TcpRelayTests
             socket.Close(); // a crash: a reset, not a FIN
         });
         string session = NewSession("dies");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine));
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine), UplinkEngine(engine));
 
         using Socket caller = await TcpTunnel.ConnectAsync(port);
         Assert.Equal(64 * 1024, (await TcpTunnel.ReadAsync(caller, 64 * 1024)).Length);
@@ -102,11 +105,11 @@ public sealed class TcpRelayTests
     [InlineData("Sockets")]
     public async Task A_caller_vanishing_closes_the_target_connection(string engine)
     {
-        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine));
+        await using TunnelStack stack = await TcpTunnel.StartStackAsync(TcpTunnel.ServerEngine(engine), UplinkEngine(engine));
         var targetSaw = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
         await using var target = new ScriptedTcpTarget(async socket => targetSaw.TrySetResult((await ScriptedTcpTarget.ReadToEndAsync(socket)).Length));
         string session = NewSession("vanish");
-        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine));
+        int port = await TcpTunnel.StartClientAsync(stack, session, target, Engine(engine), UplinkEngine(engine));
 
         Socket caller = await TcpTunnel.ConnectAsync(port);
         await caller.SendAsync(new byte[1000]);

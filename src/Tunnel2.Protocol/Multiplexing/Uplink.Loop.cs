@@ -1,0 +1,58 @@
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+using Tunnel2.Loops;
+using Tunnel2.Loops.Guard;
+using Tunnel2.Protocol.Frames;
+
+namespace Tunnel2.Protocol.Multiplexing;
+
+/// <summary>
+/// The uplink on an event loop (issue 52, stage 3a): its socket is adopted by the loop, which reads and dispatches the
+/// frames and writes the scheduler's frames at the end of each turn (<see cref="LoopUplinkTransport"/>). The client role
+/// only: its dispatch hands every stream to a handler that starts it elsewhere, never on the reading thread.
+/// </summary>
+public sealed partial class Uplink
+{
+    /// <summary>
+    /// An uplink over <paramref name="socket"/> (plain TCP, its handshake done, used by nothing else from now on) that
+    /// <paramref name="loop"/> reads and writes once <see cref="RunAsync"/> starts. <paramref name="early"/> is what the
+    /// handshake read past its response head: the first bytes the frame parser sees.
+    /// </summary>
+    /// <param name="logger">Wrapped so that a line logged on the loop is written on the thread pool.</param>
+    public static Uplink OnLoop(
+        EventLoop loop,
+        Socket socket,
+        ReadOnlyMemory<byte> early,
+        UplinkSettings settings,
+        ILogger logger,
+        IUplinkStreamHandler streamHandler,
+        string? name = null) =>
+        new(new LoopUplinkTransport.Start(loop, socket, early.ToArray()), settings, UplinkRole.Client, new OffLoopLogger(logger), streamHandler, name);
+
+    /// <summary>Whether the reader and writer run on an event loop.</summary>
+    public bool IsOnLoop => _loopTransport is not null;
+
+    /// <summary>Waits (off the loop) for the loop's reader to end, then does what the pipe's reader does on its way out.</summary>
+    private async Task ReadOnLoopAsync(LoopUplinkTransport transport)
+    {
+        LoopReadEnd end = await transport.ReadEnded.ConfigureAwait(false);
+        switch (end.Fault)
+        {
+            case null:
+                Close(end.Reason);
+                break;
+            case ProtocolViolationException violation:
+                Log.ProtocolViolation(_logger, Name, violation.Message);
+                TryEnqueue(OutboundFrame.GoAway(_streams.LastStreamId, ProtocolErrorCode.ProtocolError));
+                Close($"protocol error: {violation.Message}");
+                break;
+            default:
+                Log.UnexpectedFailure(_logger, Name, end.Fault);
+                Close($"internal error: {end.Fault.Message}");
+                break;
+        }
+    }
+}
+
+/// <summary>Why the loop's reader stopped: a close (the reason), or a fault found while dispatching.</summary>
+internal readonly record struct LoopReadEnd(string Reason, Exception? Fault);
