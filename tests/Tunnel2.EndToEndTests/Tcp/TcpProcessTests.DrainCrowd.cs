@@ -96,7 +96,11 @@ public sealed partial class TcpProcessTests
             // After the deadline the uplinks still get their short close grace (GracefulShutdown.CloseGrace) before they close.
             Assert.True(cutAt.Max() <= drainTimeout + TimeSpan.FromSeconds(10), $"a connection was still open {cutAt.Max()} after SIGTERM");
             Assert.Matches(CrowdCutLine(), stack.Server.Output);
-            Assert.True(grew <= 48, $"the server grew by {grew} MiB for {Crowd} TCP connections and their drain");
+            // Per connection the runtime's sockets hold a 16 KiB read buffer, the stream's inbound pipe and its ~15 KiB of
+            // state, and async socket contexts: ~41 MiB for the crowd before the GC's slack (measured 24-50 MiB). The loop
+            // holds no buffer for an idle connection (measured 13-16 MiB), so its bound is tighter than the old single 48.
+            long bound = engine == "Loop" ? 32 : 64;
+            Assert.True(grew <= bound, $"the server grew by {grew} MiB for {Crowd} TCP connections and their drain ({engine} engine, bound {bound} MiB)");
             Assert.Equal(Crowd, target.AcceptedConnections);
         }
         finally
