@@ -32,7 +32,7 @@ public sealed partial class LoopSocket
         if (_connecting)
         {
             int errno = SocketCalls.PendingError(Fd);
-            if (errno != 0)
+            if (errno != 0 && !ResetAfterConnect(errno))
             {
                 FailAndTell(errno);
                 return false;
@@ -41,6 +41,11 @@ public sealed partial class LoopSocket
             _handler.OnConnected(this);
             if (IsClosed)
             {
+                return false;
+            }
+            if (errno != 0)
+            {
+                FailAndTell(errno); // connected, then broken before the loop got to it
                 return false;
             }
         }
@@ -89,6 +94,14 @@ public sealed partial class LoopSocket
             Close();
         }
     }
+
+    /// <summary>
+    /// Whether a connect's pending error says it had connected: the kernel fails a refused handshake with
+    /// ECONNREFUSED (a timed-out one with ETIMEDOUT), and only a connection that was established is reset
+    /// (ECONNRESET, or EPIPE once the peer had ended). A peer that accepts and at once resets can do so before this
+    /// loop sees the connect complete; that is a broken connection, not one that could not be made.
+    /// </summary>
+    private static bool ResetAfterConnect(int errno) => errno is LibC.EConnReset or LibC.EPipe;
 
     private void FailAndTell(int errno)
     {

@@ -45,6 +45,9 @@ public sealed partial class UplinkStream
         }
     }
 
+    /// <summary>This side's END_STREAM went out: its sending half ended cleanly, not with a reset.</summary>
+    internal bool HasSentEnd => (State & (StreamState.LocalEnded | StreamState.Aborted)) == StreamState.LocalEnded;
+
     /// <summary>
     /// The one place the stream's state changes. Under the stream's lock, unless a flag of <paramref name="refuseIf"/> is
     /// already set, it adds <paramref name="add"/>; then it carries out what each newly set flag entails, in this order:

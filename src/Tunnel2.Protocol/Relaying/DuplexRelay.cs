@@ -26,8 +26,9 @@ public static class DuplexRelay
         // Only an end that cannot half-close needs to stop its reads when the tunnel's side ends; the others take no token source.
         using CancellationTokenSource? ended = local.CanHalfClose ? null : CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         CancellationToken token = ended?.Token ?? cancellationToken;
-        Task fromLocal = FromLocalAsync(stream, local, token);
-        Task fromTunnel = FromTunnelAsync(stream, local, token);
+        var order = new RelayEndOrder();
+        Task fromLocal = FromLocalAsync(stream, local, order, token);
+        Task fromTunnel = FromTunnelAsync(stream, local, order, token);
         Task first = await Task.WhenAny(fromLocal, fromTunnel).ConfigureAwait(false);
         RelaySide firstSide = first == fromLocal ? RelaySide.Local : RelaySide.Tunnel;
         Failure failure = default;
@@ -62,7 +63,8 @@ public static class DuplexRelay
         }
 
         RelayOutcome fromLocalOutcome = stopped && !fromLocal.IsCompletedSuccessfully ? RelayOutcome.Canceled : OutcomeOf(fromLocal);
-        return new DuplexRelayResult(firstSide, fromLocalOutcome, OutcomeOf(fromTunnel), failure.Side,
+        // The side that ended first as each direction noted it, which the task that completed first need not say.
+        return new DuplexRelayResult(order.First ?? firstSide, fromLocalOutcome, OutcomeOf(fromTunnel), failure.Side,
             failure.Error, failure.PeerReset, cancellationToken.IsCancellationRequested, stream.SentBytes, stream.ReceivedBytes);
     }
 
@@ -89,10 +91,20 @@ public static class DuplexRelay
     }
 
     /// <summary>The local connection's bytes into Data frames, its end as END_STREAM.</summary>
-    private static Task FromLocalAsync(UplinkStream stream, RelayEnd local, CancellationToken cancellationToken) =>
-        local.Socket is { } socket ? SocketToStream.PumpAsync(socket, stream)
-        : local.Buffered is { } buffered ? FromBufferedStreamAsync(stream, buffered, local.Stream!, cancellationToken)
-        : stream.SendStreamAsync(local.Stream!, cancellationToken);
+    private static async Task FromLocalAsync(UplinkStream stream, RelayEnd local, RelayEndOrder order, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await (local.Socket is { } socket ? SocketToStream.PumpAsync(socket, stream)
+                : local.Buffered is { } buffered ? FromBufferedStreamAsync(stream, buffered, local.Stream!, cancellationToken)
+                : stream.SendStreamAsync(local.Stream!, cancellationToken)).ConfigureAwait(false);
+        }
+        finally
+        {
+            // A clean end was passed on before this (END_STREAM); the tunnel's direction finds that out by the stream.
+            order.Note(RelaySide.Local);
+        }
+    }
 
     /// <summary>What a head's read took in past the head goes first; then the stream is read straight into Data frames.</summary>
     private static async Task FromBufferedStreamAsync(UplinkStream stream, PipeReader buffered, Stream source, CancellationToken cancellationToken)
@@ -122,16 +134,25 @@ public static class DuplexRelay
     }
 
     /// <summary>The peer's bytes from the stream's inbound buffer to the local connection, its END_STREAM as a half-close.</summary>
-    private static async Task FromTunnelAsync(UplinkStream stream, RelayEnd local, CancellationToken cancellationToken)
+    private static async Task FromTunnelAsync(UplinkStream stream, RelayEnd local, RelayEndOrder order, CancellationToken cancellationToken)
     {
+        try
+        {
+            await (local.Socket is { } to ? stream.CopyInputToAsync(to, cancellationToken)
+                : stream.CopyInputToAsync(local.Stream!, cancellationToken)).ConfigureAwait(false);
+        }
+        finally
+        {
+            // Before the end is passed on: the local side may answer it at once (and end the other direction).
+            order.NoteTunnelEnd(stream);
+        }
+
         if (local.Socket is { } socket)
         {
-            await stream.CopyInputToAsync(socket, cancellationToken).ConfigureAwait(false);
             socket.Shutdown(SocketShutdown.Send); // the peer's FIN, passed on; a socket already reset fails this way
             return;
         }
 
-        await stream.CopyInputToAsync(local.Stream!, cancellationToken).ConfigureAwait(false);
         if (local.HalfClose is { } under)
         {
             try

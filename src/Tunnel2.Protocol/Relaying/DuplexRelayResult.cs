@@ -6,7 +6,10 @@ namespace Tunnel2.Protocol.Relaying;
 /// How a <see cref="DuplexRelay"/> ended, as YARP's <c>StreamCopyResult</c> tells its forwarder: all a caller needs for
 /// its log line and metrics, so that how the bytes moved (two copy tasks today, an event loop later) stays inside.
 /// </summary>
-/// <param name="FirstEnded">The side whose direction ended first: <see cref="RelaySide.Local"/> when the local connection's bytes stopped first.</param>
+/// <param name="FirstEnded">
+/// The side whose direction ended first: <see cref="RelaySide.Local"/> when the local connection's bytes stopped first.
+/// Noted before that end was passed on, so an end the other side only answered is never counted first.
+/// </param>
 /// <param name="FromLocal">How the local connection's bytes towards the tunnel ended.</param>
 /// <param name="FromTunnel">How the tunnel's bytes towards the local connection ended.</param>
 /// <param name="FailedSide">The side of the first failure, null when nothing failed.</param>

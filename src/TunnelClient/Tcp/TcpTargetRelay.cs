@@ -47,13 +47,13 @@ public sealed class TcpTargetRelay : ITcpTargetRelay
         Socket? socket = null;
         try
         {
-            socket = await ConnectAsync(stream);
+            (socket, string? broken) = await ConnectAsync(stream);
             if (socket is null)
             {
                 return;
             }
 
-            reason = await RelayBytesAsync(stream, socket, open);
+            reason = broken ?? await RelayBytesAsync(stream, socket, open);
         }
         catch (Exception ex)
         {
@@ -73,8 +73,11 @@ public sealed class TcpTargetRelay : ITcpTargetRelay
         }
     }
 
-    /// <returns>The connected target, or null when it could not be reached (the stream is reset and it is logged).</returns>
-    private async Task<Socket?> ConnectAsync(UplinkStream stream)
+    /// <returns>
+    /// The connected target, or null when it could not be reached (the stream is reset and it is logged); with why it
+    /// broke when it was reset as it connected (the stream is reset, nothing is relayed).
+    /// </returns>
+    private async Task<(Socket? Socket, string? Broken)> ConnectAsync(UplinkStream stream)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         UnsentBytesLimit.TryApply(socket, _unsentBytesLimit);
@@ -83,7 +86,15 @@ public sealed class TcpTargetRelay : ITcpTargetRelay
         try
         {
             await socket.ConnectAsync(_target!.Host, _target.Port, timeout.Token);
-            return socket;
+            return (socket, null);
+        }
+        catch (SocketException ex) when (ex.SocketErrorCode == SocketError.ConnectionReset)
+        {
+            // The target took the connection and reset it before the connect's completion was read (a refused connect
+            // says ConnectionRefused): it broke the connection, it was not unreachable. Its reads would now see a plain
+            // end, so nothing is relayed.
+            stream.Reset(ProtocolErrorCode.BackendAborted);
+            return (socket, $"the target broke the connection ({ex.Message})");
         }
         catch (Exception ex) when (ex is SocketException or OperationCanceledException or ArgumentException)
         {
@@ -92,7 +103,7 @@ public sealed class TcpTargetRelay : ITcpTargetRelay
                 : ex is OperationCanceledException ? $"no answer within {_connectTimeout}" : ex.Message;
             TcpClientLog.TargetUnreachable(_logger, stream.Id, _target!.ToString(), why);
             stream.Reset(ProtocolErrorCode.BackendConnectFailed);
-            return null;
+            return (null, null);
         }
     }
 

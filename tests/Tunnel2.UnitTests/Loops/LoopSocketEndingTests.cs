@@ -3,7 +3,7 @@ using Tunnel2.Loops.Sockets;
 
 namespace Tunnel2.UnitTests.Loops;
 
-/// <summary>Half-closes both ways, resets both ways, a failed connect, and a loop stopping with sockets open.</summary>
+/// <summary>Half-closes both ways, resets both ways, a failed connect, a connect reset at once, and a loop stopping with sockets open.</summary>
 public sealed class LoopSocketEndingTests
 {
     [Fact]
@@ -89,6 +89,29 @@ public sealed class LoopSocketEndingTests
         await Eventually.WaitUntilAsync(() => harness.OnLoopAsync(() => peer.Closed is not null), "the connect failed");
         Assert.Equal(LoopErrorKind.Refused, (await harness.OnLoopAsync(() => peer.Closed))!.Value.Kind);
         Assert.False(await harness.OnLoopAsync(() => peer.Connected));
+    }
+
+    [Fact]
+    public async Task A_connect_that_the_peer_resets_before_the_loop_sees_it_complete_is_connected_then_reset()
+    {
+        using var harness = new LoopHarness();
+        using Socket listening = LoopHarness.Listening();
+        var peer = new ScriptedPeer(harness);
+
+        // One turn of the loop: the connect starts, the peer takes it (loopback completes the handshake at once) and
+        // resets it, so the loop's first look at the socket finds the reset where it looks for the connect's end.
+        await harness.OnLoopAsync(() =>
+        {
+            peer.Socket = LoopSocket.Connect(harness.Loop, (System.Net.IPEndPoint)listening.LocalEndPoint!, peer, out _);
+            using Socket accepted = listening.Accept();
+            accepted.LingerState = new LingerOption(true, 0);
+            accepted.Close();
+        });
+
+        // Connected, then broken (a target that broke the connection), never a connect that failed (one it could not reach).
+        await Eventually.WaitUntilAsync(() => harness.OnLoopAsync(() => (peer.Failure ?? peer.Closed) is not null), "the loop saw the reset");
+        Assert.True(await harness.OnLoopAsync(() => peer.Connected));
+        Assert.Equal(LoopErrorKind.Reset, (await harness.OnLoopAsync(() => peer.Failure ?? peer.Closed))!.Value.Kind);
     }
 
     [Fact]

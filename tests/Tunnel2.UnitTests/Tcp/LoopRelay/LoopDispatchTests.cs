@@ -121,7 +121,7 @@ public sealed class LoopDispatchTests
         caller.Dispose();
 
         Assert.True(await LoopDoorTests.EndsAsync(target));
-        string line = await door.WaitForLineAsync("the caller went away");
+        string line = await door.WaitForLineAsync(LoopDoorTests.CallerGoneLine);
         Assert.Contains("Connection reset by peer", line, StringComparison.Ordinal);
         await door.WaitDrainedAsync();
     }
