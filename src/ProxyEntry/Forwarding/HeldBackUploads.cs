@@ -20,6 +20,9 @@ internal sealed class HeldBackUploads : IDisposable
     private readonly List<HttpContext> _failed = [];
     private readonly Timer _clock;
 
+    /// <summary>1 while a sweep runs: a timer's ticks may overlap on a stalled machine, and the failed list is one sweep's.</summary>
+    private int _sweeping;
+
     public HeldBackUploads() => _clock = new Timer(static state => ((HeldBackUploads)state!).Sweep(), this, Interval, Interval);
 
     /// <summary>Uploads watched now (tests).</summary>
@@ -57,6 +60,23 @@ internal sealed class HeldBackUploads : IDisposable
 
     /// <summary>One look at every watched upload (the clock's tick; tests call it directly).</summary>
     internal void Sweep()
+    {
+        if (Interlocked.Exchange(ref _sweeping, 1) == 1)
+        {
+            return; // the last tick's sweep is still at work: this tick has nothing to add
+        }
+
+        try
+        {
+            SweepOnce();
+        }
+        finally
+        {
+            Volatile.Write(ref _sweeping, 0);
+        }
+    }
+
+    private void SweepOnce()
     {
         lock (_sync)
         {
