@@ -4,11 +4,13 @@ namespace Tunnel2.LoopKestrel;
 /// runtime's sockets) and the status and body copied back, so what the loop transport leaves of a request's cost shows.</summary>
 internal sealed class ForwardApp(Uri destination)
 {
+    private readonly string _prefix = destination.ToString().TrimEnd('/');
+
     private readonly HttpMessageInvoker _client = new(new SocketsHttpHandler { UseProxy = false, AllowAutoRedirect = false });
 
     public async Task Answer(HttpContext context)
     {
-        using var request = new HttpRequestMessage(HttpMethod.Get, new Uri(destination, context.Request.Path + context.Request.QueryString));
+        using var request = new HttpRequestMessage(HttpMethod.Get, new Uri(_prefix + context.Request.Path + context.Request.QueryString));
         using HttpResponseMessage response = await _client.SendAsync(request, context.RequestAborted);
         context.Response.StatusCode = (int)response.StatusCode;
         context.Response.ContentLength = response.Content.Headers.ContentLength;
