@@ -12,7 +12,7 @@ namespace Tunnel2.Protocol.Buffers;
 /// first seconds by gen2 collections (docs/benchmarks/2026-11-29-storm-first-seconds.md). Every size here is one the
 /// shared pool also accepts, so a buffer given back to the other pool by any path is still a valid return.
 /// </summary>
-internal static class DataBufferPool
+internal sealed class DataBufferPool
 {
     /// <summary>What the pool keeps at most, over all sizes: twice the default queued-data limit.</summary>
     public const int MaxRetainedBytes = 32 * 1024 * 1024;
@@ -20,14 +20,17 @@ internal static class DataBufferPool
     private const int MinShift = 12; // 4 KiB
     private const int MaxShift = 18; // 256 KiB, the default largest frame payload
 
-    private static readonly ConcurrentQueue<byte[]>[] Free = CreateClasses();
-    private static long _retainedBytes;
+    private readonly ConcurrentQueue<byte[]>[] _free = CreateClasses();
+    private long _retainedBytes;
+
+    /// <summary>The pool of every stream's outgoing Data frames in the process.</summary>
+    public static DataBufferPool Shared { get; } = new();
 
     /// <summary>Bytes kept for reuse right now (tests).</summary>
-    public static long RetainedBytes => Interlocked.Read(ref _retainedBytes);
+    public long RetainedBytes => Interlocked.Read(ref _retainedBytes);
 
     /// <summary>An array of at least <paramref name="minimumLength"/> bytes (a power of two within the pool's sizes).</summary>
-    public static byte[] Rent(int minimumLength)
+    public byte[] Rent(int minimumLength)
     {
         int shift = ShiftFor(minimumLength);
         if (shift < MinShift || shift > MaxShift)
@@ -35,7 +38,7 @@ internal static class DataBufferPool
             return ArrayPool<byte>.Shared.Rent(minimumLength);
         }
 
-        if (Free[shift - MinShift].TryDequeue(out byte[]? array))
+        if (_free[shift - MinShift].TryDequeue(out byte[]? array))
         {
             Interlocked.Add(ref _retainedBytes, -array.Length);
             return array;
@@ -45,7 +48,7 @@ internal static class DataBufferPool
     }
 
     /// <summary>Gives an array back, from this pool or from the shared one.</summary>
-    public static void Return(byte[] array)
+    public void Return(byte[] array)
     {
         int length = array.Length;
         int shift = BitOperations.Log2((uint)length);
@@ -57,7 +60,7 @@ internal static class DataBufferPool
 
         if (Interlocked.Add(ref _retainedBytes, length) <= MaxRetainedBytes)
         {
-            Free[shift - MinShift].Enqueue(array);
+            _free[shift - MinShift].Enqueue(array);
             return;
         }
 

@@ -66,7 +66,7 @@ internal readonly struct OutboundFrame
         {
             output.Advance(FrameHeader.Size);
             output.Write(_pooled.AsSpan(0, _length));
-            DataBufferPool.Return(_pooled);
+            DataBufferPool.Shared.Return(_pooled);
             return;
         }
 
@@ -100,7 +100,7 @@ internal readonly struct OutboundFrame
     {
         if (_pooled is not null)
         {
-            DataBufferPool.Return(_pooled);
+            DataBufferPool.Shared.Return(_pooled);
         }
     }
 }

@@ -39,7 +39,7 @@ public sealed partial class UplinkStream
         while (!data.IsEmpty)
         {
             int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
-            byte[] pooled = DataBufferPool.Rent(credit);
+            byte[] pooled = DataBufferPool.Shared.Rent(credit);
             data.Slice(0, credit).CopyTo(pooled);
             data = data.Slice(credit);
             SendPooledData(pooled, credit, endStream && data.IsEmpty);
@@ -94,7 +94,7 @@ public sealed partial class UplinkStream
                 await ReserveWhenDataWaitsAsync(waitForData, state, budget, credit, cancellationToken).ConfigureAwait(false);
             }
 
-            byte[] pooled = DataBufferPool.Rent(credit);
+            byte[] pooled = DataBufferPool.Shared.Rent(credit);
             int length;
             try
             {
@@ -102,7 +102,7 @@ public sealed partial class UplinkStream
             }
             catch
             {
-                DataBufferPool.Return(pooled);
+                DataBufferPool.Shared.Return(pooled);
                 GiveBack(credit, budgeted ? budget : null);
                 throw;
             }
@@ -111,7 +111,7 @@ public sealed partial class UplinkStream
 
             if (length == 0)
             {
-                DataBufferPool.Return(pooled);
+                DataBufferPool.Shared.Return(pooled);
                 return 0;
             }
 
