@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Binary;
+using Tunnel2.Protocol.Buffers;
 using Tunnel2.Protocol.Frames;
 
 namespace Tunnel2.Protocol.Multiplexing;
@@ -65,7 +66,7 @@ internal readonly struct OutboundFrame
         {
             output.Advance(FrameHeader.Size);
             output.Write(_pooled.AsSpan(0, _length));
-            ArrayPool<byte>.Shared.Return(_pooled);
+            DataBufferPool.Shared.Return(_pooled);
             return;
         }
 
@@ -99,7 +100,7 @@ internal readonly struct OutboundFrame
     {
         if (_pooled is not null)
         {
-            ArrayPool<byte>.Shared.Return(_pooled);
+            DataBufferPool.Shared.Return(_pooled);
         }
     }
 }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using Tunnel2.Protocol.Buffers;
 using Tunnel2.Protocol.Http1;
 
 namespace Tunnel2.Protocol.Multiplexing;
@@ -38,7 +39,7 @@ public sealed partial class UplinkStream
         while (!data.IsEmpty)
         {
             int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
-            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+            byte[] pooled = DataBufferPool.Shared.Rent(credit);
             data.Slice(0, credit).CopyTo(pooled);
             data = data.Slice(credit);
             SendPooledData(pooled, credit, endStream && data.IsEmpty);
@@ -93,7 +94,7 @@ public sealed partial class UplinkStream
                 await ReserveWhenDataWaitsAsync(waitForData, state, budget, credit, cancellationToken).ConfigureAwait(false);
             }
 
-            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+            byte[] pooled = DataBufferPool.Shared.Rent(credit);
             int length;
             try
             {
@@ -101,7 +102,7 @@ public sealed partial class UplinkStream
             }
             catch
             {
-                ArrayPool<byte>.Shared.Return(pooled);
+                DataBufferPool.Shared.Return(pooled);
                 GiveBack(credit, budgeted ? budget : null);
                 throw;
             }
@@ -110,7 +111,7 @@ public sealed partial class UplinkStream
 
             if (length == 0)
             {
-                ArrayPool<byte>.Shared.Return(pooled);
+                DataBufferPool.Shared.Return(pooled);
                 return 0;
             }
 

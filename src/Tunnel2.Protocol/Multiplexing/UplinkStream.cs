@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using Tunnel2.Protocol.Buffers;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 
@@ -18,10 +19,12 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// </remarks>
 public sealed partial class UplinkStream : IDisposable
 {
-    private static readonly PipeOptions InboundPipeOptions = new(
+    /// <summary>The inbound pipes' options: blocks from <see cref="InboundBlockPool"/>, so a crowd's received bodies reuse memory.</summary>
+    internal static readonly PipeOptions InboundPipeOptions = new(
+        pool: InboundBlockPool.Shared,
         pauseWriterThreshold: 0, // the flow-control window bounds what the peer may send; never block the reader loop
         resumeWriterThreshold: 0,
-        minimumSegmentSize: 4096,
+        minimumSegmentSize: InboundBlockPool.BlockSize,
         useSynchronizationContext: false);
 
     private readonly Uplink _uplink;
