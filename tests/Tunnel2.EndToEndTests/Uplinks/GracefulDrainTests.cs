@@ -25,7 +25,9 @@ public sealed class GracefulDrainTests(TunnelStackFixture fixture)
         string session = NewSession();
         await using TunnelProcess leaving = ProcessClients.Start(Stack, session, "client A");
         Uplink leavingUplink = await ProcessClients.WaitForNewUplinkAsync(Stack, session, [], leaving);
-        Task<HttpResponseMessage> inFlight = fixture.Http.GetAsync(Stack.SessionUrl(session, "/loadtest/delay/2000"));
+        // Long enough to outlast the steps below on a loaded machine: a clean-root run at load 20 took over 2 s from
+        // here to the GoAway, and the request had ended (and client A with it) before the uplink was looked at.
+        Task<HttpResponseMessage> inFlight = fixture.Http.GetAsync(Stack.SessionUrl(session, "/loadtest/delay/8000"));
         await Eventually.WaitUntilAsync(() => leavingUplink.ActiveStreamCount == 1, "the delay request is in flight through client A");
         await using TunnelClientHandle staying = await Stack.StartClientAsync(session);
         Assert.False(inFlight.IsCompleted);
