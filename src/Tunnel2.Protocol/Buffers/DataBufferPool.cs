@@ -22,9 +22,10 @@ internal sealed class DataBufferPool
 
     private readonly ConcurrentQueue<byte[]>[] _free = CreateClasses();
     private long _retainedBytes;
+    private bool _rentedSinceTrim;
 
-    /// <summary>The pool of every stream's outgoing Data frames in the process.</summary>
-    public static DataBufferPool Shared { get; } = new();
+    /// <summary>The pool of every stream's outgoing Data frames in the process, trimmed while idle (<see cref="PoolTrim"/>).</summary>
+    public static DataBufferPool Shared { get; } = StartTrimmed();
 
     /// <summary>Bytes kept for reuse right now (tests).</summary>
     public long RetainedBytes => Interlocked.Read(ref _retainedBytes);
@@ -36,6 +37,11 @@ internal sealed class DataBufferPool
         if (shift < MinShift || shift > MaxShift)
         {
             return ArrayPool<byte>.Shared.Rent(minimumLength);
+        }
+
+        if (!_rentedSinceTrim)
+        {
+            _rentedSinceTrim = true; // written once a period, not on every rent
         }
 
         if (_free[shift - MinShift].TryDequeue(out byte[]? array))
@@ -65,6 +71,33 @@ internal sealed class DataBufferPool
         }
 
         Interlocked.Add(ref _retainedBytes, -length); // over the cap: left to the collector
+    }
+
+    /// <summary>
+    /// When nothing was rented since the last call, lets half of the free arrays of each size go (rounded up, so the
+    /// last one goes too); otherwise keeps them all and starts a new period.
+    /// </summary>
+    public void TrimIfIdle()
+    {
+        if (_rentedSinceTrim)
+        {
+            _rentedSinceTrim = false;
+            return;
+        }
+
+        foreach (ConcurrentQueue<byte[]> free in _free)
+        {
+            for (int drop = (free.Count + 1) / 2; drop > 0 && free.TryDequeue(out byte[]? array); drop--)
+            {
+                Interlocked.Add(ref _retainedBytes, -array.Length);
+            }
+        }
+    }
+
+    private static DataBufferPool StartTrimmed()
+    {
+        PoolTrim.EnsureStarted();
+        return new DataBufferPool();
     }
 
     private static int ShiftFor(int minimumLength) => minimumLength <= 1 ? 0 : BitOperations.Log2((uint)(minimumLength - 1)) + 1;

@@ -26,9 +26,10 @@ internal sealed class InboundBlockPool : MemoryPool<byte>
 
     private readonly ConcurrentQueue<Block> _free = new();
     private int _freeCount;
+    private bool _rentedSinceTrim;
 
-    /// <summary>The pool of every inbound pipe in the process.</summary>
-    public static new InboundBlockPool Shared { get; } = new();
+    /// <summary>The pool of every inbound pipe in the process, trimmed while idle (<see cref="PoolTrim"/>).</summary>
+    public static new InboundBlockPool Shared { get; } = StartTrimmed();
 
     /// <summary>Blocks kept for reuse right now (tests).</summary>
     public int FreeBlocks => Volatile.Read(ref _freeCount);
@@ -39,6 +40,11 @@ internal sealed class InboundBlockPool : MemoryPool<byte>
     public override IMemoryOwner<byte> Rent(int minBufferSize = -1)
     {
         ArgumentOutOfRangeException.ThrowIfGreaterThan(minBufferSize, BlockSize);
+        if (!_rentedSinceTrim)
+        {
+            _rentedSinceTrim = true; // written once a period, not on every rent
+        }
+
         if (_free.TryDequeue(out Block? block))
         {
             Interlocked.Decrement(ref _freeCount);
@@ -48,9 +54,33 @@ internal sealed class InboundBlockPool : MemoryPool<byte>
         return new Block(this);
     }
 
+    /// <summary>
+    /// When nothing was rented since the last call, lets half of the free blocks go (rounded up, so the last one goes
+    /// too); otherwise keeps them all and starts a new period.
+    /// </summary>
+    public void TrimIfIdle()
+    {
+        if (_rentedSinceTrim)
+        {
+            _rentedSinceTrim = false;
+            return;
+        }
+
+        for (int drop = (_free.Count + 1) / 2; drop > 0 && _free.TryDequeue(out _); drop--)
+        {
+            Interlocked.Decrement(ref _freeCount);
+        }
+    }
+
     protected override void Dispose(bool disposing)
     {
         // Process-wide: blocks outlive any one pipe.
+    }
+
+    private static InboundBlockPool StartTrimmed()
+    {
+        PoolTrim.EnsureStarted();
+        return new InboundBlockPool();
     }
 
     private void Return(Block block)

@@ -66,6 +66,28 @@ public sealed class DataBufferPoolTests
         Assert.Equal(DataBufferPool.MaxRetainedBytes, pool.RetainedBytes);
     }
 
+    [Fact]
+    public void An_idle_pool_gives_back_half_of_what_it_keeps_at_each_trim_and_a_pool_in_use_keeps_all()
+    {
+        var pool = new DataBufferPool();
+        byte[][] rented = new byte[64][];
+        RentAndReturn(pool, rented, 16 * 1024);
+        Assert.Equal(64 * 16 * 1024, pool.RetainedBytes);
+
+        pool.TrimIfIdle(); // rented from since the last look: kept, a new period starts
+        Assert.Equal(64 * 16 * 1024, pool.RetainedBytes);
+
+        pool.TrimIfIdle();
+        Assert.Equal(32 * 16 * 1024, pool.RetainedBytes);
+
+        for (int i = 0; i < 6; i++)
+        {
+            pool.TrimIfIdle();
+        }
+
+        Assert.Equal(0, pool.RetainedBytes); // 32, 16, 8, 4, 2, 1: a minute of idle periods empties it
+    }
+
     private static void RentAndReturn(DataBufferPool pool, byte[][] rented, int bytes)
     {
         for (int i = 0; i < rented.Length; i++)

@@ -73,6 +73,37 @@ public sealed class InboundBlockPoolTests
     }
 
     /// <returns>The bytes read back (asserted by the caller: an assertion in the loop would allocate in the measured span).</returns>
+    [Fact]
+    public void An_idle_block_pool_gives_back_half_of_its_free_blocks_at_each_trim_and_one_in_use_keeps_all()
+    {
+        var pool = new InboundBlockPool();
+        IMemoryOwner<byte>[] blocks = Enumerable.Range(0, 10).Select(_ => pool.Rent()).ToArray();
+        foreach (IMemoryOwner<byte> block in blocks)
+        {
+            block.Dispose();
+        }
+
+        pool.TrimIfIdle(); // rented from since the last look: kept
+        Assert.Equal(10, pool.FreeBlocks);
+
+        pool.TrimIfIdle();
+        Assert.Equal(5, pool.FreeBlocks);
+
+        using (pool.Rent())
+        {
+        }
+
+        pool.TrimIfIdle(); // in use again: kept
+        Assert.Equal(5, pool.FreeBlocks);
+
+        for (int i = 0; i < 4; i++)
+        {
+            pool.TrimIfIdle();
+        }
+
+        Assert.Equal(0, pool.FreeBlocks); // 5, 2, 1, 0
+    }
+
     private static async Task<long> FillAndDrainAsync(Pipe[] pipes, byte[] body)
     {
         long read = 0;
