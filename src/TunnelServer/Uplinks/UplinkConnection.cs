@@ -65,11 +65,14 @@ public sealed class UplinkConnection(Socket socket, Stream stream, CancellationT
         Stream = new LoopHandshakeStream(loop, Socket);
     }
 
-    /// <summary>A WebSocket login: its messages are read on the runtime's sockets, as a TLS port's are.</summary>
+    /// <summary>A WebSocket login read on the loop: its messages are read on the runtime's sockets, as a TLS port's are.</summary>
     public void LeaveLoop()
     {
-        Loop = null;
-        Stream = Network;
+        if (Loop is not null)
+        {
+            Loop = null;
+            Stream = Network; // never a TLS stream: a TLS port's logins are not read on the loop
+        }
     }
 
     /// <summary>A TCP login's hold on its session's public TCP port (<see cref="HandshakeLayer"/> takes and ends it).</summary>
