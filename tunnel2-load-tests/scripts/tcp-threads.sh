@@ -16,7 +16,7 @@ then 'redis-benchmark -t get -c 50 -n REQUESTS' and prints:
   - the GET/s, the server's CPU µs per GET (user + system, /proc/PID/stat);
   - the server's switches per GET (voluntary + involuntary, /proc/PID/task/*/status, the threads alive at the end),
     in all and by thread name (the thread pool's workers summed): '.NET Sockets' is the runtime's epoll thread,
-    'tcp-callers' the callers' event loop.
+    'server-loop' the server's event loop (its TCP callers and plain uplinks; 'tcp-callers' before stage 3b).
 Then stops both processes and the redis-server. TREE may be a checkout or a copy of its src/*/bin/Release.
 
   --build NAME=TREE  a build to measure (repeat: the "before", the change, an identical copy for the noise)

@@ -7,8 +7,10 @@ using Tunnel2.ProxyEntry.Configuration;
 namespace Tunnel2.ProxyEntry.Tcp;
 
 /// <summary>
-/// The server's TCP callers on an event loop (issue 52, stage 2b; <c>TunnelServer:Tcp:Engine</c> = <c>Loop</c>): one loop
-/// thread, <c>tcp-callers</c>, holds every relayed caller of every session's port (<see cref="LoopCallerConnection"/>).
+/// The server's event loop (issue 52, stages 2b and 3b): one loop thread, <c>server-loop</c>, holds every relayed caller
+/// of every session's port (<see cref="LoopCallerConnection"/>, <c>TunnelServer:Tcp:Engine</c> = <c>Loop</c>) and the
+/// plain-TCP uplinks (<c>TunnelServer:Uplink:Engine</c> = <c>Loop</c>), so a caller's bytes and the uplink frames they
+/// become are handled in one turn of one thread.
 /// The target's bytes go from the uplink reader's buffer straight to the caller's socket; the caller's bytes are read on
 /// the loop into pooled buffers handed to the uplink's writer. Accepting and putting a caller on a client
 /// (<see cref="TcpDispatch"/>) stay on the runtime's sockets; every log line is written off the loop.
@@ -22,13 +24,14 @@ public sealed class TcpCallerLoop : IDisposable
     public TcpCallerLoop(ILogger logger)
     {
         _logger = new LoopGuardLogger(logger);
-        Loop = new EventLoop("tcp-callers", OnFault);
+        Loop = new EventLoop("server-loop", OnFault);
     }
 
     /// <summary>Exceptions a callback threw on the loop (a bug, such as a guarded call made there); the tests expect none.</summary>
     public int FaultCount => Volatile.Read(ref _faults);
 
-    internal EventLoop Loop { get; }
+    /// <summary>The loop itself, for the uplinks and the callers it runs.</summary>
+    public EventLoop Loop { get; }
 
     /// <summary>The door's log, guarded: a line written on the loop throws there.</summary>
     internal ILogger Logger => _logger;
@@ -41,9 +44,12 @@ public sealed class TcpCallerLoop : IDisposable
     /// The loop when <see cref="IsChosen"/>; null (the runtime's sockets) otherwise, and also when the loop cannot start
     /// here (a libc without epoll's entry points), which is logged once.
     /// </summary>
-    public static TcpCallerLoop? Start(TcpServerOptions tcp, ILogger logger)
+    public static TcpCallerLoop? Start(TcpServerOptions tcp, ILogger logger) => IsChosen(tcp) ? TryStart(logger) : null;
+
+    /// <summary>The loop; null where there is none (<see cref="EventLoop.IsSupported"/>) or it cannot start here (logged once).</summary>
+    public static TcpCallerLoop? TryStart(ILogger logger)
     {
-        if (!IsChosen(tcp))
+        if (!EventLoop.IsSupported)
         {
             return null;
         }

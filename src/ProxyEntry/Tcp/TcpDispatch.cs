@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Loops;
+using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Tcp;
@@ -17,7 +18,7 @@ namespace Tunnel2.ProxyEntry.Tcp;
 /// so the client is counted towards its ejection and the caller, with the bytes it sent, is tried on the next client
 /// (HAProxy's <c>option redispatch</c>). Once the caller sends more, or the idle timeout passes first, the relay takes
 /// over and a later reset goes to the caller as before. With the callers' loop (<paramref name="loop"/>), the wait for the
-/// caller's bytes is the loop's readiness (<see cref="CallerReadiness"/>) and the one read is a non-blocking call, so the
+/// caller's bytes is the loop's readiness (<see cref="SocketReadiness"/>) and the one read is a non-blocking call, so the
 /// caller's socket never enters the runtime's epoll set; without it, they are the runtime's async reads.
 /// </summary>
 internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IPEndPoint remote, TcpStreamOpen open, EventLoop? loop)
@@ -164,7 +165,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
 
     /// <summary>Until the caller has bytes (or its end) to read: on the callers' loop when there is one, else a zero-byte read.</summary>
     private Task WaitForCallerAsync(CancellationToken cancel) =>
-        loop is not null && CallerReadiness.TryWait(loop, caller, cancel) is { } ready
+        loop is not null && SocketReadiness.TryWait(loop, caller, cancel) is { } ready
             ? ready
             : caller.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, cancel).AsTask();
 

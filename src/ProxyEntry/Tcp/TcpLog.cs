@@ -30,9 +30,9 @@ internal static partial class TcpLog
     [LoggerMessage(EventId = 4611, Level = LogLevel.Warning, Message = "TCP client {Uplink} of session {Session} ejected for {BackoffMs} ms: its target refused connections (TunnelServer:Tcp:EjectAfter)")]
     public static partial void ClientEjected(ILogger logger, string session, string uplink, long backoffMs);
 
-    [LoggerMessage(EventId = 4612, Level = LogLevel.Warning, Message = "The event loop cannot start here ({Reason}); TCP callers use the runtime's sockets (TunnelServer:Tcp:Engine=Sockets)")]
+    [LoggerMessage(EventId = 4612, Level = LogLevel.Warning, Message = "The server's event loop cannot start here ({Reason}); TCP callers and uplinks use the runtime's sockets (TunnelServer:Tcp:Engine=Sockets, TunnelServer:Uplink:Engine=Sockets)")]
     public static partial void LoopUnavailable(ILogger logger, string reason);
 
-    [LoggerMessage(EventId = 4613, Level = LogLevel.Error, Message = "TCP callers' event loop: a callback failed")]
+    [LoggerMessage(EventId = 4613, Level = LogLevel.Error, Message = "The server's event loop: a callback failed")]
     public static partial void LoopFault(ILogger logger, Exception exception);
 }

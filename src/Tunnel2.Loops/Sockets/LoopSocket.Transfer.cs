@@ -39,6 +39,18 @@ public sealed partial class LoopSocket
         return result;
     }
 
+    /// <summary>
+    /// Reads into the loop's pooled buffer, as memory (for a parser over a sequence): <paramref name="data"/> is valid
+    /// until the next read on this loop, so an owner that holds no buffer of its own while idle copies only what it keeps.
+    /// </summary>
+    public ReceiveResult ReceiveShared(out ReadOnlyMemory<byte> data)
+    {
+        byte[] buffer = _loop.ReceiveBuffer;
+        ReceiveResult result = Receive(buffer);
+        data = buffer.AsMemory(0, result.Bytes);
+        return result;
+    }
+
     /// <summary>Sends <paramref name="data"/>; what the kernel cannot take now is queued (copied), up to the window.</summary>
     public SendStatus Send(ReadOnlySpan<byte> data) => Send(data, default);
 

@@ -3,8 +3,9 @@ using System.Buffers;
 namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
-/// The loop writer's one batch buffer (pooled, rented at the first frame, given back when the uplink ends): small frames
-/// are gathered here so that a turn's control frames and small data go out in one send.
+/// The loop writer's one batch buffer (pooled, rented at a turn's first frame, given back once the turn's frames are sent,
+/// so an idle uplink holds none): small frames are gathered here so that a turn's control frames and small data go out
+/// in one send.
 /// </summary>
 internal sealed class FrameBatch : IBufferWriter<byte>
 {

@@ -1,13 +1,17 @@
 using System.Buffers;
+using System.Runtime.InteropServices;
 using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Frames;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
-/// The reader on the loop: reads into the uplink's buffer and hands every whole frame to the uplink's dispatch, on the
-/// loop's thread. A partial frame stays at the buffer's start for the next read; the buffer grows to one whole frame at
-/// most (the protocol's largest), so the loop never holds more than that: back-pressure is the streams' windows.
+/// The reader on the loop: hands every whole frame read to the uplink's dispatch, on the loop's thread. With no partial
+/// frame held it reads into the loop's one receive buffer, so an idle uplink holds no buffer of its own (the server
+/// keeps one uplink per client, most of them idle: docs/benchmarks/2026-11-23-idle-sessions.md); a partial frame left
+/// over is copied into a pooled buffer of the uplink's, which the next reads fill and which goes back to the pool once
+/// no partial frame is left. That buffer grows to one whole frame at most (the protocol's largest), so the loop never
+/// holds more than that: back-pressure is the streams' windows.
 /// </summary>
 internal sealed partial class LoopUplinkTransport
 {
@@ -16,7 +20,8 @@ internal sealed partial class LoopUplinkTransport
     /// <summary>Reads per readiness before the loop turns to other descriptors (it is level-triggered: it comes back).</summary>
     private const int ReadsPerTurn = 4;
 
-    private byte[] _readBuffer = ArrayPool<byte>.Shared.Rent(ReadBufferSize);
+    /// <summary>Held only while a partial frame waits in it (from <see cref="_readStart"/> to <see cref="_readEnd"/>).</summary>
+    private byte[] _readBuffer = [];
     private int _readStart;
     private int _readEnd;
     private bool _readStopped;
@@ -25,13 +30,34 @@ internal sealed partial class LoopUplinkTransport
     {
         for (int reads = 0; reads < ReadsPerTurn && !_readStopped; reads++)
         {
-            int room = MakeRoom();
-            ReceiveResult result = socket.Receive(_readBuffer.AsSpan(_readEnd, room));
+            bool holding = _readEnd > _readStart;
+            int room;
+            ReceiveResult result;
+            ReadOnlyMemory<byte> shared = default;
+            if (holding)
+            {
+                room = MakeRoom();
+                result = socket.Receive(_readBuffer.AsSpan(_readEnd, room));
+            }
+            else
+            {
+                result = socket.ReceiveShared(out shared);
+                room = SharedRoom(shared);
+            }
+
             switch (result.Status)
             {
                 case ReceiveStatus.Data:
-                    _readEnd += result.Bytes;
-                    Parse();
+                    if (holding)
+                    {
+                        _readEnd += result.Bytes;
+                        Parse();
+                    }
+                    else
+                    {
+                        ParseAndKeep(shared);
+                    }
+
                     if (result.Bytes < room)
                     {
                         return; // the kernel had no more: the next readiness brings the rest
@@ -53,39 +79,81 @@ internal sealed partial class LoopUplinkTransport
         }
     }
 
+    /// <summary>The loop's receive buffer's size: a read that filled it may find more.</summary>
+    private static int SharedRoom(ReadOnlyMemory<byte> shared) =>
+        MemoryMarshal.TryGetArray(shared, out ArraySegment<byte> segment) ? segment.Array!.Length : shared.Length;
+
     /// <summary>Bytes read elsewhere (the handshake's), parsed as if the loop had read them.</summary>
-    private void Receive(ReadOnlySpan<byte> bytes)
+    private void Receive(byte[] bytes) => ParseAndKeep(bytes);
+
+    /// <summary>
+    /// Dispatches every whole frame of <paramref name="bytes"/> (read into a buffer the uplink does not own, with no
+    /// partial frame held before them), and copies a partial frame left over into the uplink's own buffer.
+    /// </summary>
+    private void ParseAndKeep(ReadOnlyMemory<byte> bytes)
     {
-        while (!bytes.IsEmpty && !_readStopped)
+        var buffer = new ReadOnlySequence<byte>(bytes);
+        if (!TryDispatch(ref buffer) || buffer.IsEmpty)
         {
-            int room = MakeRoom();
-            int take = Math.Min(room, bytes.Length);
-            bytes[..take].CopyTo(_readBuffer.AsSpan(_readEnd));
-            _readEnd += take;
-            bytes = bytes[take..];
-            Parse();
+            return;
         }
+
+        int pending = (int)buffer.Length;
+        Span<byte> header = stackalloc byte[FrameHeader.Size];
+        int needed = pending >= FrameHeader.Size
+            ? FrameHeader.Size + FrameHeader.ReadFrom(Peek(buffer, header)).PayloadLength
+            : FrameHeader.Size;
+        _readBuffer = ArrayPool<byte>.Shared.Rent(Math.Max(ReadBufferSize, needed));
+        buffer.CopyTo(_readBuffer);
+        _readStart = 0;
+        _readEnd = pending;
     }
 
-    /// <summary>Dispatches every whole frame read so far; keeps a partial one.</summary>
+    private static ReadOnlySpan<byte> Peek(in ReadOnlySequence<byte> buffer, Span<byte> into)
+    {
+        buffer.Slice(0, into.Length).CopyTo(into);
+        return into;
+    }
+
+    /// <summary>Dispatches every whole frame held in the uplink's buffer; keeps a partial one, or gives the buffer back.</summary>
     private void Parse()
     {
         var buffer = new ReadOnlySequence<byte>(_readBuffer, _readStart, _readEnd - _readStart);
-        try
+        if (!TryDispatch(ref buffer))
         {
-            _uplink.DispatchFrames(ref buffer, mayStartOnReader: false);
-        }
-        catch (Exception ex)
-        {
-            _readStart = _readEnd = 0;
-            EndRead(Uplink.IsTransportFailure(ex) ? new LoopReadEnd($"transport error: {ex.Message}", null) : new LoopReadEnd("dispatch failed", ex));
             return;
         }
 
         _readStart = _readEnd - (int)buffer.Length;
         if (_readStart == _readEnd)
         {
-            _readStart = _readEnd = 0;
+            ReturnReadBuffer();
+        }
+    }
+
+    /// <returns>False when the dispatch failed: the reads have stopped and nothing is held.</returns>
+    private bool TryDispatch(ref ReadOnlySequence<byte> buffer)
+    {
+        try
+        {
+            _uplink.DispatchFrames(ref buffer, mayStartOnReader: false);
+            return true;
+        }
+        catch (Exception ex)
+        {
+            ReturnReadBuffer();
+            EndRead(Uplink.IsTransportFailure(ex) ? new LoopReadEnd($"transport error: {ex.Message}", null) : new LoopReadEnd("dispatch failed", ex));
+            return false;
+        }
+    }
+
+    private void ReturnReadBuffer()
+    {
+        _readStart = _readEnd = 0;
+        if (_readBuffer.Length > 0)
+        {
+            ArrayPool<byte>.Shared.Return(_readBuffer);
+            _readBuffer = [];
         }
     }
 

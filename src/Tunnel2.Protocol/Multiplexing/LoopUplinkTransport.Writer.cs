@@ -154,6 +154,11 @@ internal sealed partial class LoopUplinkTransport : ILoopTurnEnd, IUplinkWriter
             UplinkMetrics.Sent(frames, bytes);
             Volatile.Write(ref _lastSentTicks, Environment.TickCount64);
         }
+
+        if (_batch.Length == 0)
+        {
+            _batch.Release(); // an idle uplink (a keep-alive Pong now and then) holds no 64 KiB batch between turns
+        }
     }
 
     /// <returns>False when the writer must stop: the socket is at its window, or failed.</returns>

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Net.Sockets;
 using Tunnel2.Loops;
 using Tunnel2.Loops.Sockets;
@@ -108,8 +107,7 @@ internal sealed partial class LoopUplinkTransport : ILoopSocketHandler
             return;
         }
 
-        ArrayPool<byte>.Shared.Return(_readBuffer);
-        _readBuffer = [];
+        ReturnReadBuffer();
         _batch.Release();
         _released.TrySetResult();
     }

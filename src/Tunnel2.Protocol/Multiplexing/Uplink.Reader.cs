@@ -102,7 +102,7 @@ public sealed partial class Uplink
 
         if (_arrivedHeads.Count > 0)
         {
-            DeliverResponseHeads();
+            DeliverResponseHeads(mayStartOnReader);
         }
 
         // Between batches no dispatch holds a stream it found in the table: finished ones may be cleared now.
@@ -117,12 +117,13 @@ public sealed partial class Uplink
     /// relayed on this thread, so it crosses the process without another hand-off; but at most
     /// <see cref="UplinkSettings.InlineAnswersPerBatch"/> of them, the last ones, so that under load the others go to
     /// the pool first and run on the other cores meanwhile (a reader that did every send kept one core busy while
-    /// the other idled, docs/benchmarks/2026-11-23-performance.md).
+    /// the other idled, docs/benchmarks/2026-11-23-performance.md). On an event loop none: the owner's relay of the
+    /// answer may block and log, which the loop never does.
     /// </summary>
-    private void DeliverResponseHeads()
+    private void DeliverResponseHeads(bool mayRelayOnReader)
     {
         List<UplinkStream> heads = _arrivedHeads;
-        int inlineFrom = heads.Count - Settings.InlineAnswersPerBatch;
+        int inlineFrom = mayRelayOnReader ? heads.Count - Settings.InlineAnswersPerBatch : heads.Count;
         for (int i = 0; i < heads.Count; i++)
         {
             UplinkStream stream = heads[i];
@@ -147,7 +148,7 @@ public sealed partial class Uplink
                 FindStream(header)?.OnData(payload, header.EndStream);
                 break;
             case FrameType.Reset:
-                FindStream(header)?.OnReset((ProtocolErrorCode)ReadFixed32(header, payload));
+                OnResetFrame(header, payload);
                 break;
             case FrameType.WindowUpdate:
                 OnWindowUpdateFrame(header, payload);

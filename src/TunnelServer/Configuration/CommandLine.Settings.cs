@@ -85,6 +85,13 @@ public static partial class CommandLine
               TCP_MAXSEG of each uplink socket (0 = the path's own): only ever lowers it, so it matters only on
               loopback, where 64 KiB segments do not fit a socket's fair share of TCP memory once the host runs short
               of it.
+          TunnelServer:Uplink:Engine  [default Loop]
+              How a plain-TCP uplink (a plain tunnel port, the upgrade transport) moves its frames: Loop (the
+              default), on the server's one event loop with its TCP callers: the login's head is read as the loop
+              finds it readable, and the loop reads and dispatches the frames and writes them in one gather send per
+              turn (docs/protocol.md §9); Linux on x86-64 only, elsewhere Sockets is used. Sockets: a reader task and
+              a writer task over the runtime's sockets, as before. An https:// tunnel port and WebSocket logins always
+              use Sockets.
 
         TunnelServer:Limits: What one connection or one source address may cost the server's listeners before it is
           cut or refused (section TunnelServer:Limits). Public requests' own limits (header and body sizes, rate
@@ -262,6 +269,7 @@ public static partial class CommandLine
         "TunnelServer:Uplink:ResponseHeadTimeout",
         "TunnelServer:Uplink:ReceiveBuffer",
         "TunnelServer:Uplink:SegmentSize",
+        "TunnelServer:Uplink:Engine",
         "TunnelServer:Limits:RequestHeadersTimeout",
         "TunnelServer:Limits:HandshakeTimeout",
         "TunnelServer:Limits:MaxFailedLoginsPerMinute",

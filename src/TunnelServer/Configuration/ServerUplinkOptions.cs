@@ -56,6 +56,21 @@ public sealed class ServerUplinkOptions
     [ZeroOrRange(536, 65535)] // Linux refuses a TCP_MAXSEG below 88; 536 is the smallest MSS every IPv4 host must take
     public int SegmentSize { get; set; } = Tunnel2.Hosting.Sockets.UplinkSegmentSize.Default;
 
+    /// <summary>
+    /// How a plain-TCP uplink (a plain tunnel port, the upgrade transport) moves its frames: <c>Loop</c> (the default),
+    /// on the server's one event loop with its TCP callers: the login's head is read as the loop finds it readable, and
+    /// the loop reads and dispatches the frames and writes them in one gather send per turn (docs/protocol.md §9); Linux
+    /// on x86-64 only, elsewhere Sockets is used. <c>Sockets</c>: a reader task and a writer task over the runtime's
+    /// sockets, as before. An https:// tunnel port and WebSocket logins always use Sockets.
+    /// </summary>
+    [Required(ErrorMessage = "TunnelServer:Uplink:Engine must be 'Loop' or 'Sockets'.")]
+    [RegularExpression("^(Loop|Sockets)$", ErrorMessage = "TunnelServer:Uplink:Engine must be 'Loop' or 'Sockets'.")]
+    public string Engine { get; set; } = EngineLoop;
+
+    public const string EngineLoop = "Loop";
+
+    public const string EngineSockets = "Sockets";
+
     public UplinkSettings ToUplinkSettings() => new()
     {
         MaxFramePayload = MaxFramePayload,

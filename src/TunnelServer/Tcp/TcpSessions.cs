@@ -7,6 +7,7 @@ using Tunnel2.ProxyEntry.Configuration;
 using Tunnel2.ProxyEntry.Sessions;
 using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer.Configuration;
+using Tunnel2.TunnelServer.Hosting;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Uplinks.Handshake;
 
@@ -30,12 +31,18 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
     private readonly Timer _sweep;
     private readonly InFlightCounter _open = new();
     private bool _draining;
+    private readonly ServerLoop _loop;
+    private readonly bool _ownsLoop;
     private TcpCallerLoop? _callerLoop;
     private bool _callerLoopTried;
 
+    /// <param name="loop">The server's loop, shared with the uplinks; null: one of its own (tests).</param>
     public TcpSessions(IOptions<TunnelServerOptions> options, IOptions<ProxyEntryOptions> proxyOptions,
-        TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null, SessionPolicies? policies = null)
+        TcpMetrics metrics, ILogger<TcpSessions> logger, CredentialsFile? credentials = null, SessionPolicies? policies = null,
+        ServerLoop? loop = null)
     {
+        _ownsLoop = loop is null;
+        _loop = loop ?? new ServerLoop(logger);
         Metrics = metrics;
         Policies = policies ?? new SessionPolicies();
         _options = options.Value.Tcp;
@@ -184,7 +191,7 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
         if (!_callerLoopTried)
         {
             _callerLoopTried = true;
-            Volatile.Write(ref _callerLoop, TcpCallerLoop.Start(_options, _logger));
+            Volatile.Write(ref _callerLoop, TcpCallerLoop.IsChosen(_options) ? _loop.Start() : null);
         }
     }
 
@@ -203,7 +210,10 @@ public sealed class TcpSessions : ITcpPortHost, IDisposable
             listener.Dispose();
         }
 
-        _callerLoop?.Dispose();
+        if (_ownsLoop)
+        {
+            _loop.Dispose();
+        }
     }
 
     private HashSet<int> OpenPorts()

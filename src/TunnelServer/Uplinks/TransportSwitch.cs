@@ -26,6 +26,9 @@ public sealed class TransportSwitch(AcceptanceEvents events)
 
         await handshake.Input.CompleteAsync();
         await handshake.Output.CompleteAsync();
+
+        // Its head was read on the server's loop: its messages are not the loop's frames, so they go to the runtime's sockets.
+        connection.LeaveLoop();
 #pragma warning disable CA2000 // the WebSocketStream below owns it (ownsWebSocket) and is an await using
         WebSocket webSocket = WebSocket.CreateFromStream(connection.Stream, new WebSocketCreationOptions { IsServer = true, KeepAliveInterval = TimeSpan.Zero });
 #pragma warning restore CA2000

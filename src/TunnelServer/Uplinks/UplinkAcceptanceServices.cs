@@ -29,14 +29,16 @@ public static class UplinkAcceptanceServices
         services.AddSingleton<AcceptanceEvents>();
         services.AddSingleton<TlsLayer>();
         services.AddSingleton<Tunnel2.ProxyEntry.Tcp.TcpMetrics>();
+        services.AddSingleton(provider => new Hosting.ServerLoop(provider.GetRequiredService<ILogger<Tcp.TcpSessions>>()));
         services.AddSingleton(provider => new Tcp.TcpSessions(
             provider.GetRequiredService<IOptions<TunnelServerOptions>>(), provider.GetRequiredService<IOptions<ProxyEntryOptions>>(),
             provider.GetRequiredService<Tunnel2.ProxyEntry.Tcp.TcpMetrics>(),
             provider.GetRequiredService<ILogger<Tcp.TcpSessions>>(), provider.GetService<CredentialsFile>(),
-            provider.GetRequiredService<Tunnel2.ProxyEntry.Sessions.SessionRegistry>().Policies));
+            provider.GetRequiredService<Tunnel2.ProxyEntry.Sessions.SessionRegistry>().Policies, provider.GetRequiredService<Hosting.ServerLoop>()));
         services.AddSingleton<HandshakeLayer>();
         services.AddSingleton<TransportSwitch>();
         services.AddSingleton<UplinkRegistration>();
+        services.AddSingleton<OnLoop.LoopUplinks>();
         services.AddSingleton<UplinkAcceptor>();
         return services;
     }

@@ -1,4 +1,5 @@
 using System.Net.Sockets;
+using Tunnel2.TunnelServer.Uplinks.OnLoop;
 
 namespace Tunnel2.TunnelServer.Uplinks;
 
@@ -13,14 +14,17 @@ public sealed class UplinkAcceptor
     private readonly TlsLayer _tls;
     private readonly HandshakeLayer _handshake;
     private readonly TransportSwitch _transport;
+    private readonly LoopUplinks? _loops;
 
     // The chain, built once: a connection allocates no delegates to pass through it.
     private readonly Func<UplinkConnection, Task> _afterTls;
     private readonly Func<UplinkConnection, Task> _afterHandshake;
     private readonly Func<UplinkConnection, Task> _afterTransport;
 
-    public UplinkAcceptor(TlsLayer tls, HandshakeLayer handshake, TransportSwitch transport, UplinkRegistration registration)
+    /// <param name="loops">Whether a plain login is read on the server's loop; null: never (tests).</param>
+    public UplinkAcceptor(TlsLayer tls, HandshakeLayer handshake, TransportSwitch transport, UplinkRegistration registration, LoopUplinks? loops = null)
     {
+        _loops = loops;
         _tls = tls;
         _handshake = handshake;
         _transport = transport;
@@ -34,10 +38,27 @@ public sealed class UplinkAcceptor
     public async Task ServeAsync(Socket socket, CancellationToken stopping)
     {
         socket.NoDelay = true;
-        var network = new NetworkStream(socket, ownsSocket: true);
-        await using (network)
+        var network = new NetworkStream(socket, ownsSocket: false);
+        var connection = new UplinkConnection(socket, network, stopping);
+        try
         {
-            await _tls.RunAsync(new UplinkConnection(socket, network, stopping), _afterTls);
+            await using (network)
+            {
+                if (_loops?.ForLogin() is { } loop)
+                {
+                    connection.UseLoop(loop);
+                }
+
+                await _tls.RunAsync(connection, _afterTls);
+            }
+        }
+        finally
+        {
+            // An uplink on the loop closes its socket on the loop's thread, which uses its descriptor until then.
+            if (!connection.SocketHandedOver)
+            {
+                socket.Dispose();
+            }
         }
     }
 

@@ -16,11 +16,13 @@ public sealed class UplinkRegistration(
     {
         HandshakeAcceptance accepted = connection.Accepted;
         string transportName = accepted.IsWebSocket ? "websocket" : "upgrade";
-        using var uplink = new Uplink(connection.Transport, settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server,
-            loggerFactory.CreateLogger<Uplink>(), name: $"{accepted.Session}@{connection.Remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}")
-        {
-            PeerReady = accepted.Ready,
-        };
+        using Uplink uplink = connection.Loop is { } loop
+            ? await OnLoopAsync(connection, loop, accepted)
+            : new Uplink(connection.Transport, settings with { ProtocolVersion = accepted.Version }, UplinkRole.Server,
+                loggerFactory.CreateLogger<Uplink>(), name: NameOf(connection, accepted))
+            {
+                PeerReady = accepted.Ready,
+            };
 
         Uplink? replaced = registry.Register(accepted.Session, uplink, accepted.Instance, accepted.Weight, connection.Remote?.ToString(), transportName);
         revocation.LoggedIn(uplink, accepted.Session, accepted.Login);
@@ -39,5 +41,28 @@ public sealed class UplinkRegistration(
             revocation.LoggedOut(uplink);
             events.Disconnected(accepted.Session, connection.Peer, uplink.CloseReason ?? "closed");
         }
+    }
+
+    private static string NameOf(UplinkConnection connection, HandshakeAcceptance accepted) =>
+        $"{accepted.Session}@{connection.Remote}{(accepted.IsWebSocket ? " (websocket)" : string.Empty)}";
+
+    /// <summary>
+    /// The uplink on the server's loop, which takes the socket (and closes it): what the handshake's pipe read past the
+    /// head is the frame parser's first bytes; the pipe itself, and its buffer, go.
+    /// </summary>
+    private async Task<Uplink> OnLoopAsync(UplinkConnection connection, Loops.EventLoop loop, HandshakeAcceptance accepted)
+    {
+        byte[] early = [];
+        if (connection.Transport.Input.TryRead(out System.IO.Pipelines.ReadResult read))
+        {
+            early = System.Buffers.BuffersExtensions.ToArray(read.Buffer);
+            connection.Transport.Input.AdvanceTo(read.Buffer.End);
+        }
+
+        await connection.Transport.Input.CompleteAsync();
+        await connection.Transport.Output.CompleteAsync();
+        connection.SocketHandedOver = true;
+        return Uplink.ServerOnLoop(loop, connection.Socket, early, settings with { ProtocolVersion = accepted.Version },
+            loggerFactory.CreateLogger<Uplink>(), NameOf(connection, accepted), accepted.Ready);
     }
 }

@@ -7,7 +7,6 @@ using Tunnel2.TestBackend;
 using Tunnel2.TestBackend.Diagnostics;
 using Tunnel2.ProxyEntry.Tcp;
 using Tunnel2.TunnelServer;
-using Tunnel2.TunnelServer.Tcp;
 using Tunnel2.TunnelServer.Hosting;
 
 namespace Tunnel2.EndToEndTests.Infrastructure;
@@ -134,12 +133,12 @@ public sealed class TunnelStack : IAsyncDisposable
 
         if (_serverRunning)
         {
-            // The server's TCP callers' event loop, if it runs one: a blocking call made on it (the guard trips) or any
-            // other exception a loop callback threw fails the test that ran it.
-            TcpCallerLoop? loop = Server.Services.GetService<TcpSessions>()?.CallerLoop;
+            // The server's event loop (TCP callers, plain uplinks), if it runs one: a blocking call made on it (the guard
+            // trips) or any other exception a loop callback threw fails the test that ran it.
+            TcpCallerLoop? loop = Server.Services.GetService<ServerLoop>()?.Started;
             await Server.StopAsync();
             await Server.DisposeAsync();
-            Assert.True((loop?.FaultCount ?? 0) == 0, $"The TCP callers' event loop had {loop?.FaultCount} faults (see the server's log).");
+            Assert.True((loop?.FaultCount ?? 0) == 0, $"The server's event loop had {loop?.FaultCount} faults (see the server's log).");
         }
 
         await Backend.StopAsync();

@@ -24,7 +24,7 @@ internal static class TcpTunnel
 
     /// <summary>The server process's callers' loop never faulted: a blocking call made on it (the guard trips) or any other exception a callback threw.</summary>
     public static void AssertNoLoopFault(TunnelProcess server) =>
-        Assert.DoesNotContain("TCP callers' event loop: a callback failed", server.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("The server's event loop: a callback failed", server.Output, StringComparison.Ordinal);
 
     public static Task<TunnelStack> StartStackAsync(params string[] serverArgs) =>
         TunnelStack.StartAsync([PortRange(), TcpLogs, .. serverArgs]);
