@@ -12,7 +12,7 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// from the reader's buffer, or a copy loop out of the inbound pipe), each giving the peer's credit back once the
 /// destination took the bytes.
 /// </summary>
-public sealed partial class UplinkStream
+internal sealed partial class UplinkStream
 {
     /// <summary>
     /// Takes the client's response head (server side). It is not handed to the owner here but by
@@ -140,7 +140,7 @@ public sealed partial class UplinkStream
 
     /// <summary>
     /// From now on the peer's bytes go to <paramref name="sink"/>, not to the inbound pipe. Set it in
-    /// <see cref="IUplinkStreamHandler.OnStreamOpened"/> (on the reader's thread, before any Data frame of the stream).
+    /// <see cref="IUplinkStreamHandler.OnByteStreamOpened"/> (on the reader's thread, before any Data frame of the stream).
     /// </summary>
     public void AttachInboundSink(IStreamInboundSink sink) => Volatile.Write(ref _sink, sink);
 

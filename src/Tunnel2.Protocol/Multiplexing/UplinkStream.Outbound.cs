@@ -8,7 +8,7 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// This side's bytes: the body layer that cuts them into Data frames under the peer's credit, and the stream's own
 /// queue of frames for the uplink's writer.
 /// </summary>
-public sealed partial class UplinkStream
+internal sealed partial class UplinkStream
 {
     // The stream's own queue of frames for the uplink's writer: its data frames, in order, and the END_STREAM and Reset
     // that must follow them. The FrameScheduler takes one frame at a time from the streams it has lined up,
@@ -313,13 +313,6 @@ public sealed partial class UplinkStream
     }
 
     /// <summary>
-    /// What a read that may wait for its source asks for: what a quiet direction holds while it waits, as the 16 KiB pipe
-    /// buffer it replaces did. A read that fills its buffer is followed by one as large as credit and
-    /// <see cref="UplinkSettings.DataChunkSize"/> allow, so a bulk transfer still moves in large frames.
-    /// </summary>
-    public const int WaitingReadSize = 16 * 1024;
-
-    /// <summary>
     /// Sends everything <paramref name="source"/> yields as Data frames, each read straight into the frame's buffer under
     /// credit in hand, then ends this side's sending half (a half-close: the peer may still send).
     /// </summary>
@@ -330,7 +323,7 @@ public sealed partial class UplinkStream
         Hold();
         try
         {
-            int want = WaitingReadSize;
+            int want = IByteStream.WaitingReadSize;
             while (true)
             {
                 int credit = await AcquireSendCreditAsync(want, cancellationToken).ConfigureAwait(false);
@@ -356,7 +349,7 @@ public sealed partial class UplinkStream
                 }
 
                 SendPooledData(pooled, length, endStream: false);
-                want = length == credit ? _uplink.Settings.DataChunkSize : WaitingReadSize;
+                want = length == credit ? _uplink.Settings.DataChunkSize : IByteStream.WaitingReadSize;
             }
         }
         finally

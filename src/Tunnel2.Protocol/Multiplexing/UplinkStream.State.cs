@@ -31,7 +31,7 @@ internal enum StreamState
 internal readonly record struct StreamAbort(ProtocolErrorCode Code, Exception Reason, bool DropQueued);
 
 /// <summary>The stream's state and the one function that changes it; when the object may serve another exchange.</summary>
-public sealed partial class UplinkStream
+internal sealed partial class UplinkStream
 {
     private StreamState _state;
     private ProtocolErrorCode? _resetCode;
@@ -49,7 +49,7 @@ public sealed partial class UplinkStream
     }
 
     /// <summary>This side's END_STREAM went out: its sending half ended cleanly, not with a reset.</summary>
-    internal bool HasSentEnd => (State & (StreamState.LocalEnded | StreamState.Aborted)) == StreamState.LocalEnded;
+    public bool HasSentEnd => (State & (StreamState.LocalEnded | StreamState.Aborted)) == StreamState.LocalEnded;
 
     /// <summary>
     /// The one place the stream's state changes. Under the stream's lock, unless a flag of <paramref name="refuseIf"/> is

@@ -6,17 +6,18 @@ using Tunnel2.Protocol.Heads;
 namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
-/// One request/response exchange on an uplink. The server opens it with a request head; the client answers with a
-/// response head. Body bytes from the peer arrive in <see cref="Input"/>; body bytes to the peer go out under the
-/// stream's flow-control window. Dispose it when done: an exchange not finished both ways is reset.
+/// One stream on an uplink: an HTTP request/response exchange (the server opens it with a request head; the client
+/// answers with a response head) or a raw byte stream (TCP, version 5). Body bytes from the peer arrive in
+/// <see cref="Input"/> or go to a sink; body bytes to the peer go out under the stream's flow-control window.
 /// </summary>
 /// <remarks>
-/// The public surface is what a forwarder or a relay needs: the heads, the body in and out (whole bodies, or frame by
-/// frame under credit), the abort signals, <see cref="Reset"/> and <see cref="Dispose"/>. Credit bookkeeping, the
-/// inbound pipe and pooling stay inside this library: the object is pooled, so after <see cref="Dispose"/> it may
-/// serve another exchange, and a caller that needs <see cref="Id"/> afterwards copies it first.
+/// Internal to the protocol library: its owners outside hold it through its role handles, <see cref="IHttpExchange"/>
+/// and <see cref="IByteStream"/>, which it implements itself, so a handle costs no object of its own (the stream is
+/// pooled; a handle is only a reference to it, as Kestrel's public features are to its internal <c>Http2Stream</c>).
+/// Credit bookkeeping, the inbound pipe, the holds and pooling stay in here. After <see cref="Dispose"/> the object may
+/// serve another exchange, so a caller that needs <see cref="Id"/> afterwards copies it first.
 /// </remarks>
-public sealed partial class UplinkStream : IDisposable
+internal sealed partial class UplinkStream : IHttpExchange, IByteStream
 {
     private static readonly PipeOptions InboundPipeOptions = new(
         pauseWriterThreshold: 0, // the flow-control window bounds what the peer may send; never block the reader loop
@@ -58,10 +59,13 @@ public sealed partial class UplinkStream : IDisposable
     private static readonly ResponseHead TcpResponseHead = new(200, []);
 
     /// <summary>
-    /// Client side, during <see cref="IUplinkStreamHandler.OnStreamOpened"/> only: the request is whole (no body) and was
+    /// Client side, during <see cref="IUplinkStreamHandler.OnExchangeOpened"/> only: the request is whole (no body) and was
     /// the last frame of the reader's batch, so its handler may start it on the reader's thread instead of queuing it.
     /// </summary>
     public bool MayStartOnReader { get; internal set; }
+
+    /// <summary>An upgraded exchange's bytes: the same object, seen through its byte-stream role.</summary>
+    public IByteStream AsByteStream() => this;
 
     /// <summary>Whether a body follows the request head (client side only).</summary>
     public bool RequestHasBody { get; private set; }

@@ -46,7 +46,7 @@ public sealed class ByteStreamTests
 
         await client.SendStreamAsync(source, CancellationToken.None).WithTimeout();
 
-        Assert.Equal(UplinkStream.WaitingReadSize, source.Asked[0]);
+        Assert.Equal(IByteStream.WaitingReadSize, source.Asked[0]);
         Assert.Equal(new UplinkSettings().DataChunkSize, source.Asked[1]);
         Assert.Equal(600_000, (await server.ReadAllAsync()).Length);
     }
