@@ -22,6 +22,10 @@ public static class ProblemTypes
     public const string BodyTooLarge = "urn:tunnel2:problem:body-too-large";
     public const string RequestBodyTooSlow = "urn:tunnel2:problem:request-body-too-slow";
     public const string InvalidRequestBody = "urn:tunnel2:problem:invalid-request-body";
+
+    /// <summary>The caller left mid-exchange: never sent (nobody is left to read it); it names the failure in the
+    /// metrics, the logs and the inspector.</summary>
+    public const string CallerGone = "urn:tunnel2:problem:caller-gone";
     public const string BadGateway = "urn:tunnel2:problem:bad-gateway";
     public const string PathOutsideSession = "urn:tunnel2:problem:path-outside-session";
     public const string InvalidHeader = "urn:tunnel2:problem:invalid-header";

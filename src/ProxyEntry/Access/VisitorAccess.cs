@@ -109,7 +109,11 @@ public sealed class VisitorAccess : IDisposable
                 return new VisitorDenial(StatusCodes.Status429TooManyRequests, ProblemTypes.TooManyFailedAttempts, "Too many failed attempts",
                     "This address sent too many wrong credentials; try again later.", [], Math.Max(1, (int)Math.Ceiling(check.RetryAfter.TotalSeconds)));
             case VisitorVerdict.CredentialsWrong:
-                ProxyEntryLog.VisitorRefused(_logger, session, remote, "credentials-wrong");
+                if (check.ProblemBy is null) // a rule that found the problem has logged the refusal, with why and what to do
+                {
+                    ProxyEntryLog.VisitorRefused(_logger, session, remote, "credentials-wrong");
+                }
+
                 return Unauthorized(policy, check);
             default:
                 ProxyEntryLog.VisitorRefused(_logger, session, remote, "credentials-missing");

@@ -34,7 +34,7 @@ public readonly record struct ForwardingFailure(int Status, string Type, string 
 
     /// <summary>The caller's connection failed while its body was sent: nobody is left to tell; counted as 499, logged as gone.</summary>
     public static readonly ForwardingFailure CallerGone =
-        new(499, ProblemTypes.InvalidRequestBody, "Caller closed the connection", "caller-gone");
+        new(499, ProblemTypes.CallerGone, "Caller closed the connection", "caller-gone");
 
     public static readonly ForwardingFailure InvalidRequestBody =
         new(StatusCodes.Status400BadRequest, ProblemTypes.InvalidRequestBody, "Request body framing is invalid", "invalid-body");

@@ -39,45 +39,40 @@ public sealed partial class UplinkDialer
 
     private async Task<DialedUplink> LogInOnLoopAsync(EventLoop loop, UplinkTarget target, string instanceId, int slot, CancellationToken cancellationToken)
     {
-#pragma warning disable CA2000 // the socket goes to the uplink, whose loop closes it; the catch disposes it on a failure
-        Socket socket = CreateUplinkSocket();
-#pragma warning restore CA2000
+        using var dial = new BlockingDial(CreateUplinkSocket);
         try
         {
             IPAddress[] addresses = target.Address is { } address ? [address] : await Dns.GetHostAddressesAsync(target.Server.Host, cancellationToken);
             HandshakeResponse response;
             byte[] early;
-            using (cancellationToken.Register(static state => ((Socket)state!).Dispose(), socket)) // ends a blocking call at the timeout
+            using (cancellationToken.Register(static state => ((BlockingDial)state!).Cancel(), dial)) // ends a blocking call at the timeout
             {
-                (response, early) = await Task.Run(() => HandshakeBlockingAsync(socket, addresses, target.Server, instanceId, cancellationToken), cancellationToken);
+                (response, early) = await Task.Run(() => HandshakeBlockingAsync(dial, addresses, target.Server, instanceId, cancellationToken), cancellationToken);
             }
 
             cancellationToken.ThrowIfCancellationRequested();
             UplinkSettings settings = NegotiatedSettings(name => response[name]);
             string? tcpAddress = TcpAddressOf(settings, response[HandshakeProtocol.TcpAddressHeader], target.Label);
-            Uplink uplink = Uplink.OnLoop(loop, socket, early, settings, _loggerFactory.CreateLogger<Uplink>(), _relay,
+#pragma warning disable CA2000 // the socket goes to the uplink, whose loop closes it
+            Uplink uplink = Uplink.OnLoop(loop, dial.Take(), early, settings, _loggerFactory.CreateLogger<Uplink>(), _relay,
                 $"{_options.Session}->{target.Label} #{slot}");
+#pragma warning restore CA2000
             _loop!.OnUplinkTaken();
             return new DialedUplink(Stream.Null, uplink, publicUrl: response[HandshakeProtocol.PublicUrlHeader]) { TcpAddress = tcpAddress };
         }
         catch (Exception ex) when (cancellationToken.IsCancellationRequested && ex is ObjectDisposedException or SocketException or IOException)
         {
-            socket.Dispose();
             throw new OperationCanceledException($"The server did not answer within {_options.ConnectTimeout}.", ex, cancellationToken);
-        }
-        catch
-        {
-            socket.Dispose();
-            throw;
         }
     }
 
     /// <summary>On a thread-pool thread: connect, send the upgrade request, read the answer, all with blocking calls.</summary>
     /// <returns>The answer and what was read past its head (the first frames), for the loop's parser.</returns>
     private async Task<(HandshakeResponse Response, byte[] Early)> HandshakeBlockingAsync(
-        Socket socket, IPAddress[] addresses, Uri server, string instanceId, CancellationToken cancellationToken)
+        BlockingDial dial, IPAddress[] addresses, Uri server, string instanceId, CancellationToken cancellationToken)
     {
-        ConnectBlocking(socket, addresses, server.Port);
+        dial.Connect(addresses, server.Port);
+        Socket socket = dial.Connected;
         socket.Send(BuildRequest(server, instanceId));
         socket.ReceiveTimeout = (int)Math.Max(1, _options.ConnectTimeout.TotalMilliseconds);
         PipeReader reader = PipeReader.Create(new BlockingSocketStream(socket), new StreamPipeReaderOptions(bufferSize: 4096, leaveOpen: true));
@@ -92,30 +87,5 @@ public sealed partial class UplinkDialer
 
         await reader.CompleteAsync();
         return (response, early);
-    }
-
-    private static void ConnectBlocking(Socket socket, IPAddress[] addresses, int port)
-    {
-        if (addresses.Length == 0)
-        {
-            throw new SocketException((int)SocketError.HostNotFound);
-        }
-
-        // IPv4 first, as Socket.ConnectAsync(host) tries on a dual-stack host.
-        SocketException? last = null;
-        foreach (IPAddress address in addresses.OrderBy(a => a.AddressFamily == AddressFamily.InterNetwork ? 0 : 1))
-        {
-            try
-            {
-                socket.Connect(new IPEndPoint(address, port));
-                return;
-            }
-            catch (SocketException ex)
-            {
-                last = ex;
-            }
-        }
-
-        throw last!;
     }
 }

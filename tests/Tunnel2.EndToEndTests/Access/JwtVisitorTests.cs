@@ -115,6 +115,12 @@ public sealed class JwtVisitorTests : IAsyncLifetime
             Assert.Equal(kind, logged.Groups["reason"].Value);
             Assert.StartsWith(detail, logged.Groups["detail"].Value, StringComparison.Ordinal);
             Assert.DoesNotContain(token, _stack.Server.Output, StringComparison.Ordinal);
+
+            // One refusal, one line: the generic "refused (credentials-wrong)" does not follow the rule's own. A request
+            // with no token logs its own line after it, so once that one is read, a second line would have been too.
+            using HttpResponseMessage bare = await _http.SendAsync(Get(null));
+            await _stack.Server.WaitForOutputAsync(new Regex(@"refused \(credentials-missing\)"));
+            Assert.DoesNotContain("refused (credentials-wrong)", _stack.Server.Output, StringComparison.Ordinal);
         }
     }
 

@@ -18,7 +18,7 @@ namespace Tunnel2.UnitTests.Multiplexing.OnLoop;
 internal sealed class LoopUplinkHarness : IAsyncDisposable
 {
     private readonly ILoggerFactory _logging;
-    private readonly Recorder _recorder = new();
+    private readonly LogRecorder _recorder = new LogRecorder();
     private readonly ConcurrentQueue<Exception> _faults = new();
     private readonly Socket _serverSocket;
     private readonly NetworkStream? _serverStream;
@@ -125,38 +125,6 @@ internal sealed class LoopUplinkHarness : IAsyncDisposable
         if (!ExpectErrors)
         {
             Assert.Empty(_recorder.Errors);
-        }
-    }
-
-    /// <summary>Collects every line, and the errors apart.</summary>
-    private sealed class Recorder : ILoggerProvider, ILogger
-    {
-        private readonly ConcurrentQueue<string> _lines = new();
-
-        public ConcurrentQueue<string> Errors { get; } = new();
-
-        public IReadOnlyCollection<string> Lines => _lines;
-
-        public ILogger CreateLogger(string categoryName) => this;
-
-        public IDisposable? BeginScope<TState>(TState state)
-            where TState : notnull => null;
-
-        public bool IsEnabled(LogLevel logLevel) => true;
-
-        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
-        {
-            string line = $"{logLevel}: {formatter(state, exception)}";
-            _lines.Enqueue(line);
-
-            if (logLevel >= LogLevel.Error)
-            {
-                Errors.Enqueue($"{line} {exception}");
-            }
-        }
-
-        public void Dispose()
-        {
         }
     }
 }

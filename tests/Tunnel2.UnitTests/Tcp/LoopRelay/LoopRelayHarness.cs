@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
@@ -24,7 +23,7 @@ internal sealed class LoopRelayHarness : IAsyncDisposable
 
     private readonly Socket _listener;
     private readonly ILoggerFactory _logging;
-    private readonly ErrorRecorder _errors = new();
+    private readonly LogRecorder _errors = new LogRecorder(LogLevel.Information);
 
     private LoopRelayHarness(Socket listener, string? target, string proxyProtocol, UplinkSettings? settings)
     {
@@ -95,40 +94,5 @@ internal sealed class LoopRelayHarness : IAsyncDisposable
         _listener.Dispose();
         _logging.Dispose();
         Assert.Empty(_errors.Errors);
-    }
-
-    /// <summary>Collects log lines (Information and above) and errors, including a guard's trip.</summary>
-    private sealed class ErrorRecorder : ILoggerProvider, ILogger
-    {
-        public ConcurrentQueue<string> Errors { get; } = new();
-
-        private readonly ConcurrentQueue<string> _lines = new();
-
-        public IReadOnlyCollection<string> Lines => _lines;
-
-        public ILogger CreateLogger(string categoryName) => this;
-
-        public IDisposable? BeginScope<TState>(TState state)
-            where TState : notnull => null;
-
-        public bool IsEnabled(LogLevel logLevel) => true;
-
-        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
-        {
-            string line = $"{logLevel}: {formatter(state, exception)}";
-            if (logLevel >= LogLevel.Information)
-            {
-                _lines.Enqueue(line);
-            }
-
-            if (logLevel >= LogLevel.Error)
-            {
-                Errors.Enqueue($"{line} {exception}");
-            }
-        }
-
-        public void Dispose()
-        {
-        }
     }
 }
