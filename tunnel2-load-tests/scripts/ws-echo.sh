@@ -22,11 +22,12 @@ HOP2_PORT="${WS_NGINX2_PORT:-12142}"
 YARP_PORT="${WS_YARP_PORT:-12141}"
 YARP_DLL="$REPO_ROOT/benchmarks/Tunnel2.YarpHop/bin/Release/net10.0/Tunnel2.YarpHop.dll"
 SETTLE="${WS_SETTLE_SECONDS:-3}"
+WARM=5
 
 usage() {
   cat <<EOF
 Usage: tunnel2-load-tests/scripts/ws-echo.sh [--sockets N] [--rate MSGS/S] [--seconds S] [--size BYTES]
-         [--targets "direct nginx nginx2 yarp tunnel"] [--help]
+         [--warm-up S] [--targets "direct nginx nginx2 yarp tunnel"] [--help]
        (also: tunnel2-load-tests/scripts/run-ramp-up.sh websocket [the same options])
 
 N WebSockets connect to TestBackend's echo (/loadtest/ws), then each sends one binary message of --size bytes every
@@ -39,8 +40,12 @@ with apt-get when missing and run as root). Per target, one after another:
   yarp     one YARP hop on :$YARP_PORT (benchmarks/Tunnel2.YarpHop, which forwards upgrades by default)
   tunnel   ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws
 
+Before each target's measured run, an unmeasured one of --warm-up seconds with the same sockets and rate: the .NET
+processes (TestBackend, the YARP hop, the tunnel) compile their paths then, so the CPU per message counts the
+steady state, not the JIT (0 skips it).
+
 Options (defaults in brackets): --sockets [$SOCKETS] --rate [$RATE] --seconds [$DURATION] --size [$SIZE]
-  --targets [$TARGETS_ARG]
+  --warm-up [$WARM] --targets [$TARGETS_ARG]
 Uses the running stack if it answers, otherwise starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
 Environment: WS_NGINX_PORT, WS_NGINX2_PORT, WS_YARP_PORT, WS_SETTLE_SECONDS ($SETTLE, pause between targets), the stack's TUNNEL2_* ports.
 Reports: tunnel2-load-tests/reports/<UTC timestamp>-ws-echo/: summary.md, <target>.json.
@@ -51,7 +56,7 @@ EOF
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --sockets|--rate|--seconds|--size|--targets) (($# >= 2)) || die "$1 needs a value (see --help)" 2 ;;
+    --sockets|--rate|--seconds|--size|--warm-up|--targets) (($# >= 2)) || die "$1 needs a value (see --help)" 2 ;;
     *) die "unknown argument '$1' (see --help)" 2 ;;
   esac
   case "$1" in
@@ -59,6 +64,7 @@ while (($#)); do
     --rate) RATE="$2" ;;
     --seconds) DURATION="$2" ;;
     --size) SIZE="$2" ;;
+    --warm-up) WARM="$2" ;;
     --targets) TARGETS_ARG="$2" ;;
   esac
   shift 2
@@ -68,6 +74,7 @@ done
 [[ "$RATE" =~ ^[1-9][0-9]{0,3}$ ]] || die "--rate takes whole messages per second from 1 to 9999, got '$RATE'" 2
 { [[ "$DURATION" =~ ^[1-9][0-9]{0,2}$ ]] && ((DURATION <= 600)); } || die "--seconds takes 1 to 600, got '$DURATION'" 2
 { [[ "$SIZE" =~ ^[0-9]{1,8}$ ]] && ((SIZE >= 8)); } || die "--size takes 8 bytes or more, got '$SIZE'" 2
+{ [[ "$WARM" =~ ^[0-9]{1,3}$ ]] && ((WARM <= 600)); } || die "--warm-up takes 0 to 600 seconds, got '$WARM'" 2
 TARGETS=()
 for t in $TARGETS_ARG; do
   [[ " direct nginx nginx2 yarp tunnel " == *" $t "* ]] || die "--targets takes direct, nginx, nginx2, yarp and tunnel, got '$t'" 2
@@ -160,6 +167,11 @@ for t in "${TARGETS[@]}"; do
     tunnel) url="ws://127.0.0.1:$PUBLIC_PORT/session/$SESSION/loadtest/ws"; proxy_pids="$SERVER_PID $CLIENT_PID" ;;
   esac
   if ((i++ > 0 && SETTLE > 0)); then sleep "$SETTLE"; fi
+  if ((WARM > 0)); then
+    log "$t: warm-up, $WARM s (not measured)"
+    run_child "$REPORT_DIR/$t-warm-up.log" /usr/bin/python3 "$WS_PY" --target "$t" --url "$url" --sockets "$SOCKETS" --rate "$RATE" \
+      --seconds "$WARM" --size "$SIZE" --out "$REPORT_DIR/$t-warm-up.json" || { warn "$t: the warm-up failed"; status=1; continue; }
+  fi
   log "$t: $SOCKETS sockets x $RATE msg/s x $DURATION s -> $url"
   # shellcheck disable=SC2086 # pid lists split on purpose
   backend_before="$(cpu_ticks $BACKEND_PID)" proxy_before="$(cpu_ticks $proxy_pids)"
@@ -180,7 +192,7 @@ print(f"| {r['target']} | {r['connected']}/{r['sockets']} | {r['sent']} | {r['re
 EOF
 done
 echo >>"$REPORT_DIR/summary.md"
-echo "CPU per message: user+system ticks (1/$HZ s) of the backend and of the proxy's processes (nginx workers; the YARP hop; TunnelServer + TunnelClient) over the run, divided by echoed messages." >>"$REPORT_DIR/summary.md"
+echo "CPU per message: user+system ticks (1/$HZ s) of the backend and of the proxy's processes (nginx workers; the YARP hop; TunnelServer + TunnelClient) over the measured run (after a $WARM s warm-up), divided by echoed messages." >>"$REPORT_DIR/summary.md"
 cat "$REPORT_DIR/summary.md"
 log "report: $REPORT_DIR"
 exit "$status"
