@@ -49,8 +49,8 @@ public class StreamExchangeBenchmarks
     [Benchmark]
     public async Task<long> Exchange()
     {
-        _server.TryOpenStream(Get, endStream: true, out UplinkStream? opened);
-        using UplinkStream stream = opened ?? throw new InvalidOperationException("The benchmark uplink refused a stream.");
+        _server.TryOpenStream(Get, endStream: true, out IHttpExchange? opened);
+        using UplinkStream stream = (UplinkStream?)opened ?? throw new InvalidOperationException("The benchmark uplink refused a stream.");
         await stream.ReadResponseHeadAsync().ConfigureAwait(false);
         long bytes = 0;
         while (true)
@@ -71,8 +71,11 @@ public class StreamExchangeBenchmarks
     {
         private static readonly byte[] Body = "pong"u8.ToArray();
 
-        public void OnStreamOpened(UplinkStream stream)
+        public void OnByteStreamOpened(IByteStream stream) => throw new InvalidOperationException("The benchmark opens no TCP stream.");
+
+        public void OnExchangeOpened(IHttpExchange exchange)
         {
+            var stream = (UplinkStream)exchange;
             stream.SendResponseHead(Ok, endStream: false);
             byte[] pooled = System.Buffers.ArrayPool<byte>.Shared.Rent(Body.Length);
             Body.CopyTo(pooled, 0);

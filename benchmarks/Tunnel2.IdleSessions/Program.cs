@@ -10,7 +10,6 @@ using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Health;
-using Tunnel2.TunnelClient.Relay;
 using Tunnel2.TunnelClient.Uplinks;
 
 // dotnet benchmarks/Tunnel2.IdleSessions/bin/Release/net10.0/Tunnel2.IdleSessions.dll --help
@@ -51,12 +50,11 @@ await using ServiceProvider services = new ServiceCollection()
     .AddSingleton<TunnelClientMetrics>()
     .AddSingleton<BackendSet>()
     .AddSingleton<BackendHealth>() // no health path: always ready
-    .AddSingleton<BackendRelay>()
-    // The relay is never used (no request reaches an idle session); it only has to exist, as every client uplink has one.
     .AddSingleton(Options.Create(new TunnelClientOptions { Backends = { Urls = "http://127.0.0.1:9" }, Token = options.Token }))
     .BuildServiceProvider();
 ILoggerFactory loggerFactory = services.GetRequiredService<ILoggerFactory>();
-BackendRelay relay = services.GetRequiredService<BackendRelay>();
+// No request reaches an idle session; every client uplink still has a handler for the streams the server opens.
+var relay = new RefusingHandler();
 
 long? rssBefore = options.ServerPid is { } pid ? ProcessMemory.ReadRssKiB(pid) : null;
 Log($"opening {options.Sessions} uplinks to {options.Server} ({options.ConnectParallelism} logins at once), sessions {options.SessionPrefix}{1:D5}..{options.SessionPrefix}{options.Sessions:D5}");
@@ -156,7 +154,6 @@ await Task.WhenAll(open.Values.Select(async entry =>
     await entry.Dialed.DisposeAsync();
     await entry.Run;
 }));
-await relay.DisposeAsync();
 Log($"closed {open.Count} uplinks; {(allStayedUp ? "every uplink stayed up" : $"{drops.Count} dropped while idle, {connectFailures.Count} logins failed")}");
 return allStayedUp ? 0 : 1;
 

@@ -39,7 +39,7 @@ internal sealed class ForwardAttempt
     }
 
     /// <returns>Whether a response head came, the exchange failed, or the request may be retried on another client, and why.</returns>
-    public async Task<AttemptOutcome> ForwardAsync(ProxyExchange exchange, UplinkStream stream)
+    public async Task<AttemptOutcome> ForwardAsync(ProxyExchange exchange, IHttpExchange stream)
     {
         HttpContext context = exchange.Context;
         _metrics.RequestStarted();
@@ -101,7 +101,7 @@ internal sealed class ForwardAttempt
     /// The stream failed, or the caller left, before the response head: a refusal the retry rule allows goes back to the
     /// retry policy; anything else is answered here.
     /// </summary>
-    private async Task<AttemptOutcome> NoResponseHeadAsync(ProxyExchange exchange, UplinkStream stream, Task<ForwardingFailure?> requestBody, Exception ex)
+    private async Task<AttemptOutcome> NoResponseHeadAsync(ProxyExchange exchange, IHttpExchange stream, Task<ForwardingFailure?> requestBody, Exception ex)
     {
         HttpContext context = exchange.Context;
         if (ex is StreamResetException reset)
@@ -143,7 +143,7 @@ internal sealed class ForwardAttempt
     }
 
     /// <summary>Whether the head that came is a final answer to pass on (an upgrade the backend declined is one).</summary>
-    private static bool IsFinalAnswer(ProxyExchange exchange, UplinkStream stream, ResponseHead head)
+    private static bool IsFinalAnswer(ProxyExchange exchange, IHttpExchange stream, ResponseHead head)
     {
         if (exchange.IsUpgrade)
         {
@@ -155,7 +155,7 @@ internal sealed class ForwardAttempt
     }
 
     /// <summary>The client passes on no interim answer and a 101 only to an upgrade request; anything else is its fault.</summary>
-    private async Task InterimAnswerAsync(ProxyExchange exchange, UplinkStream stream, Task<ForwardingFailure?> requestBody)
+    private async Task InterimAnswerAsync(ProxyExchange exchange, IHttpExchange stream, Task<ForwardingFailure?> requestBody)
     {
         stream.Reset(ProtocolErrorCode.ProtocolError);
         await RequestBodyPump.StopAsync(exchange.Context, requestBody);
@@ -163,7 +163,7 @@ internal sealed class ForwardAttempt
     }
 
     /// <summary>The answer's body broke off: the caller left, gets a clean error if nothing reached it yet, or a cut connection.</summary>
-    private async Task ResponseBodyFailedAsync(ProxyExchange exchange, UplinkStream stream, Task<ForwardingFailure?> requestBody, Exception ex)
+    private async Task ResponseBodyFailedAsync(ProxyExchange exchange, IHttpExchange stream, Task<ForwardingFailure?> requestBody, Exception ex)
     {
         HttpContext context = exchange.Context;
         stream.Reset(ProtocolErrorCode.Cancelled);
@@ -195,7 +195,7 @@ internal sealed class ForwardAttempt
         await RequestBodyPump.StopAsync(context, requestBody);
     }
 
-    private void CallerGone(ProxyExchange exchange, UplinkStream stream, string when)
+    private void CallerGone(ProxyExchange exchange, IHttpExchange stream, string when)
     {
         ProxyEntryLog.CallerGone(_logger, exchange.Session, stream.Id, when);
         _metrics.RequestFailed("caller-gone", ProxyEntryMetrics.ClientClosedRequest);

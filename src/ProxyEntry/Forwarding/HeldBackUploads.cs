@@ -16,7 +16,7 @@ internal sealed class HeldBackUploads : IDisposable
     public static readonly TimeSpan Interval = TimeSpan.FromMilliseconds(250);
 
     private readonly Lock _sync = new();
-    private readonly Dictionary<UplinkStream, HttpContext> _uploads = [];
+    private readonly Dictionary<IHttpExchange, HttpContext> _uploads = [];
     private readonly List<HttpContext> _failed = [];
     private readonly Timer _clock;
 
@@ -38,7 +38,7 @@ internal sealed class HeldBackUploads : IDisposable
     }
 
     /// <summary>Watches the caller of <paramref name="stream"/>'s body until the returned value is disposed.</summary>
-    public Watch Start(UplinkStream stream, HttpContext context)
+    public Watch Start(IHttpExchange stream, HttpContext context)
     {
         lock (_sync)
         {
@@ -50,7 +50,7 @@ internal sealed class HeldBackUploads : IDisposable
 
     public void Dispose() => _clock.Dispose();
 
-    private void Stop(UplinkStream stream)
+    private void Stop(IHttpExchange stream)
     {
         lock (_sync)
         {
@@ -80,7 +80,7 @@ internal sealed class HeldBackUploads : IDisposable
     {
         lock (_sync)
         {
-            foreach ((UplinkStream stream, HttpContext context) in _uploads)
+            foreach ((IHttpExchange stream, HttpContext context) in _uploads)
             {
                 if (!stream.HasSendCredit && CallerConnection.HasFailed(context))
                 {
@@ -99,7 +99,7 @@ internal sealed class HeldBackUploads : IDisposable
     }
 
     /// <summary>Stops watching an upload when disposed.</summary>
-    public readonly struct Watch(HeldBackUploads owner, UplinkStream stream) : IDisposable
+    public readonly struct Watch(HeldBackUploads owner, IHttpExchange stream) : IDisposable
     {
         public void Dispose() => owner.Stop(stream);
     }

@@ -30,7 +30,7 @@ internal sealed class RequestBodyPump
     public static bool RequestHasBody(HttpContext context) =>
         context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? context.Request.ContentLength > 0;
 
-    public async Task<ForwardingFailure?> SendAsync(HttpContext context, UplinkStream stream)
+    public async Task<ForwardingFailure?> SendAsync(HttpContext context, IHttpExchange stream)
     {
         if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
         {
@@ -78,7 +78,7 @@ internal sealed class RequestBodyPump
     /// The caller's connection failed under its body: the stream is reset so the client cuts the backend's request, and
     /// the connection aborted, so Kestrel neither answers it nor tries to drain a body that will never come.
     /// </summary>
-    private static ForwardingFailure CallerLeft(HttpContext context, UplinkStream stream)
+    private static ForwardingFailure CallerLeft(HttpContext context, IHttpExchange stream)
     {
         stream.Reset(ProtocolErrorCode.Cancelled);
         context.Abort();

@@ -40,7 +40,7 @@ internal sealed class UplinkPicker
     /// the status says why: no uplink left (<see cref="StreamOpenStatus.UplinkClosed"/>, with <paramref name="pick"/>
     /// telling whether clients exist that are not ready), every one passed over at its stream limit, or a head too large.
     /// </summary>
-    public StreamOpenStatus OpenStream(ProxyExchange exchange, out UplinkStream? stream, out PickStatus pick)
+    public StreamOpenStatus OpenStream(ProxyExchange exchange, out IHttpExchange? stream, out PickStatus pick)
     {
         var context = new PickContext(exchange.AffinityKey, exchange.FailedMember);
         bool endStream = !exchange.HasBody && !exchange.IsUpgrade;

@@ -27,7 +27,7 @@ internal sealed class LoopCallerConnection : LoopStreamConnection, ITcpCallerRel
     private readonly TaskCompletionSource _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private volatile bool _idleClosed;
 
-    public LoopCallerConnection(TcpCallerLoop loop, string session, Socket caller, IPEndPoint? remote, UplinkStream stream, TcpMetrics metrics)
+    public LoopCallerConnection(TcpCallerLoop loop, string session, Socket caller, IPEndPoint? remote, IByteStream stream, TcpMetrics metrics)
         : base(loop.Loop, stream)
     {
         _session = session;

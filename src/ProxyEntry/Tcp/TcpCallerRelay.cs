@@ -15,7 +15,7 @@ namespace Tunnel2.ProxyEntry.Tcp;
 /// </summary>
 /// <param name="callerFailure">The caller's reset, if the dispatch's reads already met it (<see cref="TcpDispatch.CallerFailure"/>).</param>
 internal sealed class TcpCallerRelay(
-    string session, Socket caller, IPEndPoint? remote, UplinkStream stream, ILogger logger, TcpMetrics metrics, SocketException? callerFailure = null)
+    string session, Socket caller, IPEndPoint? remote, IByteStream stream, ILogger logger, TcpMetrics metrics, SocketException? callerFailure = null)
     : ITcpCallerRelay, IStreamAbortListener
 {
     private static readonly (string Cause, string Text) Closed = TcpCallerEnd.Closed;

@@ -29,7 +29,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
     private int _firstLength;
 
     /// <summary>The stream the relay takes over, on <see cref="Member"/>, once <see cref="RunAsync"/> says Connected.</summary>
-    public UplinkStream? Stream { get; private set; }
+    public IByteStream? Stream { get; private set; }
 
     public TcpMember? Member { get; private set; }
 
@@ -101,12 +101,12 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         Member = null;
     }
 
-    private UplinkStream? Open(TcpMember member)
+    private IByteStream? Open(TcpMember member)
     {
         try
         {
 #pragma warning disable CA2000 // an opened stream is returned to the caller, which owns it
-            if (member.Uplink.TryOpenTcpStream(open, out UplinkStream? stream) != StreamOpenStatus.Opened)
+            if (member.Uplink.TryOpenTcpStream(open, out IByteStream? stream) != StreamOpenStatus.Opened)
 #pragma warning restore CA2000
             {
                 return null;
@@ -123,7 +123,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
     }
 
     /// <summary>What the stream and the caller said first; the caller's first bytes are sent (again) on the way.</summary>
-    private async Task<Verdict> WaitAsync(UplinkStream stream, CancellationToken deadline)
+    private async Task<Verdict> WaitAsync(IByteStream stream, CancellationToken deadline)
     {
         if (_firstBytes is not null && !await TrySendFirstBytesAsync(stream))
         {
@@ -169,7 +169,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
             ? ready
             : caller.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, cancel).AsTask();
 
-    private static Verdict Judge(UplinkStream stream) =>
+    private static Verdict Judge(IByteStream stream) =>
         stream.ResetCode == ProtocolErrorCode.BackendConnectFailed ? Verdict.Refused
         : !stream.IsAborted && stream.ReceivedBytes > 0 ? Verdict.TargetAnswered
         : Verdict.Relay;
@@ -214,7 +214,7 @@ internal sealed class TcpDispatch(TcpSessionListener listener, Socket caller, IP
         };
     }
 
-    private async Task<bool> TrySendFirstBytesAsync(UplinkStream stream)
+    private async Task<bool> TrySendFirstBytesAsync(IByteStream stream)
     {
         try
         {

@@ -31,7 +31,7 @@ internal sealed class UpgradeRelay
         _logger = logger;
     }
 
-    public async Task RelayAsync(HttpContext context, UplinkStream stream, string session, ResponseHead head)
+    public async Task RelayAsync(HttpContext context, IHttpExchange stream, string session, ResponseHead head)
     {
         bool extendedConnect = RequestHeadBuilder.IsExtendedConnect(context, out string? connectProtocol);
         ResponseHeadWriter.Apply(head, context.Response, extendedConnect);
@@ -70,10 +70,10 @@ internal sealed class UpgradeRelay
 
     /// <returns>Why the relay ended, for the log line.</returns>
     /// <remarks>Each direction moves between the stream and the upgraded connection itself, with no pipe in between.</remarks>
-    private static async Task<string> RelayBytesAsync(HttpContext context, UplinkStream stream, Stream connection)
+    private static async Task<string> RelayBytesAsync(HttpContext context, IHttpExchange stream, Stream connection)
     {
         // No half-close: the backend's end ends the exchange, whatever the caller's side was doing.
-        DuplexRelayResult result = await DuplexRelay.RunAsync(stream, RelayEnd.OfStream(connection), cancellationToken: context.RequestAborted);
+        DuplexRelayResult result = await DuplexRelay.RunAsync(stream.AsByteStream(), RelayEnd.OfStream(connection), cancellationToken: context.RequestAborted);
         if (result.FromTunnel != RelayOutcome.Completed)
         {
             context.Abort(); // something broke: the caller sees its connection cut, not a clean end

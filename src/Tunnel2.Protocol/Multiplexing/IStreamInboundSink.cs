@@ -6,7 +6,7 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// Takes a stream's inbound bytes straight from the uplink reader's buffer, instead of the stream's inbound pipe (issue 52
 /// item 3: no copy the kernel does not force). Called on the reader's thread, in order, and must not block: it sends
 /// what its destination takes now and keeps the rest, and reports each byte its destination took with
-/// <see cref="UplinkStream.ReportInboundConsumed"/>, which is what returns the peer's credit.
+/// <see cref="IByteStream.ReportInboundConsumed"/>, which is what returns the peer's credit.
 /// </summary>
 public interface IStreamInboundSink
 {

@@ -14,7 +14,7 @@ public static class SocketToStream
     /// <summary>The read (and frame buffer) of a small message; a larger one that arrives in pieces still goes out in few frames.</summary>
     private const int MinimumRead = 16 * 1024;
 
-    public static async Task PumpAsync(Socket source, UplinkStream stream)
+    public static async Task PumpAsync(Socket source, IByteStream stream)
     {
         while (true)
         {

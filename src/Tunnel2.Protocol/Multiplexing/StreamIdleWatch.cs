@@ -4,12 +4,12 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// When a stream last moved a byte either way, sampled by an idle sweep: the upgraded streams' timeout on the client and
 /// the TCP callers' on the server. The sweep only reads the stream's byte counts; it never calls two samples at once.
 /// </summary>
-public sealed class StreamIdleWatch(UplinkStream stream)
+public sealed class StreamIdleWatch(IByteStream stream)
 {
     private long _bytes = -1;
     private long _since;
 
-    public UplinkStream Stream => stream;
+    public IByteStream Stream => stream;
 
     /// <summary>True once no byte moved either way for <paramref name="timeoutMs"/> since an earlier sample saw one move.</summary>
     /// <param name="now">The sweep's clock (<see cref="Environment.TickCount64"/>).</param>

@@ -293,7 +293,15 @@ public sealed partial class Uplink
         }
 
         stream.MayStartOnReader = mayStartOnReader;
-        _streamHandler!.OnStreamOpened(stream);
+        if (stream.Tcp is null)
+        {
+            _streamHandler!.OnExchangeOpened(stream);
+        }
+        else
+        {
+            _streamHandler!.OnByteStreamOpened(stream);
+        }
+
         stream.MayStartOnReader = false;
     }
 

@@ -16,7 +16,7 @@ public sealed partial class Uplink
 
     /// <summary>Opens a TCP stream for a caller of the session's TCP port (server side); as <see cref="TryOpenStream"/>.</summary>
     /// <exception cref="InvalidOperationException">Called on a client-role uplink, or one below version 5.</exception>
-    public StreamOpenStatus TryOpenTcpStream(TcpStreamOpen open, out UplinkStream? stream)
+    public StreamOpenStatus TryOpenTcpStream(TcpStreamOpen open, out IByteStream? stream)
     {
         if (Role != UplinkRole.Server || !CarriesTcp)
         {
@@ -26,7 +26,9 @@ public sealed partial class Uplink
         int length = open.EncodedLength;
         byte[] pooled = ArrayPool<byte>.Shared.Rent(length);
         open.Write(pooled);
-        return TryOpen(FrameType.TcpOpen, FrameFlags.None, pooled, length, open, out stream);
+        StreamOpenStatus status = TryOpen(FrameType.TcpOpen, FrameFlags.None, pooled, length, open, out UplinkStream? opened);
+        stream = opened;
+        return status;
     }
 
     private void AcceptTcpStream(in FrameHeader header, in ReadOnlySequence<byte> payload)

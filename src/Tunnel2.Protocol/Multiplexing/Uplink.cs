@@ -171,14 +171,14 @@ public sealed partial class Uplink : IDisposable
     /// </summary>
     /// <param name="endStream">True when the request has no body.</param>
     /// <exception cref="InvalidOperationException">Called on a client-role uplink.</exception>
-    public StreamOpenStatus TryOpenStream(RequestHead head, bool endStream, out UplinkStream? stream)
+    public StreamOpenStatus TryOpenStream(RequestHead head, bool endStream, out IHttpExchange? exchange)
     {
         if (Role != UplinkRole.Server)
         {
             throw new InvalidOperationException("Only the server opens streams.");
         }
 
-        stream = null;
+        exchange = null;
         var writer = new PooledBufferWriter();
         HeadCodec.WriteRequestHead(writer, head);
         byte[] pooled = writer.Detach(out int length);
@@ -188,7 +188,9 @@ public sealed partial class Uplink : IDisposable
             return StreamOpenStatus.HeadTooLarge;
         }
 
-        return TryOpen(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, pooled, length, tcp: null, out stream);
+        StreamOpenStatus status = TryOpen(FrameType.RequestHead, endStream ? FrameFlags.EndStream : FrameFlags.None, pooled, length, tcp: null, out UplinkStream? stream);
+        exchange = stream;
+        return status;
     }
 
     /// <summary>

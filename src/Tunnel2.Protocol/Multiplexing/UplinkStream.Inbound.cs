@@ -1,12 +1,18 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using System.Net.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
+using Tunnel2.Protocol.Http1;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
-/// <summary>What the uplink's reader loop delivers to a stream.</summary>
-public sealed partial class UplinkStream
+/// <summary>
+/// The peer's bytes: what the uplink's reader loop delivers to the stream, and the ways an owner takes them (a sink fed
+/// from the reader's buffer, or a copy loop out of the inbound pipe), each giving the peer's credit back once the
+/// destination took the bytes.
+/// </summary>
+internal sealed partial class UplinkStream
 {
     /// <summary>
     /// Takes the client's response head (server side). It is not handed to the owner here but by
@@ -125,4 +131,310 @@ public sealed partial class UplinkStream
     /// <param name="dropQueued">Whether frames this side still has queued are dropped: the peer will not read them.</param>
     private void Fail(ProtocolErrorCode code, Exception reason, bool dropQueued) =>
         TryTransition(StreamState.Aborted, StreamState.Aborted, out _, new StreamAbort(code, reason, dropQueued));
+
+    // A byte stream's ends for an owner on an event loop, which can neither wait on tasks nor read a pipe (issue 52, stage
+    // 2): the peer's bytes straight from the reader's buffer to a sink, credit taken without waiting and a listener told
+    // when more comes, and pooled buffers handed to the writer as Data frames.
+
+    private IStreamInboundSink? _sink;
+
+    /// <summary>
+    /// From now on the peer's bytes go to <paramref name="sink"/>, not to the inbound pipe. Set it in
+    /// <see cref="IUplinkStreamHandler.OnByteStreamOpened"/> (on the reader's thread, before any Data frame of the stream).
+    /// </summary>
+    public void AttachInboundSink(IStreamInboundSink sink) => Volatile.Write(ref _sink, sink);
+
+    /// <summary>
+    /// As <see cref="AttachInboundSink"/>, for an owner that waited on the inbound pipe first (the server's TCP door waits
+    /// for the target's first answer before it relays): what the pipe holds goes to <paramref name="sink"/> first, then
+    /// the peer's END_STREAM if it came already. Under the stream's lock, so the reader's next frame cannot overtake it.
+    /// </summary>
+    public void TakeOverInbound(IStreamInboundSink sink)
+    {
+        bool ended;
+        lock (_sync)
+        {
+            Volatile.Write(ref _sink, sink);
+            ended = (_state & (StreamState.RemoteEnded | StreamState.Aborted)) == StreamState.RemoteEnded;
+            if ((_state & (StreamState.Aborted | StreamState.Disposed)) == 0)
+            {
+                HandOverPiped(sink);
+            }
+        }
+
+        if (ended)
+        {
+            sink.OnInboundEnd();
+        }
+    }
+
+    /// <summary>Under the lock: the bytes the pipe holds, to the sink (which reports what it took, as for a frame).</summary>
+    private void HandOverPiped(IStreamInboundSink sink)
+    {
+        PipeReader input = _inbound.Reader;
+        ReadResult piped;
+        try
+        {
+            if (!input.TryRead(out piped))
+            {
+                return;
+            }
+        }
+        catch (Exception ex) when (ex is StreamResetException or UplinkClosedException or InvalidOperationException)
+        {
+            return; // failed meanwhile: the abort listener ends the owner
+        }
+
+        if (!piped.Buffer.IsEmpty)
+        {
+            sink.OnInboundData(piped.Buffer);
+        }
+
+        input.AdvanceTo(piped.Buffer.End);
+    }
+
+    /// <summary>The sink's destination took <paramref name="bytes"/> of the peer's bytes: the peer's credit comes back.</summary>
+    public void ReportInboundConsumed(int bytes) => OnInputConsumed(bytes);
+
+    // The copy loops out of the inbound pipe: into a pipe writer (an HTTP body, plain or chunked), a stream or a socket
+    // (a byte stream). Each holds the stream while it runs (UplinkStream.State.cs).
+
+    /// <summary>
+    /// Completes once the peer has sent its whole body, or as much of it as the stream's initial window lets it send
+    /// before this side reads. A relay waits for this before it takes a backend slot, so a body that trickles in
+    /// holds no slot while it trickles (nginx reads the whole body first for the same reason). Nothing is consumed.
+    /// </summary>
+    /// <exception cref="StreamResetException">The peer reset the stream before that.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died before that.</exception>
+    public async ValueTask WaitForBodyOrFullWindowAsync(CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            PipeReader input = _inbound.Reader;
+            ReadResult result = await input.ReadAtLeastAsync(_uplink.Settings.InitialStreamWindow, cancellationToken).ConfigureAwait(false);
+
+            // Examined up to the start: the body's reader gets the same bytes at once instead of waiting for new ones.
+            input.AdvanceTo(result.Buffer.Start);
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>
+    /// Completes once the peer has sent a byte on the stream or ended its side. Nothing is consumed: the next read gets
+    /// the same bytes at once. The server's TCP port waits for this to learn that a client's target took a connection.
+    /// </summary>
+    /// <exception cref="StreamResetException">The peer reset the stream before that.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died before that.</exception>
+    public async ValueTask WaitForInputAsync(CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            PipeReader input = _inbound.Reader;
+            ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            input.AdvanceTo(result.Buffer.Start);
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>
+    /// Copies the peer's body into <paramref name="destination"/>, as it is or (with <paramref name="chunked"/>) in
+    /// HTTP/1.1 chunked framing, one chunk per read. Credit goes back only once the destination has taken the bytes (its
+    /// flush returns when its buffer drains), so a reader who is slow holds the window here instead of in ever more
+    /// socket buffer. The destination is flushed at the end, not completed.
+    /// </summary>
+    /// <exception cref="StreamResetException">The peer reset the stream mid-body.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died mid-body.</exception>
+    /// <exception cref="IOException">The destination stopped taking the body.</exception>
+    public Task CopyInputToAsync(PipeWriter destination, bool chunked, CancellationToken cancellationToken) =>
+        CopyInputToAsync(destination, chunked, tap: null, cancellationToken);
+
+    /// <inheritdoc cref="CopyInputToAsync(PipeWriter, bool, CancellationToken)"/>
+    /// <param name="tap">Sees every byte of the body as it is copied, when not null.</param>
+    public async Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            PipeReader input = _inbound.Reader;
+            while (true)
+            {
+                ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                long consumed = buffer.Length;
+                if (consumed > 0)
+                {
+                    if (chunked)
+                    {
+                        ChunkedEncoding.WriteChunkStart(destination, consumed);
+                    }
+
+                    foreach (ReadOnlyMemory<byte> segment in buffer)
+                    {
+                        destination.Write(segment.Span);
+                        tap?.Observe(segment.Span);
+                    }
+
+                    if (chunked)
+                    {
+                        ChunkedEncoding.WriteChunkEnd(destination);
+                    }
+                }
+
+                input.AdvanceTo(buffer.End);
+                bool lastChunk = result.IsCompleted && chunked;
+                if (lastChunk)
+                {
+                    ChunkedEncoding.WriteLastChunk(destination);
+                }
+
+                if (consumed > 0 || lastChunk)
+                {
+                    FlushResult flush = await destination.FlushAsync(cancellationToken).ConfigureAwait(false);
+                    if (flush.IsCanceled || flush.IsCompleted)
+                    {
+                        throw new IOException("The destination stopped taking the body.");
+                    }
+
+                    OnInputConsumed(consumed);
+                }
+
+                if (result.IsCompleted)
+                {
+                    return;
+                }
+            }
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>The largest write of inbound bytes that came in several pieces (one send each).</summary>
+    private const int CoalescedWriteLimit = 64 * 1024;
+
+    /// <summary>
+    /// Writes the peer's bytes to <paramref name="destination"/> as they come, from the inbound buffer itself, until the
+    /// peer ends its side. Credit goes back once each write has returned (the destination took the bytes).
+    /// </summary>
+    /// <exception cref="StreamResetException">The peer reset the stream.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died.</exception>
+    /// <exception cref="IOException">The destination stopped taking the bytes.</exception>
+    public Task CopyInputToAsync(Stream destination, CancellationToken cancellationToken) =>
+        CopyInputAsync(new StreamDestination(destination), cancellationToken);
+
+    /// <summary>
+    /// The loop both byte-stream destinations share: the inbound buffer's own memory handed to the destination, the
+    /// credit given back once the destination took it, until the peer ends its side.
+    /// </summary>
+    private async Task CopyInputAsync<TDestination>(TDestination destination, CancellationToken cancellationToken)
+        where TDestination : IInboundDestination
+    {
+        Hold();
+        try
+        {
+            PipeReader input = _inbound.Reader;
+            while (true)
+            {
+                ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                long consumed = buffer.Length;
+                try
+                {
+                    await destination.WriteAsync(buffer, cancellationToken).ConfigureAwait(false);
+                }
+                finally
+                {
+                    input.AdvanceTo(buffer.End);
+                }
+
+                OnInputConsumed(consumed);
+                if (result.IsCompleted)
+                {
+                    return;
+                }
+            }
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>Where <see cref="CopyInputAsync{TDestination}"/> writes (a struct per kind, so the loop is not shared through a delegate).</summary>
+    private interface IInboundDestination
+    {
+        ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken);
+    }
+
+    private readonly struct StreamDestination(Stream stream) : IInboundDestination
+    {
+        public ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken) =>
+            UplinkStream.WriteAsync(stream, buffer, cancellationToken);
+    }
+
+    /// <summary>
+    /// One write for a buffer in one piece; a buffer in several pieces (the inbound buffer's are 4 KiB) goes out joined
+    /// into writes of up to 64 KiB, since each write to a socket is a send of its own.
+    /// </summary>
+    private static async ValueTask WriteAsync(Stream destination, ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
+    {
+        if (buffer.IsSingleSegment)
+        {
+            if (!buffer.IsEmpty)
+            {
+                await destination.WriteAsync(buffer.First, cancellationToken).ConfigureAwait(false);
+            }
+
+            return;
+        }
+
+        byte[] joined = ArrayPool<byte>.Shared.Rent((int)Math.Min(buffer.Length, CoalescedWriteLimit));
+        try
+        {
+            while (!buffer.IsEmpty)
+            {
+                int length = (int)Math.Min(buffer.Length, joined.Length);
+                buffer.Slice(0, length).CopyTo(joined);
+                await destination.WriteAsync(joined.AsMemory(0, length), cancellationToken).ConfigureAwait(false);
+                buffer = buffer.Slice(length);
+            }
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(joined);
+        }
+    }
+
+    /// <summary>
+    /// Copies the peer's body into <paramref name="destination"/> as <see cref="CopyInputToAsync(PipeWriter, bool, CancellationToken)"/>
+    /// does, but sends the inbound buffer's own segments, with no write buffer (and no copy) of its own in between. Credit
+    /// goes back once the socket has taken the bytes, so a caller or target that stops reading holds its stream's window.
+    /// The socket is not shut down at the end; the relay passes the END_STREAM on as it sees fit.
+    /// </summary>
+    /// <exception cref="StreamResetException">The peer reset the stream mid-body.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died mid-body.</exception>
+    /// <exception cref="SocketException">The socket stopped taking the body.</exception>
+    public Task CopyInputToAsync(Socket destination, CancellationToken cancellationToken) =>
+        CopyInputAsync(new SocketDestination(destination), cancellationToken);
+
+    private readonly struct SocketDestination(Socket socket) : IInboundDestination
+    {
+        public async ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
+        {
+            foreach (ReadOnlyMemory<byte> segment in buffer)
+            {
+                // A stream socket's send completes only once it has taken every byte.
+                await socket.SendAsync(segment, SocketFlags.None, cancellationToken).ConfigureAwait(false);
+            }
+        }
+    }
 }

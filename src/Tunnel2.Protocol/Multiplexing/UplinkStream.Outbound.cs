@@ -1,14 +1,20 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Tunnel2.Protocol.Buffers;
 using Tunnel2.Protocol.Frames;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
-/// The stream's own queue of frames for the uplink's writer: its data frames, in order, and the END_STREAM and Reset
-/// that must follow them. The <see cref="FrameScheduler"/> takes one frame at a time from the streams it has lined up,
-/// so one stream's backlog never sits in front of another stream's frames.
+/// This side's bytes: the body layer that cuts them into Data frames under the peer's credit, and the stream's own
+/// queue of frames for the uplink's writer.
 /// </summary>
-public sealed partial class UplinkStream
+internal sealed partial class UplinkStream
 {
+    // The stream's own queue of frames for the uplink's writer: its data frames, in order, and the END_STREAM and Reset
+    // that must follow them. The FrameScheduler takes one frame at a time from the streams it has lined up,
+    // so one stream's backlog never sits in front of another stream's frames.
+
     private readonly Lock _outboundLock = new();
     private Queue<OutboundFrame>? _outbound;
     private bool _scheduled;
@@ -119,4 +125,258 @@ public sealed partial class UplinkStream
             }
         }
     }
+
+    // The one body layer both ends use, under the flow-control windows. Going out: SendAsync cuts bytes in
+    // hand into Data frames, SendFrameAsync fills one frame from a source only once there is credit
+    // for it, and SendBodyAsync sends a whole pipe; the end of the body rides on the last Data frame where it
+    // is known by then. Coming in: CopyInputToAsync is the one copy loop, plain or in HTTP/1.1 chunks.
+    // Each holds the stream while it runs (UplinkStream.State.cs): a loop its owner stopped waiting for still
+    // keeps the stream from serving another exchange.
+
+    /// <summary>
+    /// Sends <paramref name="data"/> as Data frames, each as large as credit and <see cref="UplinkSettings.DataChunkSize"/>
+    /// allow. With <paramref name="endStream"/>, the last frame carries END_STREAM (an empty one when there is no data).
+    /// </summary>
+    public async ValueTask SendAsync(ReadOnlySequence<byte> data, bool endStream, CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            await SendHeldAsync(data, endStream, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary><see cref="SendAsync"/> for a caller that already holds the stream.</summary>
+    private async ValueTask SendHeldAsync(ReadOnlySequence<byte> data, bool endStream, CancellationToken cancellationToken)
+    {
+        int chunkSize = _uplink.Settings.DataChunkSize;
+        while (!data.IsEmpty)
+        {
+            int credit = await AcquireSendCreditAsync((int)Math.Min(data.Length, chunkSize), cancellationToken).ConfigureAwait(false);
+            byte[] pooled = DataBufferPool.Shared.Rent(credit);
+            data.Slice(0, credit).CopyTo(pooled);
+            data = data.Slice(credit);
+            SendPooledData(pooled, credit, endStream && data.IsEmpty);
+            if (endStream && data.IsEmpty)
+            {
+                return;
+            }
+        }
+
+        if (endStream)
+        {
+            SendEnd();
+        }
+    }
+
+    /// <summary>
+    /// Waits for credit, then has <paramref name="fill"/> read at most that many bytes (and at most
+    /// <paramref name="limit"/>) straight into the frame's buffer, and sends them: a source is read only as fast as the
+    /// peer takes the body, so a caller who does not read leaves the rest where it came from. Credit not filled goes back.
+    /// </summary>
+    /// <param name="fill">Reads into the buffer it is given; 0 means the source has ended.</param>
+    /// <param name="waitForData">
+    /// Completes once <paramref name="fill"/> would return at once. Called before the frame waits its turn in the uplink's
+    /// <see cref="QueuedDataBudget"/>, so a turn is never spent on a read that then waits for its source.
+    /// </param>
+    /// <param name="endAtLimit">When the frame reaches <paramref name="limit"/>, it carries END_STREAM.</param>
+    /// <returns>How many bytes went out; 0 when the source had ended (nothing was sent).</returns>
+    public async ValueTask<int> SendFrameAsync<TState>(
+        Func<Memory<byte>, TState, CancellationToken, ValueTask<int>> fill,
+        Func<TState, CancellationToken, ValueTask> waitForData,
+        TState state,
+        long limit,
+        bool endAtLimit,
+        CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            if (!HasSendCredit)
+            {
+                SendWaitingHead();
+            }
+
+            int credit = await AcquireSendCreditAsync((int)Math.Min(limit, _uplink.Settings.DataChunkSize), cancellationToken).ConfigureAwait(false);
+
+            // A whole small answer (its last frame, within one initial window) is not held back: it never waits behind bulk.
+            bool budgeted = !(endAtLimit && limit <= _uplink.Settings.InitialStreamWindow);
+            QueuedDataBudget budget = _uplink.Scheduler.DataBudget;
+            if (budgeted && !budget.TryReserveNow(credit))
+            {
+                SendWaitingHead();
+                await ReserveWhenDataWaitsAsync(waitForData, state, budget, credit, cancellationToken).ConfigureAwait(false);
+            }
+
+            byte[] pooled = DataBufferPool.Shared.Rent(credit);
+            int length;
+            try
+            {
+                length = await StartFill(fill, pooled.AsMemory(0, credit), state, cancellationToken).ConfigureAwait(false);
+            }
+            catch
+            {
+                DataBufferPool.Shared.Return(pooled);
+                GiveBack(credit, budgeted ? budget : null);
+                throw;
+            }
+
+            GiveBack(credit - length, budgeted ? budget : null);
+
+            if (length == 0)
+            {
+                DataBufferPool.Shared.Return(pooled);
+                return 0;
+            }
+
+            SendPooledData(pooled, length, endStream: endAtLimit && length == limit, holdsQueuedDataBudget: budgeted);
+            return length;
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>Starts a frame's read from its source; when that has to wait, a head held for this body goes first.</summary>
+    private ValueTask<int> StartFill<TState>(Func<Memory<byte>, TState, CancellationToken, ValueTask<int>> fill, Memory<byte> buffer, TState state, CancellationToken cancellationToken)
+    {
+        ValueTask<int> filling = fill(buffer, state, cancellationToken);
+        if (!filling.IsCompleted)
+        {
+            SendWaitingHead();
+        }
+
+        return filling;
+    }
+
+    /// <summary>The slow path of a frame's turn: once its source has data, waits for room in the uplink's queued-data budget.</summary>
+    private async ValueTask ReserveWhenDataWaitsAsync<TState>(
+        Func<TState, CancellationToken, ValueTask> waitForData, TState state, QueuedDataBudget budget, int credit, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await waitForData(state, cancellationToken).ConfigureAwait(false);
+            await budget.ReserveAsync(credit, light: SentBytes < FrameScheduler.LightStreamBytes, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            ReturnSendCredit(credit);
+            throw;
+        }
+    }
+
+    /// <summary>Returns credit a frame took and did not fill, and its room in the budget when it held some.</summary>
+    private void GiveBack(int bytes, QueuedDataBudget? budget)
+    {
+        ReturnSendCredit(bytes);
+        budget?.Release(bytes);
+    }
+
+    /// <summary>Sends everything <paramref name="source"/> yields as body, then ends the stream's sending side.</summary>
+    public async Task SendBodyAsync(PipeReader source, CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            while (true)
+            {
+                ReadResult result = await source.ReadAsync(cancellationToken).ConfigureAwait(false);
+                if (result.IsCanceled)
+                {
+                    source.AdvanceTo(result.Buffer.Start);
+                    throw new OperationCanceledException("Reading the body to send was cancelled.");
+                }
+
+                try
+                {
+                    await SendHeldAsync(result.Buffer, endStream: result.IsCompleted, cancellationToken).ConfigureAwait(false);
+                }
+                finally
+                {
+                    source.AdvanceTo(result.Buffer.End);
+                }
+
+                if (result.IsCompleted)
+                {
+                    return;
+                }
+            }
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>
+    /// Sends everything <paramref name="source"/> yields as Data frames, each read straight into the frame's buffer under
+    /// credit in hand, then ends this side's sending half (a half-close: the peer may still send).
+    /// </summary>
+    /// <exception cref="StreamResetException">The stream was reset meanwhile.</exception>
+    /// <exception cref="UplinkClosedException">The uplink died meanwhile.</exception>
+    public async Task SendStreamAsync(Stream source, CancellationToken cancellationToken)
+    {
+        Hold();
+        try
+        {
+            int want = IByteStream.WaitingReadSize;
+            while (true)
+            {
+                int credit = await AcquireSendCreditAsync(want, cancellationToken).ConfigureAwait(false);
+                byte[] pooled = DataBufferPool.Shared.Rent(credit);
+                int length;
+                try
+                {
+                    length = await source.ReadAsync(pooled.AsMemory(0, credit), cancellationToken).ConfigureAwait(false);
+                }
+                catch
+                {
+                    DataBufferPool.Shared.Return(pooled);
+                    ReturnSendCredit(credit);
+                    throw;
+                }
+
+                ReturnSendCredit(credit - length);
+                if (length == 0)
+                {
+                    DataBufferPool.Shared.Return(pooled);
+                    SendEnd();
+                    return;
+                }
+
+                SendPooledData(pooled, length, endStream: false);
+                want = length == credit ? _uplink.Settings.DataChunkSize : IByteStream.WaitingReadSize;
+            }
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    // For an owner on an event loop, which cannot wait on tasks: credit taken without waiting, a listener told when more
+    // comes, pooled buffers handed to the writer as Data frames.
+
+    /// <summary>Takes up to <paramref name="max"/> bytes of send credit without waiting; 0 when there is none.</summary>
+    public int TryTakeSendCredit(int max) => _sendWindow.TryAcquire(max);
+
+    /// <summary>Tells <paramref name="listener"/> once when send credit is there again (at once if it is), or the stream failed.</summary>
+    public void NotifyOnSendCredit(ISendCreditListener listener) => _sendWindow.NotifyOnCredit(listener);
+
+    /// <summary>Gives back credit taken with <see cref="TryTakeSendCredit"/> and not sent.</summary>
+    public void ReturnUnusedSendCredit(int unused) => ReturnSendCredit(unused);
+
+    /// <summary>
+    /// Sends <paramref name="length"/> bytes of <paramref name="pooled"/> (rented from the shared pool; the stream owns it
+    /// now) as one Data frame, under credit taken with <see cref="TryTakeSendCredit"/>. Queues it for the writer; never
+    /// writes on this thread.
+    /// </summary>
+    /// <exception cref="StreamResetException">The stream was reset meanwhile.</exception>
+    /// <exception cref="UplinkClosedException">The uplink no longer sends.</exception>
+    public void SendPooled(byte[] pooled, int length) => SendPooledData(pooled, length, endStream: false);
 }

@@ -7,17 +7,18 @@ using Tunnel2.Protocol.Heads;
 namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
-/// One request/response exchange on an uplink. The server opens it with a request head; the client answers with a
-/// response head. Body bytes from the peer arrive in <see cref="Input"/>; body bytes to the peer go out under the
-/// stream's flow-control window. Dispose it when done: an exchange not finished both ways is reset.
+/// One stream on an uplink: an HTTP request/response exchange (the server opens it with a request head; the client
+/// answers with a response head) or a raw byte stream (TCP, version 5). Body bytes from the peer arrive in
+/// <see cref="Input"/> or go to a sink; body bytes to the peer go out under the stream's flow-control window.
 /// </summary>
 /// <remarks>
-/// The public surface is what a forwarder or a relay needs: the heads, the body in and out (whole bodies, or frame by
-/// frame under credit), the abort signals, <see cref="Reset"/> and <see cref="Dispose"/>. Credit bookkeeping, the
-/// inbound pipe and pooling stay inside this library: the object is pooled, so after <see cref="Dispose"/> it may
-/// serve another exchange, and a caller that needs <see cref="Id"/> afterwards copies it first.
+/// Internal to the protocol library: its owners outside hold it through its role handles, <see cref="IHttpExchange"/>
+/// and <see cref="IByteStream"/>, which it implements itself, so a handle costs no object of its own (the stream is
+/// pooled; a handle is only a reference to it, as Kestrel's public features are to its internal <c>Http2Stream</c>).
+/// Credit bookkeeping, the inbound pipe, the holds and pooling stay in here. After <see cref="Dispose"/> the object may
+/// serve another exchange, so a caller that needs <see cref="Id"/> afterwards copies it first.
 /// </remarks>
-public sealed partial class UplinkStream : IDisposable
+internal sealed partial class UplinkStream : IHttpExchange, IByteStream
 {
     /// <summary>The inbound pipes' options: blocks from <see cref="InboundBlockPool"/>, so a crowd's received bodies reuse memory.</summary>
     internal static readonly PipeOptions InboundPipeOptions = new(
@@ -61,10 +62,13 @@ public sealed partial class UplinkStream : IDisposable
     private static readonly ResponseHead TcpResponseHead = new(200, []);
 
     /// <summary>
-    /// Client side, during <see cref="IUplinkStreamHandler.OnStreamOpened"/> only: the request is whole (no body) and was
+    /// Client side, during <see cref="IUplinkStreamHandler.OnExchangeOpened"/> only: the request is whole (no body) and was
     /// the last frame of the reader's batch, so its handler may start it on the reader's thread instead of queuing it.
     /// </summary>
     public bool MayStartOnReader { get; internal set; }
+
+    /// <summary>An upgraded exchange's bytes: the same object, seen through its byte-stream role.</summary>
+    public IByteStream AsByteStream() => this;
 
     /// <summary>Whether a body follows the request head (client side only).</summary>
     public bool RequestHasBody { get; private set; }
@@ -382,4 +386,79 @@ public sealed partial class UplinkStream : IDisposable
 
     private Exception NotWritable() =>
         ResetCode is { } code ? new StreamResetException(code) : new InvalidOperationException("The stream's sending side has ended.");
+
+    // How the server's owner of a stream learns its response head. The reader takes the head when it arrives
+    // (OnResponseHead) and hands it over once the batch of frames it came in is dispatched: a whole small
+    // answer on the reader's own thread, so that the owner relays it without another thread-pool hand-off; anything else
+    // on a thread-pool work item, so the reader never carries a long body. A failure (a reset, the uplink's close) fails
+    // the wait at once, as the stream's state changes, and the owner's error path runs on the thread that failed it.
+
+    private ResponseHead? _arrivedHead;
+    private HeadCompletion? _headCompletion;
+
+    /// <summary>
+    /// Whether the answer is whole and small: the head came, the body ended (or there is none) within one initial window,
+    /// nothing was reset. Its owner then finds all of it buffered and relays it without waiting.
+    /// </summary>
+    internal bool IsWholeSmallAnswer
+    {
+        get
+        {
+            lock (_sync)
+            {
+                return (_state & (StreamState.RemoteEnded | StreamState.Aborted)) == StreamState.RemoteEnded
+                    && _unconsumed <= _uplink.Settings.InitialStreamWindow;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Hands the arrived head to the owner (called by the reader loop after the batch it came in). With
+    /// <paramref name="inline"/>, the owner's continuation runs on this thread; otherwise on a thread-pool work item.
+    /// </summary>
+    internal void DeliverResponseHead(bool inline)
+    {
+        if (inline)
+        {
+            _responseHead!.TrySetResult(_arrivedHead!);
+        }
+        else
+        {
+            DeliverLater();
+        }
+    }
+
+    /// <summary>
+    /// A TCP stream (server side) has no response head on the wire: its stand-in has arrived and is handed over as it
+    /// opens, before the stream is in the table, so Data may come at once (<see cref="OnData"/> looks at the arrived head),
+    /// no head timeout applies, a ResponseHead frame for it is a second head, and the reader never delivers one for it.
+    /// </summary>
+    private void TakeTcpStandInHead()
+    {
+        if (_responseHead is not null)
+        {
+            _arrivedHead = TcpResponseHead;
+            _responseHead.TrySetResult(TcpResponseHead);
+        }
+    }
+
+    private void DeliverLater()
+    {
+        // The work item holds the stream, so the object cannot serve another exchange before it ran.
+        if (TryHold())
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(_headCompletion ??= new HeadCompletion(this), preferLocal: false);
+        }
+    }
+
+    /// <summary>One per stream object (they are pooled), so a head delivered on the pool costs no allocation.</summary>
+    private sealed class HeadCompletion(UplinkStream stream) : IThreadPoolWorkItem
+    {
+        public void Execute()
+        {
+            stream._responseHead?.TrySetResult(stream._arrivedHead!);
+
+            stream.Release();
+        }
+    }
 }

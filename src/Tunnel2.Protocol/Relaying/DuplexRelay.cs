@@ -20,7 +20,7 @@ public static class DuplexRelay
 {
     /// <param name="localFailure">The reset code the peer gets when the local connection broke (the peer did not reset first).</param>
     /// <param name="cancellationToken">Ends the relay as a failure (e.g. the caller's connection aborted).</param>
-    public static async Task<DuplexRelayResult> RunAsync(UplinkStream stream, RelayEnd local,
+    public static async Task<DuplexRelayResult> RunAsync(IByteStream stream, RelayEnd local,
         ProtocolErrorCode localFailure = ProtocolErrorCode.Cancelled, CancellationToken cancellationToken = default)
     {
         // Only an end that cannot half-close needs to stop its reads when the tunnel's side ends; the others take no token source.
@@ -72,7 +72,7 @@ public static class DuplexRelay
     /// One way broke: noted (with the stream's reset code as found, so a reset from the peer is told apart from this
     /// side's), then the other way is ended too: the stream is reset, a socket cut.
     /// </summary>
-    private static async ValueTask<Failure> FailAsync(UplinkStream stream, RelayEnd local, RelaySide side, Task direction,
+    private static async ValueTask<Failure> FailAsync(IByteStream stream, RelayEnd local, RelaySide side, Task direction,
         ProtocolErrorCode localFailure, CancellationTokenSource? ended)
     {
         var failure = new Failure(side, direction.Exception?.InnerException, stream.ResetCode);
@@ -91,7 +91,7 @@ public static class DuplexRelay
     }
 
     /// <summary>The local connection's bytes into Data frames, its end as END_STREAM.</summary>
-    private static async Task FromLocalAsync(UplinkStream stream, RelayEnd local, RelayEndOrder order, CancellationToken cancellationToken)
+    private static async Task FromLocalAsync(IByteStream stream, RelayEnd local, RelayEndOrder order, CancellationToken cancellationToken)
     {
         try
         {
@@ -107,7 +107,7 @@ public static class DuplexRelay
     }
 
     /// <summary>What a head's read took in past the head goes first; then the stream is read straight into Data frames.</summary>
-    private static async Task FromBufferedStreamAsync(UplinkStream stream, PipeReader buffered, Stream source, CancellationToken cancellationToken)
+    private static async Task FromBufferedStreamAsync(IByteStream stream, PipeReader buffered, Stream source, CancellationToken cancellationToken)
     {
         if (buffered.TryRead(out ReadResult read))
         {
@@ -134,7 +134,7 @@ public static class DuplexRelay
     }
 
     /// <summary>The peer's bytes from the stream's inbound buffer to the local connection, its END_STREAM as a half-close.</summary>
-    private static async Task FromTunnelAsync(UplinkStream stream, RelayEnd local, RelayEndOrder order, CancellationToken cancellationToken)
+    private static async Task FromTunnelAsync(IByteStream stream, RelayEnd local, RelayEndOrder order, CancellationToken cancellationToken)
     {
         try
         {

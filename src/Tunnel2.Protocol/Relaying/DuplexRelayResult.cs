@@ -20,7 +20,7 @@ namespace Tunnel2.Protocol.Relaying;
 /// </param>
 /// <param name="Canceled">The caller's token ended the relay.</param>
 /// <param name="BytesToTunnel">
-/// The local connection's bytes the uplink's writer had taken when the relay ended (<see cref="Multiplexing.UplinkStream.SentBytes"/>):
+/// The local connection's bytes the uplink's writer had taken when the relay ended (<see cref="Multiplexing.IStreamHandle.SentBytes"/>):
 /// the last frames may still be queued then.
 /// </param>
 /// <param name="BytesFromTunnel">Bytes the stream received (written to the local connection).</param>

@@ -24,5 +24,5 @@ internal sealed class RelayEndOrder
     /// The tunnel's end came, before it is passed on: unless this side's own END_STREAM went out before it (the local
     /// direction ended first, its task just not done yet), the tunnel's direction ended first.
     /// </summary>
-    public void NoteTunnelEnd(UplinkStream stream) => Note(stream.HasSentEnd ? RelaySide.Local : RelaySide.Tunnel);
+    public void NoteTunnelEnd(IByteStream stream) => Note(stream.HasSentEnd ? RelaySide.Local : RelaySide.Tunnel);
 }

@@ -27,7 +27,7 @@ namespace Tunnel2.TunnelClient.Relay;
 /// <c>SocketsHttpHandler</c> does not do on HTTP/1.1). Failures become a stream reset whose code tells the server which
 /// status the caller gets. The request inspector, when on, observes the exchange (<see cref="IExchangeObserver"/>).
 /// </summary>
-public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
+public sealed class BackendRelay : IAsyncDisposable
 {
     private readonly BackendSet _backends;
     private readonly RelayAdmission _admission;
@@ -63,7 +63,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     // less throughput, the reader thread doing every backend send while the other core idled
     // (docs/benchmarks/2026-11-23-performance.md, afternoon attempts). Only the batch's last request, when whole, starts
     // here (the uplink says so), which saves the hand-off of a lone small request (docs/benchmarks/2026-11-27-handoffs.md).
-    public void OnStreamOpened(UplinkStream stream)
+    public void OnExchangeOpened(IHttpExchange stream)
     {
         if (stream.MayStartOnReader)
         {
@@ -85,7 +85,7 @@ public sealed class BackendRelay : IUplinkStreamHandler, IAsyncDisposable
     // No cancellation token on the usual path: a token would mean a CancellationTokenSource per request and a
     // registration per read. A reset reaches the backend connection through its abort listener instead, which ends
     // its reads and writes; only the rare waits (a queued slot, a new connection) take the stream's token.
-    private async Task RelayAsync(UplinkStream stream)
+    private async Task RelayAsync(IHttpExchange stream)
     {
         // What the backend is asked from here on (the inspector keeps that too): with --path-prefix keep, the path as the caller sent it.
         RequestHead request = _backends.KeepsPathPrefix ? PrefixKeeping.Restore(stream.RequestHead!) : stream.RequestHead!;

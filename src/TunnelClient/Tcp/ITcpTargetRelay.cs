@@ -6,5 +6,5 @@ namespace Tunnel2.TunnelClient.Tcp;
 public interface ITcpTargetRelay
 {
     /// <summary>Called on the uplink's reader thread, before any Data frame of the stream; must not block.</summary>
-    void OnStreamOpened(UplinkStream stream);
+    void OnStreamOpened(IByteStream stream);
 }

@@ -25,7 +25,7 @@ internal sealed class LoopTargetConnection : LoopStreamConnection
     private LoopTimer? _connectTimer;
 
     /// <summary>On the uplink's reader thread, in OnStreamOpened: the sink and abort listener are set before any frame of the stream.</summary>
-    public LoopTargetConnection(LoopTargetRelay relay, UplinkStream stream)
+    public LoopTargetConnection(LoopTargetRelay relay, IByteStream stream)
         : base(relay.Loop, stream)
     {
         _relay = relay;

@@ -81,7 +81,7 @@ public sealed class LoopTargetRelay : ITcpTargetRelay, IDisposable
         }
     }
 
-    public void OnStreamOpened(UplinkStream stream)
+    public void OnStreamOpened(IByteStream stream)
     {
         var connection = new LoopTargetConnection(this, stream);
         if (_literal is { } endPoint)

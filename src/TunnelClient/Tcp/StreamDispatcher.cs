@@ -20,30 +20,33 @@ public sealed class StreamDispatcher(IOptions<TunnelClientOptions> options, Back
     // Called by the uplink's reader, which may be the client's event loop: a refusal's line is written off it.
     private readonly ILogger _logger = new OffLoopLogger(logger);
 
-    public void OnStreamOpened(UplinkStream stream)
+    public void OnExchangeOpened(IHttpExchange exchange)
     {
-        if (stream.Tcp is null)
+        if (_servesHttp)
         {
-            if (_servesHttp)
-            {
-                http.OnStreamOpened(stream);
-                return;
-            }
-
-            TcpClientLog.HttpRefused(_logger, stream.Id);
-        }
-        else
-        {
-            if (_servesTcp)
-            {
-                tcp.OnStreamOpened(stream);
-                return;
-            }
-
-            TcpClientLog.TcpRefused(_logger, stream.Id);
+            http.OnExchangeOpened(exchange);
+            return;
         }
 
-        // Nothing reached a backend: the server may try another client of the session.
+        TcpClientLog.HttpRefused(_logger, exchange.Id);
+        Refuse(exchange);
+    }
+
+    public void OnByteStreamOpened(IByteStream stream)
+    {
+        if (_servesTcp)
+        {
+            tcp.OnStreamOpened(stream);
+            return;
+        }
+
+        TcpClientLog.TcpRefused(_logger, stream.Id);
+        Refuse(stream);
+    }
+
+    /// <summary>Nothing reached a backend: the server may try another client of the session.</summary>
+    private static void Refuse(IStreamHandle stream)
+    {
         stream.Reset(ProtocolErrorCode.BackendConnectFailed);
         stream.Dispose();
     }

@@ -36,10 +36,10 @@ public sealed class TcpTargetRelay : ITcpTargetRelay
         _logger = logger;
     }
 
-    public void OnStreamOpened(UplinkStream stream) =>
+    public void OnStreamOpened(IByteStream stream) =>
         ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Relay.RelayAsync(state.Stream), (Relay: this, Stream: stream), preferLocal: false);
 
-    private async Task RelayAsync(UplinkStream stream)
+    private async Task RelayAsync(IByteStream stream)
     {
         TcpStreamOpen open = stream.Tcp!.Value;
         string target = _target!.ToString();
@@ -77,7 +77,7 @@ public sealed class TcpTargetRelay : ITcpTargetRelay
     /// The connected target, or null when it could not be reached (the stream is reset and it is logged); with why it
     /// broke when it was reset as it connected (the stream is reset, nothing is relayed).
     /// </returns>
-    private async Task<(Socket? Socket, string? Broken)> ConnectAsync(UplinkStream stream)
+    private async Task<(Socket? Socket, string? Broken)> ConnectAsync(IByteStream stream)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         UnsentBytesLimit.TryApply(socket, _unsentBytesLimit);
@@ -107,7 +107,7 @@ public sealed class TcpTargetRelay : ITcpTargetRelay
         }
     }
 
-    private async Task<string> RelayBytesAsync(UplinkStream stream, Socket socket, TcpStreamOpen open)
+    private async Task<string> RelayBytesAsync(IByteStream stream, Socket socket, TcpStreamOpen open)
     {
         var abort = new SocketAbort(socket);
         stream.SetAbortListener(abort);

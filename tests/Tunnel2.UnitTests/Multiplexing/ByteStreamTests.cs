@@ -5,7 +5,7 @@ using Tunnel2.UnitTests.Infrastructure;
 namespace Tunnel2.UnitTests.Multiplexing;
 
 /// <summary>
-/// The byte-stream body layer of upgraded connections (<c>UplinkStream.ByteStream.cs</c>): a source read straight into
+/// The byte-stream body layer of upgraded connections (<c>UplinkStream.Outbound.cs</c>, <c>UplinkStream.Inbound.cs</c>): a source read straight into
 /// frames, the inbound buffer written straight to a destination, both under the windows, and each end a half-close.
 /// </summary>
 public sealed class ByteStreamTests
@@ -46,7 +46,7 @@ public sealed class ByteStreamTests
 
         await client.SendStreamAsync(source, CancellationToken.None).WithTimeout();
 
-        Assert.Equal(UplinkStream.WaitingReadSize, source.Asked[0]);
+        Assert.Equal(IByteStream.WaitingReadSize, source.Asked[0]);
         Assert.Equal(new UplinkSettings().DataChunkSize, source.Asked[1]);
         Assert.Equal(600_000, (await server.ReadAllAsync()).Length);
     }

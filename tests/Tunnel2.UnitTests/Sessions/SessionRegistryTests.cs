@@ -162,7 +162,7 @@ public sealed class SessionRegistryTests
         Assert.Equal(StreamOpenStatus.Opened, roomy.TryOpenStream(Get, endStream: true, out _));
         Uplink? picked = registry.Pick("s");
         Assert.NotNull(picked);
-        Assert.Equal(StreamOpenStatus.AtStreamLimit, picked.TryOpenStream(Get, endStream: true, out UplinkStream? refused));
+        Assert.Equal(StreamOpenStatus.AtStreamLimit, picked.TryOpenStream(Get, endStream: true, out IHttpExchange? refused));
         Assert.Null(refused);
     }
 

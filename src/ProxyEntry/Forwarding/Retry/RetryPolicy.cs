@@ -41,7 +41,7 @@ internal sealed class RetryPolicy
         for (; ; exchange.Attempt++)
         {
 #pragma warning disable CA2000 // an opened stream goes to ForwardAttempt.ForwardAsync, whose using disposes it on every path
-            StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out PickStatus pick);
+            StreamOpenStatus status = _picker.OpenStream(exchange, out IHttpExchange? stream, out PickStatus pick);
 #pragma warning restore CA2000
             if (stream is null)
             {

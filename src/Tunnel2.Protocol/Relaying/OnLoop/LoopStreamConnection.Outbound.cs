@@ -6,9 +6,9 @@ namespace Tunnel2.Protocol.Relaying.OnLoop;
 
 /// <summary>
 /// The socket's bytes to the peer, on the loop: each read goes into a pooled buffer as large as the stream's credit
-/// allows: <see cref="UplinkStream.WaitingReadSize"/> (16 KiB) at first, so a small message rents a small buffer and a
+/// allows: <see cref="IByteStream.WaitingReadSize"/> (16 KiB) at first, so a small message rents a small buffer and a
 /// crowd of quiet connections holds little, and a whole frame (<see cref="UplinkSettings.DataChunkSize"/>) after a read
-/// that filled its buffer (a bulk transfer), as <see cref="UplinkStream.SendStreamAsync"/> does. It becomes a Data frame
+/// that filled its buffer (a bulk transfer), as <see cref="IByteStream.SendStreamAsync"/> does. It becomes a Data frame
 /// queued for the uplink's writer with no copy. Out of credit, reading pauses until the peer grants more
 /// (<see cref="OnSendCredit"/>). An idle connection holds no buffer.
 /// </summary>
@@ -32,7 +32,7 @@ public abstract partial class LoopStreamConnection : ISendCreditListener
     {
         for (int reads = 0; reads < ReadsPerTurn && !_finished; reads++)
         {
-            int credit = Stream.TryTakeSendCredit(_bulk ? Stream.Uplink.Settings.DataChunkSize : UplinkStream.WaitingReadSize);
+            int credit = Stream.TryTakeSendCredit(_bulk ? Stream.Uplink.Settings.DataChunkSize : IByteStream.WaitingReadSize);
             if (credit == 0)
             {
                 socket.ReadPaused = true;

@@ -7,7 +7,7 @@ using Tunnel2.Protocol.Multiplexing;
 namespace Tunnel2.Protocol.Relaying.OnLoop;
 
 /// <summary>
-/// One byte stream relayed between an <see cref="UplinkStream"/> and a socket on an <see cref="EventLoop"/> (issue 52,
+/// One byte stream relayed between an <see cref="IByteStream"/> and a socket on an <see cref="EventLoop"/> (issue 52,
 /// stage 2): the client's TCP targets and the server's TCP callers alike. The two directions are in <c>.Inbound.cs</c>
 /// (the peer's bytes from the uplink reader's buffer to the socket) and <c>.Outbound.cs</c> (the socket's bytes in pooled
 /// buffers to the writer); here is the one end, on the loop, whose log line and the stream's disposal go to the thread
@@ -23,13 +23,13 @@ public abstract partial class LoopStreamConnection : ILoopSocketHandler, IStream
     private bool _finished;
     private LoopRelayEnd _ending;
 
-    protected LoopStreamConnection(EventLoop loop, UplinkStream stream)
+    protected LoopStreamConnection(EventLoop loop, IByteStream stream)
     {
         Loop = loop;
         Stream = stream;
     }
 
-    public UplinkStream Stream { get; }
+    public IByteStream Stream { get; }
 
     /// <summary>Bytes read from the socket (sent to the peer, or on their way).</summary>
     public long FromSocket => Volatile.Read(ref _fromSocket);

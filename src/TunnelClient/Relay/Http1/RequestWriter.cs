@@ -6,7 +6,7 @@ using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
-/// <summary>Writes a request head to the backend in HTTP/1.1 framing (its body goes with <see cref="UplinkStream.CopyInputToAsync(PipeWriter, bool, CancellationToken)"/>).</summary>
+/// <summary>Writes a request head to the backend in HTTP/1.1 framing (its body goes with <see cref="IHttpExchange.CopyInputToAsync(PipeWriter, bool, CancellationToken)"/>).</summary>
 internal static class RequestWriter
 {
     private static readonly SearchValues<char> TargetBreakers = SearchValues.Create(" \t\r\n\0");

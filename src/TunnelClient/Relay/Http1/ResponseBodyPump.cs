@@ -29,7 +29,7 @@ internal static class ResponseBodyPump
     /// <param name="input">The connection's reader, holding whatever the head's read took in past the head.</param>
     /// <param name="source">The byte stream under <paramref name="input"/>, read directly once the pipe has nothing buffered.</param>
     /// <param name="tap">Sees the body's bytes (without chunk framing) as they go up, when not null.</param>
-    public static async Task SendAsync(UplinkStream stream, PipeReader input, Stream source, BackendResponseHead head, IBodyTap? tap, CancellationToken cancellationToken)
+    public static async Task SendAsync(IHttpExchange stream, PipeReader input, Stream source, BackendResponseHead head, IBodyTap? tap, CancellationToken cancellationToken)
     {
         switch (head.Framing)
         {
@@ -50,7 +50,7 @@ internal static class ResponseBodyPump
         stream.SendEnd();
     }
 
-    private static async Task SendFixedAsync(UplinkStream stream, PipeReader input, Stream source, long remaining, IBodyTap? tap, CancellationToken cancellationToken)
+    private static async Task SendFixedAsync(IHttpExchange stream, PipeReader input, Stream source, long remaining, IBodyTap? tap, CancellationToken cancellationToken)
     {
         while (remaining > 0)
         {
@@ -66,10 +66,10 @@ internal static class ResponseBodyPump
 
     /// <summary>
     /// One Data frame of at most <paramref name="limit"/> bytes, read from the backend only once there is credit for it
-    /// (<see cref="UplinkStream.SendFrameAsync{TState}"/>); returns how many it sent, 0 at the end of the connection.
+    /// (<see cref="IStreamHandle.SendFrameAsync{TState}"/>); returns how many it sent, 0 at the end of the connection.
     /// </summary>
     /// <param name="lastFrameOfBody">When the frame reaches <paramref name="limit"/>, it ends the stream (END_STREAM on the data, no extra frame).</param>
-    private static async ValueTask<int> SendFrameAsync(UplinkStream stream, PipeReader input, Stream source, long limit, bool lastFrameOfBody, IBodyTap? tap, CancellationToken cancellationToken)
+    private static async ValueTask<int> SendFrameAsync(IHttpExchange stream, PipeReader input, Stream source, long limit, bool lastFrameOfBody, IBodyTap? tap, CancellationToken cancellationToken)
     {
         if (!stream.HasSendCredit && !HoldsBufferedBytes(input))
         {
@@ -137,7 +137,7 @@ internal static class ResponseBodyPump
         return await source.ReadAsync(destination, cancellationToken);
     }
 
-    private static async Task SendChunkedAsync(UplinkStream stream, PipeReader input, IBodyTap? tap, CancellationToken cancellationToken)
+    private static async Task SendChunkedAsync(IHttpExchange stream, PipeReader input, IBodyTap? tap, CancellationToken cancellationToken)
     {
         var chunks = new ChunkedFraming();
         while (true)

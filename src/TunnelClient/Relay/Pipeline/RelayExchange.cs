@@ -16,7 +16,7 @@ internal sealed class RelayExchange
     private ulong _tried;
     private IConcurrencySlots? _slot;
 
-    public UplinkStream Stream { get; private set; } = null!;
+    public IHttpExchange Stream { get; private set; } = null!;
 
     /// <summary>What the backend is asked (with <c>--path-prefix keep</c>, the path as the caller sent it).</summary>
     public RequestHead Request { get; private set; } = null!;
@@ -90,7 +90,7 @@ internal sealed class RelayExchange
         }
     }
 
-    public void Start(UplinkStream stream, RequestHead request, IExchangeObserver? observer)
+    public void Start(IHttpExchange stream, RequestHead request, IExchangeObserver? observer)
     {
         Stream = stream;
         Request = request;

@@ -65,8 +65,9 @@ internal sealed class UpgradedStreams : IDisposable
     /// stream goes up as END_STREAM, and a reset (the server's, or the idle timeout's) ends both through the stream's
     /// abort listener, which shuts the connection down.
     /// </summary>
-    public async Task RelayAsync(UplinkStream stream, BackendConnection connection)
+    public async Task RelayAsync(IHttpExchange exchange, BackendConnection connection)
     {
+        IByteStream stream = exchange.AsByteStream();
         var watch = new StreamIdleWatch(stream);
         lock (_sync)
         {

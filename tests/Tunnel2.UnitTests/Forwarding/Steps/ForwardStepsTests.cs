@@ -223,9 +223,9 @@ public sealed class ForwardStepsTests : IAsyncDisposable
     private UplinkStream Open(ProxyExchange exchange)
     {
         UplinkPicker.ApplyPolicy(exchange);
-        Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? stream, out _));
+        Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out IHttpExchange? stream, out _));
         exchange.Retry = RetryPermission.For(exchange);
-        return stream!;
+        return (UplinkStream)stream!;
     }
 
     private static async Task AnswerAsync(UplinkStream client, int status, string body)

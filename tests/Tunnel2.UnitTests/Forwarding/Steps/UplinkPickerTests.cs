@@ -34,7 +34,7 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         ProxyExchange exchange = Exchange("abc");
         UplinkPicker.ApplyPolicy(exchange);
 
-        StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out _);
+        StreamOpenStatus status = _picker.OpenStream(exchange, out IHttpExchange? stream, out _);
 
         Assert.Equal(StreamOpenStatus.Opened, status);
         Assert.NotNull(stream);
@@ -53,7 +53,7 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         ProxyExchange exchange = Exchange("abc", registry.Policies.For("abc")); // the policy the route step reads
         UplinkPicker.ApplyPolicy(exchange);
 
-        Assert.Equal(StreamOpenStatus.Opened, picker.OpenStream(exchange, out UplinkStream? stream, out _));
+        Assert.Equal(StreamOpenStatus.Opened, picker.OpenStream(exchange, out IHttpExchange? stream, out _));
 
         Assert.Equal(1, exchange.Member!.Requests);
         Assert.Equal($"{BalancingOptions.DefaultAffinityCookie}={exchange.Member.AffinityKey}; Path=/session/abc/; HttpOnly; SameSite=Lax", exchange.AffinityCookie);
@@ -67,7 +67,7 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         ProxyExchange exchange = Exchange("other");
         UplinkPicker.ApplyPolicy(exchange);
 
-        StreamOpenStatus status = _picker.OpenStream(exchange, out UplinkStream? stream, out PickStatus pick);
+        StreamOpenStatus status = _picker.OpenStream(exchange, out IHttpExchange? stream, out PickStatus pick);
 
         Assert.Equal(StreamOpenStatus.UplinkClosed, status);
         Assert.Null(stream);
@@ -82,14 +82,14 @@ public sealed class UplinkPickerTests : IAsyncDisposable
         _registry.Register("abc", _second.Server, instanceId: "second");
         ProxyExchange exchange = Exchange("abc");
         UplinkPicker.ApplyPolicy(exchange);
-        Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? firstStream, out _));
+        Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out IHttpExchange? firstStream, out _));
         SessionMember failed = exchange.Member!;
         firstStream!.Dispose();
 
         for (int attempt = 0; attempt < 4; attempt++)
         {
             exchange.FailedMember = failed;
-            Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out UplinkStream? stream, out _));
+            Assert.Equal(StreamOpenStatus.Opened, _picker.OpenStream(exchange, out IHttpExchange? stream, out _));
             Assert.NotSame(failed, exchange.Member);
             stream!.Dispose();
         }
