@@ -43,7 +43,7 @@ public interface IStreamHandle : IDisposable
 
     /// <summary>
     /// Removes the listener set by <see cref="SetAbortListener"/>. True when the stream was aborted while it listened:
-    /// then it has been told (or is being told). After this returns it is never told again.
+    /// then it has been told, by this call if the abort had not reached it yet. After this returns it is never told again.
     /// </summary>
     bool ClearAbortListener();
 

@@ -130,10 +130,31 @@ internal sealed partial class UplinkStream : IHttpExchange, IByteStream
 
     /// <summary>
     /// Removes the listener set by <see cref="SetAbortListener"/>. Returns true when the stream was aborted while it
-    /// listened: then it has been told (or is being told), and whatever it guards is in an unknown state. After this
-    /// returns it is never told again.
+    /// listened: then it has been told, and whatever it guards is in an unknown state. After this returns it is never
+    /// told again.
     /// </summary>
-    public bool ClearAbortListener() => Interlocked.Exchange(ref _abortListener, null) is null;
+    /// <remarks>
+    /// An abort completes the inbound pipe under the stream's lock and tells the listener just after; an owner whose
+    /// body read fails on another thread may come here in between. The abort is already recorded then, so the listener
+    /// is told here instead (it would otherwise never be: the client would close its backend connection with a FIN and
+    /// feed a slow backend the queued bytes of a request that is over).
+    /// </remarks>
+    public bool ClearAbortListener()
+    {
+        IStreamAbortListener? listener = Interlocked.Exchange(ref _abortListener, null);
+        if (listener is null)
+        {
+            return true;
+        }
+
+        if (ResetCode is null)
+        {
+            return false;
+        }
+
+        listener.OnStreamAborted();
+        return true;
+    }
 
     /// <summary>Sends the response head (client side). With <paramref name="endStream"/> the response has no body.</summary>
     /// <exception cref="HeadTooLargeException">The head does not fit in one frame.</exception>
