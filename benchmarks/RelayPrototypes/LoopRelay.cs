@@ -37,12 +37,12 @@ internal sealed class LoopRelay
     private readonly List<Stream> _waitingForLink = [];
     private uint _nextId = 1;
 
-    private byte[] _out = new byte[1 << 20];
+    private byte[] _out = new byte[Math.Max(1 << 20, 4 * Frame.MaxPayload)];
     private int _outStart, _outEnd;
     private bool _linkBlocked;   // the link's send buffer is full: wait for EPOLLOUT
     private bool _linkOut;       // EPOLLOUT is in the link's interest
 
-    private readonly byte[] _in = new byte[256 * 1024];
+    private readonly byte[] _in = new byte[Math.Max(256 * 1024, 2 * Frame.MaxPayload)];
     private readonly byte[] _header = new byte[Frame.HeaderSize];
     private int _headerLength;
     private Stream? _payloadStream;
@@ -54,9 +54,9 @@ internal sealed class LoopRelay
         _target = target;
         _callers = callers;
         _linkSocket = link;
-        _linkSocket.NoDelay = true;
         _linkSocket.Blocking = false;
         _link = (int)_linkSocket.SafeHandle.DangerousGetHandle();
+        Native.Tune(_link);
         Native.Control(_epoll, Native.EpollCtlAdd, _link, Native.EpollIn);
         if (_callers >= 0)
         {
