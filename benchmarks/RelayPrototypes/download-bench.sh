@@ -7,8 +7,10 @@
 #   splice        payloads moved with splice(2) through pipes (SpliceMuxRelay), no copy in user space, as loop
 #   splice-big    the same with loop-big's tuning
 #   splice-again  splice-big once more, for the noise: two identical pairs measured as if they differed
+#   loop-1m, splice-1m  loop-big's and splice-big's tuning with 1 MiB frames (a pipe's size) and a 4 MiB window
+#   loop-1m-again, splice-1m-again  once more each, for the noise
 # and yarp1, one YARP hop (benchmarks/Tunnel2.YarpHop, in front of TestBackend). download.sh prints MB/s and the CPU per
-# MB of every process of each (/proc/PID/stat).
+# MB of every process of each (/proc/PID/stat; a pair's entry as NAME.1, its agent as NAME.2).
 # Usage: benchmarks/RelayPrototypes/download-bench.sh [download.sh options, e.g. --rounds 5]
 # Needs the solution built in Release. Docs: docs/benchmarks/2026-11-29-download-splice.md.
 set -euo pipefail
@@ -22,6 +24,7 @@ DLL="$HERE/bin/Release/net10.0/RelayPrototypes.dll"
 YARP_DLL="$REPO/benchmarks/Tunnel2.YarpHop/bin/Release/net10.0/Tunnel2.YarpHop.dll"
 [[ -f "$DLL" && -f "$YARP_DLL" ]] || die "build the solution in Release first (dotnet build Tunnel2.sln -c Release)" 2
 BIG="RELAY_FRAME_KIB=256 RELAY_WINDOW_KIB=2048 RELAY_NODELAY=0 RELAY_SOCKBUF_KIB=4096"
+HUGE="RELAY_FRAME_KIB=1024 RELAY_WINDOW_KIB=4096 RELAY_NODELAY=0 RELAY_SOCKBUF_KIB=4096"
 YARP_PORT=12115
 # NAME|DESIGN|ENV|PORT (the entry's; its link on PORT + 100)
 PAIRS=(
@@ -30,6 +33,10 @@ PAIRS=(
   "splice|loop-splice||12132"
   "splice-big|loop-splice|$BIG|12133"
   "splice-again|loop-splice|$BIG|12134"
+  "loop-1m|loop|$HUGE|12135"
+  "splice-1m|loop-splice|$HUGE|12136"
+  "loop-1m-again|loop|$HUGE|12137"
+  "splice-1m-again|loop-splice|$HUGE|12138"
 )
 LOGS="$(mktemp -d)"
 CHILDREN=()
@@ -63,5 +70,22 @@ for pair in "${PAIRS[@]}"; do
   log "pair $name ($design${env:+, $env}): entry pid $entry, agent pid $!"
 done
 log "relay and YARP logs in $LOGS; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$REPO/tunnel2-load-tests/scripts/download.sh" "${EXTRAS[@]}" "$@"
+status=0
+"$REPO/tunnel2-load-tests/scripts/download.sh" "${EXTRAS[@]}" "$@" || status=$?
 log "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+# On a noisy machine a round's figures move together: each target's MB/s over yarp1's in the same round, then the median.
+REPORT="$(ls -td "$REPO"/tunnel2-load-tests/reports/*-download | head -1)"
+python3 - "$REPORT/runs.txt" <<'PY' | tee "$REPORT/ratios.txt"
+import statistics, sys
+speed = {}
+for line in open(sys.argv[1]):
+    b, t, r, s, *_ = line.split()
+    if b == "testbackend":
+        speed[(t, int(r))] = int(s)
+rounds = sorted({r for _, r in speed})
+print(f"{'target':<18} median of the per-round ratios to yarp1 (per round)")
+for t in dict.fromkeys(t for t, _ in speed):
+    ratios = [speed[(t, r)] / speed[("yarp1", r)] for r in rounds if (t, r) in speed and speed.get(("yarp1", r))]
+    print(f"{t:<18} {statistics.median(ratios):.3f}   ({', '.join(f'{x:.2f}' for x in ratios)})")
+PY
+exit "$status"

@@ -30,7 +30,7 @@ Per round, for each backend and target in turn, one 'curl -o /dev/null' of BYTES
   nginx        a file of BYTES served by nginx (sendfile) on :$FILE_PORT: direct, one nginx hop, two hops, Tunnel2
                (a second TunnelClient, session $FILE_SESSION, relays to it)
   --extra NAME=BASE_URL[@PIDS]  one more TestBackend target at BASE_URL/loadtest/bytes/BYTES, e.g. from
-               variant.sh; the PIDS' memory growth is reported like Tunnel2's
+               variant.sh; the PIDS' memory growth and CPU are reported like Tunnel2's, as NAME.1, NAME.2, ...
 Prints the median MB/s (10^6 bytes per second), its ratio to direct, the peak RSS growth of each Tunnel2
 process during its downloads (sampled every 0.1 s), and the CPU per MB of each process of Tunnel2, of the
 nginx hops (master and workers) and of the --extra PIDS (from /proc/PID/stat, in clock ticks).
@@ -113,7 +113,8 @@ RUNS=(
 )
 for e in "${!EXTRA_URL[@]}"; do
   pids="-"
-  [[ -n "${EXTRA_PIDS[$e]}" ]] && pids="$(for p in ${EXTRA_PIDS[$e]}; do printf '%s:%s,' "$e" "$p"; done)" && pids="${pids%,}"
+  # NAME.1, NAME.2, ...: the PIDS in their order (the relay pairs': entry, agent)
+  [[ -n "${EXTRA_PIDS[$e]}" ]] && pids="$(i=0; for p in ${EXTRA_PIDS[$e]}; do printf '%s.%s:%s,' "$e" $((++i)) "$p"; done)" && pids="${pids%,}"
   RUNS+=("testbackend $e ${EXTRA_URL[$e]}/loadtest/bytes/$BYTES $pids")
 done
 RUNS+=(
@@ -185,15 +186,15 @@ for line in open(sys.argv[1]):
             c = cpu.setdefault((b, t), {}).setdefault(name, {})
             c.setdefault(len(rows[(b, t)]), 0)
             c[len(rows[(b, t)])] += int(ticks[0]) * 1e6 / hz / (int(size) / 1e6)
-print(f"{'backend/target':<20} {'median MB/s':>12} {'x direct':>9}   runs (MB/s)   peak RSS growth")
+print(f"{'backend/target':<24} {'median MB/s':>12} {'x direct':>9}   runs (MB/s)   peak RSS growth")
 for (b, t), speeds in rows.items():
     med, direct = statistics.median(speeds), statistics.median(rows[(b, "direct")])
     grown = ", ".join(f"{k} +{v / 1024:.1f} MiB" for k, v in growth.get((b, t), {}).items())
-    print(f"{b + '/' + t:<20} {med:>12,.0f} {med / direct:>9.3f}   {', '.join(f'{s:,.0f}' for s in speeds)}   {grown}")
+    print(f"{b + '/' + t:<24} {med:>12,.0f} {med / direct:>9.3f}   {', '.join(f'{s:,.0f}' for s in speeds)}   {grown}")
 print(f"\nCPU per MB (median over the rounds, microseconds per 10^6 bytes, from /proc/PID/stat at {hz} ticks/s)")
 for (b, t), names in cpu.items():
     per = {n: statistics.median(r.values()) for n, r in names.items()}
     total = statistics.median([sum(names[n].get(i, 0) for n in names) for i in range(1, len(rows[(b, t)]) + 1)])
-    print(f"{b + '/' + t:<20} total {total:>7,.0f}   " + ", ".join(f"{n} {v:,.0f}" for n, v in per.items()))
+    print(f"{b + '/' + t:<24} total {total:>7,.0f}   " + ", ".join(f"{n} {v:,.0f}" for n, v in per.items()))
 PY
 exit "$errors"
