@@ -11,7 +11,10 @@
 #   loop-1m-again, splice-1m-again  once more each, for the noise
 # and yarp1, one YARP hop (benchmarks/Tunnel2.YarpHop, in front of TestBackend). download.sh prints MB/s and the CPU per
 # MB of every process of each (/proc/PID/stat; a pair's entry as NAME.1, its agent as NAME.2).
-# Usage: benchmarks/RelayPrototypes/download-bench.sh [download.sh options, e.g. --rounds 5]
+# With --factors first, the pairs are loop-1m (twice) and loop-1m with one setting at a time back at loop's: TCP_NODELAY
+# on (loop-1m-nodelay), the kernel's socket buffers (loop-1m-autobuf), 256 KiB and 64 KiB frames (loop-256k-w4m,
+# loop-64k-w4m).
+# Usage: benchmarks/RelayPrototypes/download-bench.sh [--factors] [download.sh options, e.g. --rounds 5]
 # Needs the solution built in Release. Docs: docs/benchmarks/2026-11-29-download-splice.md.
 set -euo pipefail
 
@@ -38,6 +41,18 @@ PAIRS=(
   "loop-1m-again|loop|$HUGE|12137"
   "splice-1m-again|loop-splice|$HUGE|12138"
 )
+if [[ "${1:-}" == --factors ]]; then
+  # Which of loop-1m's settings buys what: each left at loop's value in turn.
+  shift
+  PAIRS=(
+    "loop-1m|loop|$HUGE|12135"
+    "loop-1m-again|loop|$HUGE|12137"
+    "loop-1m-nodelay|loop|${HUGE/RELAY_NODELAY=0/RELAY_NODELAY=1}|12139"
+    "loop-1m-autobuf|loop|${HUGE/ RELAY_SOCKBUF_KIB=4096/}|12140"
+    "loop-256k-w4m|loop|${HUGE/RELAY_FRAME_KIB=1024/RELAY_FRAME_KIB=256}|12141"
+    "loop-64k-w4m|loop|${HUGE/RELAY_FRAME_KIB=1024/RELAY_FRAME_KIB=64}|12142"
+  )
+fi
 LOGS="$(mktemp -d)"
 CHILDREN=()
 cleanup() {
