@@ -30,6 +30,13 @@ internal static class Frame
         int.TryParse(Environment.GetEnvironmentVariable("RELAY_FRAME_KIB"), out int kib) && kib >= 4 ? kib * 1024 : 64 * 1024;
 
     /// <summary>
+    /// Largest read from a caller's or target's socket: <see cref="MaxPayload"/>, or RELAY_READ_KIB when larger, in which
+    /// case one read (readv) fills several frames' payloads behind their headers (design a only).
+    /// </summary>
+    public static readonly int ReadSize =
+        int.TryParse(Environment.GetEnvironmentVariable("RELAY_READ_KIB"), out int kib) && kib * 1024 > MaxPayload ? kib * 1024 : MaxPayload;
+
+    /// <summary>
     /// Per-stream window: bytes a side may send before the receiver returns credit. Tunnel2 and yamux: 256 KiB (the
     /// default); OpenSSH's forwarded channels: 2 MiB. RELAY_WINDOW_KIB sets another, on both processes alike.
     /// </summary>

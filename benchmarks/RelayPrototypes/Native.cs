@@ -61,6 +61,16 @@ internal static unsafe partial class Native
     private static partial nint recv(int fd, byte* buf, nint len, int flags);
 
     [LibraryImport("libc", SetLastError = true)]
+    private static partial nint readv(int fd, IoVec* iov, int count);
+
+    [StructLayout(LayoutKind.Sequential)]
+    private struct IoVec
+    {
+        public byte* Base;
+        public nint Length;
+    }
+
+    [LibraryImport("libc", SetLastError = true)]
     private static partial nint send(int fd, byte* buf, nint len, int flags);
 
     [LibraryImport("libc", SetLastError = true)]
@@ -178,6 +188,40 @@ internal static unsafe partial class Native
             while (true)
             {
                 nint n = recv(fd, p, into.Length, 0);
+                if (n >= 0)
+                {
+                    return (int)n;
+                }
+                int errno = Errno;
+                if (errno != EIntr)
+                {
+                    return errno == EAgain ? -1 : -2;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// One read of up to <paramref name="total"/> bytes into <paramref name="into"/> as frames' payloads: pieces of
+    /// <paramref name="segment"/> bytes, each behind a <paramref name="gap"/>-byte hole for its header (readv). Returns as
+    /// <see cref="Recv"/>.
+    /// </summary>
+    public static int RecvFramed(int fd, Span<byte> into, int segment, int gap, int total)
+    {
+        const int MaxSegments = 64;
+        IoVec* iov = stackalloc IoVec[MaxSegments];
+        fixed (byte* p = into)
+        {
+            int count = 0, offset = 0;
+            for (int left = total; left > 0 && count < MaxSegments; count++, left -= segment)
+            {
+                iov[count].Base = p + offset + gap;
+                iov[count].Length = Math.Min(segment, left);
+                offset += gap + segment;
+            }
+            while (true)
+            {
+                nint n = readv(fd, iov, count);
                 if (n >= 0)
                 {
                     return (int)n;

@@ -14,7 +14,8 @@
 # With --factors first, the pairs are loop-1m (twice) and loop-1m with one setting at a time back at loop's: TCP_NODELAY
 # on (loop-1m-nodelay), the kernel's socket buffers (loop-1m-autobuf), 256 KiB and 64 KiB frames (loop-256k-w4m,
 # loop-64k-w4m).
-# Usage: benchmarks/RelayPrototypes/download-bench.sh [--factors] [download.sh options, e.g. --rounds 5]
+# With --reads first: loop-1m, loop-256k-w4m and, twice, 1 MiB reads cut into 256 KiB frames (loop-r1m-f256k).
+# Usage: benchmarks/RelayPrototypes/download-bench.sh [--factors|--reads] [download.sh options, e.g. --rounds 5]
 # Needs the solution built in Release. Docs: docs/benchmarks/2026-11-29-download-splice.md.
 set -euo pipefail
 
@@ -51,6 +52,17 @@ if [[ "${1:-}" == --factors ]]; then
     "loop-1m-autobuf|loop|${HUGE/ RELAY_SOCKBUF_KIB=4096/}|12140"
     "loop-256k-w4m|loop|${HUGE/RELAY_FRAME_KIB=1024/RELAY_FRAME_KIB=256}|12141"
     "loop-64k-w4m|loop|${HUGE/RELAY_FRAME_KIB=1024/RELAY_FRAME_KIB=64}|12142"
+  )
+fi
+if [[ "${1:-}" == --reads ]]; then
+  # 1 MiB reads cut into 256 KiB frames (one readv, the headers written into holes) against 1 MiB and 256 KiB frames.
+  shift
+  R1M="RELAY_READ_KIB=1024 ${HUGE/RELAY_FRAME_KIB=1024/RELAY_FRAME_KIB=256}"
+  PAIRS=(
+    "loop-1m|loop|$HUGE|12135"
+    "loop-256k-w4m|loop|${HUGE/RELAY_FRAME_KIB=1024/RELAY_FRAME_KIB=256}|12141"
+    "loop-r1m-f256k|loop|$R1M|12143"
+    "loop-r1m-f256k-again|loop|$R1M|12144"
   )
 fi
 LOGS="$(mktemp -d)"
