@@ -11,7 +11,8 @@ namespace Tunnel2.RelayPrototypes;
 /// mux (c: the runtime's async sockets, multiplexed; set the DOTNET_SYSTEM_NET_SOCKETS_* variables from outside),
 /// splice (b on a's loop: a data connection per caller, relayed with splice(2)), loop-lib (a rebuilt on the
 /// Tunnel2.Loops library), loop-splice (a with payloads moved by splice(2) through pipes, no copy in user space).
-/// RELAY_WINDOW_KIB, RELAY_FRAME_KIB, RELAY_SOCKBUF_KIB and RELAY_NODELAY tune loop and loop-splice (Frame, Native).
+/// RELAY_WINDOW_KIB, RELAY_FRAME_KIB, RELAY_SOCKBUF_KIB and RELAY_NODELAY tune loop and loop-splice (Frame, Native);
+/// RELAY_READ_KIB lets loop read more than a frame at once.
 /// </summary>
 internal static class Program
 {
