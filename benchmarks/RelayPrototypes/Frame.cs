@@ -22,8 +22,19 @@ internal static class Frame
 {
     public const int HeaderSize = 9;
 
-    /// <summary>Largest payload of one data frame: one read from a caller's or target's socket.</summary>
-    public const int MaxPayload = 64 * 1024;
+    /// <summary>
+    /// Largest payload of one data frame: one read from a caller's or target's socket. 64 KiB, or RELAY_FRAME_KIB on both
+    /// processes alike (the bulk variants measure 256 KiB: fewer frames and syscalls per MB).
+    /// </summary>
+    public static readonly int MaxPayload =
+        int.TryParse(Environment.GetEnvironmentVariable("RELAY_FRAME_KIB"), out int kib) && kib >= 4 ? kib * 1024 : 64 * 1024;
+
+    /// <summary>
+    /// Largest read from a caller's or target's socket: <see cref="MaxPayload"/>, or RELAY_READ_KIB when larger, in which
+    /// case one read (readv) fills several frames' payloads behind their headers (design a only).
+    /// </summary>
+    public static readonly int ReadSize =
+        int.TryParse(Environment.GetEnvironmentVariable("RELAY_READ_KIB"), out int kib) && kib * 1024 > MaxPayload ? kib * 1024 : MaxPayload;
 
     /// <summary>
     /// Per-stream window: bytes a side may send before the receiver returns credit. Tunnel2 and yamux: 256 KiB (the

@@ -37,12 +37,12 @@ internal sealed class LoopRelay
     private readonly List<Stream> _waitingForLink = [];
     private uint _nextId = 1;
 
-    private byte[] _out = new byte[1 << 20];
+    private byte[] _out = new byte[Math.Max(1 << 20, 4 * Frame.ReadSize)];
     private int _outStart, _outEnd;
     private bool _linkBlocked;   // the link's send buffer is full: wait for EPOLLOUT
     private bool _linkOut;       // EPOLLOUT is in the link's interest
 
-    private readonly byte[] _in = new byte[256 * 1024];
+    private readonly byte[] _in = new byte[Math.Max(256 * 1024, 2 * Frame.ReadSize)];
     private readonly byte[] _header = new byte[Frame.HeaderSize];
     private int _headerLength;
     private Stream? _payloadStream;
@@ -54,9 +54,9 @@ internal sealed class LoopRelay
         _target = target;
         _callers = callers;
         _linkSocket = link;
-        _linkSocket.NoDelay = true;
         _linkSocket.Blocking = false;
         _link = (int)_linkSocket.SafeHandle.DangerousGetHandle();
+        Native.Tune(_link);
         Native.Control(_epoll, Native.EpollCtlAdd, _link, Native.EpollIn);
         if (_callers >= 0)
         {
@@ -186,6 +186,14 @@ internal sealed class LoopRelay
                 _waitingForLink.Add(stream);
                 return;
             }
+            if (Frame.ReadSize > Frame.MaxPayload)
+            {
+                if (!ReadFramed(stream))
+                {
+                    return;
+                }
+                continue;
+            }
             int want = Math.Min(Math.Min(_out.Length - _outEnd - Frame.HeaderSize, Frame.MaxPayload), stream.Credit);
             int n = Native.Recv(stream.Fd, _out.AsSpan(_outEnd + Frame.HeaderSize, want));
             if (n == -1)
@@ -211,6 +219,42 @@ internal sealed class LoopRelay
                 return;
             }
         }
+    }
+
+    /// <summary>
+    /// One read larger than a frame (RELAY_READ_KIB): readv into the link's output buffer as several frames' payloads,
+    /// each behind the hole its header is then written into.
+    /// </summary>
+    /// <returns>true when the read filled all it asked for (more may be waiting).</returns>
+    private bool ReadFramed(Stream stream)
+    {
+        int step = Frame.HeaderSize + Frame.MaxPayload, room = _out.Length - _outEnd;
+        int fits = room / step * Frame.MaxPayload + Math.Max(0, room % step - Frame.HeaderSize);
+        int want = Math.Min(Math.Min(Frame.ReadSize, stream.Credit), fits);
+        int n = Native.RecvFramed(stream.Fd, _out.AsSpan(_outEnd), Frame.MaxPayload, Frame.HeaderSize, want);
+        if (n == -1)
+        {
+            return false;
+        }
+        if (n <= 0)
+        {
+            if (n == -2)
+            {
+                Fail(stream);
+                return false;
+            }
+            stream.LocalEof = true;
+            AppendControl(FrameType.Fin, stream.Id, 0);
+            return false;
+        }
+        for (int left = n; left > 0; left -= Frame.MaxPayload)
+        {
+            int length = Math.Min(left, Frame.MaxPayload);
+            Frame.Write(_out.AsSpan(_outEnd), FrameType.Data, stream.Id, length);
+            _outEnd += Frame.HeaderSize + length;
+        }
+        stream.Credit -= n;
+        return n == want;
     }
 
     /// <returns>false when the link is gone.</returns>

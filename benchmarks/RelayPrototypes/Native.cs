@@ -12,7 +12,16 @@ internal static unsafe partial class Native
     public const int EAgain = 11, EInProgress = 115, EIntr = 4;
     private const int AfInet = 2, SockStream = 1, SockNonBlock = 0x800, SockCloExec = 0x80000;
     private const int SolSocket = 1, SoReuseAddr = 2, SoError = 4, IpProtoTcp = 6, TcpNoDelay = 1;
-    private const int MsgNoSignal = 0x4000, ShutWr = 1;
+    private const int MsgNoSignal = 0x4000, MsgMore = 0x8000, ShutWr = 1;
+    private const int SoSndBufForce = 32, SoRcvBufForce = 33;
+
+    /// <summary>RELAY_SOCKBUF_KIB: SO_SNDBUF and SO_RCVBUF of every socket (forced past rmem_max/wmem_max, which needs
+    /// root); 0, the default, leaves the kernel's autotuning alone.</summary>
+    private static readonly int SocketBuffer =
+        int.TryParse(Environment.GetEnvironmentVariable("RELAY_SOCKBUF_KIB"), out int kib) && kib > 0 ? kib * 1024 : 0;
+
+    /// <summary>RELAY_NODELAY=0 leaves Nagle on (the bulk variants); TCP_NODELAY is set otherwise, as Tunnel2 does.</summary>
+    private static readonly bool NoDelayWanted = Environment.GetEnvironmentVariable("RELAY_NODELAY") != "0";
     private const int FSetPipeSize = 1031;
     private const uint SpliceMove = 1, SpliceNonBlock = 2;
 
@@ -52,6 +61,16 @@ internal static unsafe partial class Native
     private static partial nint recv(int fd, byte* buf, nint len, int flags);
 
     [LibraryImport("libc", SetLastError = true)]
+    private static partial nint readv(int fd, IoVec* iov, int count);
+
+    [StructLayout(LayoutKind.Sequential)]
+    private struct IoVec
+    {
+        public byte* Base;
+        public nint Length;
+    }
+
+    [LibraryImport("libc", SetLastError = true)]
     private static partial nint send(int fd, byte* buf, nint len, int flags);
 
     [LibraryImport("libc", SetLastError = true)]
@@ -85,7 +104,10 @@ internal static unsafe partial class Native
         {
             throw new InvalidOperationException($"pipe2 failed: errno {Errno}");
         }
-        fcntl(fds[1], FSetPipeSize, size);
+        if (fcntl(fds[1], FSetPipeSize, size) < 0)
+        {
+            Console.Error.WriteLine($"F_SETPIPE_SZ {size} failed: errno {Errno}");
+        }
         return (fds[0], fds[1]);
     }
 
@@ -135,7 +157,7 @@ internal static unsafe partial class Native
     public static int Connect(IPEndPoint to)
     {
         int fd = NewSocket();
-        NoDelay(fd);
+        Tune(fd);
         byte* addr = stackalloc byte[16];
         SockAddr(to, addr);
         if (connect(fd, addr, 16) != 0 && Errno != EInProgress)
@@ -153,7 +175,7 @@ internal static unsafe partial class Native
         int fd = accept4(listenFd, 0, 0, SockNonBlock | SockCloExec);
         if (fd >= 0)
         {
-            NoDelay(fd);
+            Tune(fd);
         }
         return fd;
     }
@@ -179,14 +201,49 @@ internal static unsafe partial class Native
         }
     }
 
-    /// <summary>Bytes sent (0 when the socket's buffer is full); -2 on an error.</summary>
-    public static int Send(int fd, ReadOnlySpan<byte> from)
+    /// <summary>
+    /// One read of up to <paramref name="total"/> bytes into <paramref name="into"/> as frames' payloads: pieces of
+    /// <paramref name="segment"/> bytes, each behind a <paramref name="gap"/>-byte hole for its header (readv). Returns as
+    /// <see cref="Recv"/>.
+    /// </summary>
+    public static int RecvFramed(int fd, Span<byte> into, int segment, int gap, int total)
+    {
+        const int MaxSegments = 64;
+        IoVec* iov = stackalloc IoVec[MaxSegments];
+        fixed (byte* p = into)
+        {
+            int count = 0, offset = 0;
+            for (int left = total; left > 0 && count < MaxSegments; count++, left -= segment)
+            {
+                iov[count].Base = p + offset + gap;
+                iov[count].Length = Math.Min(segment, left);
+                offset += gap + segment;
+            }
+            while (true)
+            {
+                nint n = readv(fd, iov, count);
+                if (n >= 0)
+                {
+                    return (int)n;
+                }
+                int errno = Errno;
+                if (errno != EIntr)
+                {
+                    return errno == EAgain ? -1 : -2;
+                }
+            }
+        }
+    }
+
+    /// <summary>Bytes sent (0 when the socket's buffer is full); -2 on an error. <paramref name="more"/>: MSG_MORE, more
+    /// bytes follow at once (a frame header before its spliced payload), so that the header does not leave alone.</summary>
+    public static int Send(int fd, ReadOnlySpan<byte> from, bool more = false)
     {
         fixed (byte* p = from)
         {
             while (true)
             {
-                nint n = send(fd, p, from.Length, MsgNoSignal);
+                nint n = send(fd, p, from.Length, more ? MsgNoSignal | MsgMore : MsgNoSignal);
                 if (n >= 0)
                 {
                     return (int)n;
@@ -215,10 +272,17 @@ internal static unsafe partial class Native
         return fd >= 0 ? fd : throw new InvalidOperationException($"socket() failed: errno {Errno}");
     }
 
-    private static void NoDelay(int fd)
+    /// <summary>The socket options every relayed socket gets: TCP_NODELAY and the buffer sizes, as the environment says.</summary>
+    public static void Tune(int fd)
     {
-        int one = 1;
-        setsockopt(fd, IpProtoTcp, TcpNoDelay, &one, sizeof(int));
+        int value = NoDelayWanted ? 1 : 0;
+        setsockopt(fd, IpProtoTcp, TcpNoDelay, &value, sizeof(int));
+        if (SocketBuffer > 0)
+        {
+            value = SocketBuffer;
+            setsockopt(fd, SolSocket, SoSndBufForce, &value, sizeof(int));
+            setsockopt(fd, SolSocket, SoRcvBufForce, &value, sizeof(int));
+        }
     }
 
     /// <summary>struct sockaddr_in: family, port (network order), IPv4 address, 8 zero bytes.</summary>

@@ -30,9 +30,10 @@ Per round, for each backend and target in turn, one 'curl -o /dev/null' of BYTES
   nginx        a file of BYTES served by nginx (sendfile) on :$FILE_PORT: direct, one nginx hop, two hops, Tunnel2
                (a second TunnelClient, session $FILE_SESSION, relays to it)
   --extra NAME=BASE_URL[@PIDS]  one more TestBackend target at BASE_URL/loadtest/bytes/BYTES, e.g. from
-               variant.sh; the PIDS' memory growth is reported like Tunnel2's
-Prints the median MB/s (10^6 bytes per second), its ratio to direct, and the peak RSS growth of each Tunnel2
-process during its downloads (sampled every 0.1 s).
+               variant.sh; the PIDS' memory growth and CPU are reported like Tunnel2's, as NAME.1, NAME.2, ...
+Prints the median MB/s (10^6 bytes per second), its ratio to direct, the peak RSS growth of each Tunnel2
+process during its downloads (sampled every 0.1 s), and the CPU per MB of each process of Tunnel2, of the
+nginx hops (master and workers) and of the --extra PIDS (from /proc/PID/stat, in clock ticks).
 
 Uses the running stack, or starts tunnel2-deploy/dev/run-local.sh and stops it at the end.
 Environment: DOWNLOAD_ROUNDS ($ROUNDS), DOWNLOAD_BYTES, DOWNLOAD_NGINX_PORT, DOWNLOAD_NGINX_HOP_PORT,
@@ -95,6 +96,9 @@ nginx_conf hop 2 "  proxy_buffering on; proxy_max_temp_file_size 0;
   server { listen 127.0.0.1:$HOP2_PORT;
     location / { proxy_pass http://hop1; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 start_nginx hop "http://127.0.0.1:$HOP2_PORT/files/loadtest/ping"
+# The hop nginx's master and workers: their CPU per MB is the hops' (both hops' for nginx2, one nginx serving both).
+HOP_PIDS="$(for p in "${NGINX_PIDS[-1]}" $(pgrep -P "${NGINX_PIDS[-1]}" || true); do printf 'nginx-hop:%s,' "$p"; done)"
+HOP_PIDS="${HOP_PIDS%,}"
 start_session_client "$FILE_SESSION" "http://127.0.0.1:$FILE_PORT" "$TUNNEL_TOKEN" "$REPORT_DIR/client-files.log" "$CLIENT_PID"
 FILE_CLIENT_PID=$!
 wait_pong "the TunnelClient for the nginx file backend" "$FILE_CLIENT_PID" \
@@ -103,19 +107,20 @@ wait_pong "the TunnelClient for the nginx file backend" "$FILE_CLIENT_PID" \
 # "backend target URL PIDS" per run; PIDS are the Tunnel2 processes whose memory is watched.
 RUNS=(
   "testbackend direct $DIRECT_BASE/loadtest/bytes/$BYTES -"
-  "testbackend nginx1 http://127.0.0.1:$HOP_PORT/testbackend/loadtest/bytes/$BYTES -"
-  "testbackend nginx2 http://127.0.0.1:$HOP2_PORT/testbackend/loadtest/bytes/$BYTES -"
+  "testbackend nginx1 http://127.0.0.1:$HOP_PORT/testbackend/loadtest/bytes/$BYTES $HOP_PIDS"
+  "testbackend nginx2 http://127.0.0.1:$HOP2_PORT/testbackend/loadtest/bytes/$BYTES $HOP_PIDS"
   "testbackend tunnel $TUNNEL_BASE/loadtest/bytes/$BYTES TunnelServer:$SERVER_PID,TunnelClient:$CLIENT_PID"
 )
 for e in "${!EXTRA_URL[@]}"; do
   pids="-"
-  [[ -n "${EXTRA_PIDS[$e]}" ]] && pids="$(for p in ${EXTRA_PIDS[$e]}; do printf '%s:%s,' "$e" "$p"; done)" && pids="${pids%,}"
+  # NAME.1, NAME.2, ...: the PIDS in their order (the relay pairs': entry, agent)
+  [[ -n "${EXTRA_PIDS[$e]}" ]] && pids="$(i=0; for p in ${EXTRA_PIDS[$e]}; do printf '%s.%s:%s,' "$e" $((++i)) "$p"; done)" && pids="${pids%,}"
   RUNS+=("testbackend $e ${EXTRA_URL[$e]}/loadtest/bytes/$BYTES $pids")
 done
 RUNS+=(
   "nginx direct http://127.0.0.1:$FILE_PORT/loadtest/bytes/$BYTES -"
-  "nginx nginx1 http://127.0.0.1:$HOP_PORT/files/loadtest/bytes/$BYTES -"
-  "nginx nginx2 http://127.0.0.1:$HOP2_PORT/files/loadtest/bytes/$BYTES -"
+  "nginx nginx1 http://127.0.0.1:$HOP_PORT/files/loadtest/bytes/$BYTES $HOP_PIDS"
+  "nginx nginx2 http://127.0.0.1:$HOP2_PORT/files/loadtest/bytes/$BYTES $HOP_PIDS"
   "nginx tunnel http://127.0.0.1:$PUBLIC_PORT/session/$FILE_SESSION/loadtest/bytes/$BYTES TunnelServer:$SERVER_PID,TunnelClient:$FILE_CLIENT_PID"
 )
 
@@ -133,7 +138,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
     declare -A base=() peak=()
     procs=()
     [[ "$pids" != - ]] && IFS=, read -r -a procs <<<"$pids"
-    for proc in "${procs[@]}"; do base[$proc]=$(rss_kib "${proc##*:}"); base[$proc]=${base[$proc]:-0}; peak[$proc]=${base[$proc]}; done
+    declare -A ticks=()
+    for proc in "${procs[@]}"; do
+      base[$proc]=$(rss_kib "${proc##*:}"); base[$proc]=${base[$proc]:-0}; peak[$proc]=${base[$proc]}
+      ticks[$proc]=$(stat_ticks "/proc/${proc##*:}/stat")
+    done
     # CHILD_PID: cleanup's stop_child ends the download if the script is interrupted.
     curl -s -o /dev/null --max-time 300 -w '%{speed_download} %{size_download}\n' "$url" >"$REPORT_DIR/curl.out" &
     CHILD_PID=$!
@@ -148,9 +157,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
     CHILD_PID=""
     read -r speed size <"$REPORT_DIR/curl.out" || { speed=0; size=0; }
     growth=""
-    for proc in "${procs[@]}"; do growth+=" $proc:$((peak[$proc] - base[$proc]))"; done
+    for proc in "${procs[@]}"; do
+      growth+=" $proc:$((peak[$proc] - base[$proc])):$(($(stat_ticks "/proc/${proc##*:}/stat") - ticks[$proc]))"
+    done
     echo "$b $t $round ${speed%.*} $size$growth" >>"$REPORT_DIR/runs.txt"
-    unset base peak
+    unset base peak ticks
     if [[ "$size" != "$BYTES" ]]; then
       errors=1
       warn "$b $t round $round: $size of $BYTES bytes"
@@ -159,20 +170,31 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
-python3 - "$REPORT_DIR/runs.txt" <<'PY' | tee "$REPORT_DIR/summary.txt"
+python3 - "$REPORT_DIR/runs.txt" "$(getconf CLK_TCK)" <<'PY' | tee "$REPORT_DIR/summary.txt"
 import statistics, sys
-rows, growth = {}, {}
+rows, growth, cpu = {}, {}, {}
+hz = int(sys.argv[2])
 for line in open(sys.argv[1]):
-    b, t, _, speed, _, *procs = line.split()
+    b, t, _, speed, size, *procs = line.split()
     rows.setdefault((b, t), []).append(int(speed) / 1e6)
     for p in procs:
-        name, pid, kib = p.split(":")
+        name, pid, kib, *ticks = p.split(":")
         g = growth.setdefault((b, t), {})
         g[f"{name} (pid {pid})"] = max(g.get(f"{name} (pid {pid})", 0), int(kib))
-print(f"{'backend/target':<20} {'median MB/s':>12} {'x direct':>9}   runs (MB/s)   peak RSS growth")
+        if ticks and int(size) > 0:
+            # CPU microseconds per MB (10^6 bytes); the processes of one name (nginx's master and workers) summed
+            c = cpu.setdefault((b, t), {}).setdefault(name, {})
+            c.setdefault(len(rows[(b, t)]), 0)
+            c[len(rows[(b, t)])] += int(ticks[0]) * 1e6 / hz / (int(size) / 1e6)
+print(f"{'backend/target':<24} {'median MB/s':>12} {'x direct':>9}   runs (MB/s)   peak RSS growth")
 for (b, t), speeds in rows.items():
     med, direct = statistics.median(speeds), statistics.median(rows[(b, "direct")])
     grown = ", ".join(f"{k} +{v / 1024:.1f} MiB" for k, v in growth.get((b, t), {}).items())
-    print(f"{b + '/' + t:<20} {med:>12,.0f} {med / direct:>9.3f}   {', '.join(f'{s:,.0f}' for s in speeds)}   {grown}")
+    print(f"{b + '/' + t:<24} {med:>12,.0f} {med / direct:>9.3f}   {', '.join(f'{s:,.0f}' for s in speeds)}   {grown}")
+print(f"\nCPU per MB (median over the rounds, microseconds per 10^6 bytes, from /proc/PID/stat at {hz} ticks/s)")
+for (b, t), names in cpu.items():
+    per = {n: statistics.median(r.values()) for n, r in names.items()}
+    total = statistics.median([sum(names[n].get(i, 0) for n in names) for i in range(1, len(rows[(b, t)]) + 1)])
+    print(f"{b + '/' + t:<24} total {total:>7,.0f}   " + ", ".join(f"{n} {v:,.0f}" for n, v in per.items()))
 PY
 exit "$errors"
