@@ -31,7 +31,8 @@ internal static class PoolTrim
             // Buffers let go are only garbage: an idle process allocates too little for the collector to come by and
             // to give their memory back (RSS measured flat for as long as it was watched), and a collection that does
             // not compact leaves most of it committed. The pools were idle for a whole period, so the pause is no
-            // stream's; at most one a period, about six after a crowd as the pools halve (PoolTrimProcessTests).
+            // stream's; at most one a period, about six after a crowd as the pools halve
+            // (docs/benchmarks/2026-11-29-process-limits.md).
             GC.Collect(2, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         }
     }

@@ -7,10 +7,8 @@ namespace Tunnel2.EndToEndTests.Crowds;
 /// (Tunnel2.Protocol.Buffers, up to 64 MiB a process) goes back to the system once the processes idle. The trim period
 /// is a second here (TunnelServer:Uplink:BufferTrimPeriod, TunnelClient:Uplink:BufferTrimPeriod; 10 s by default), and
 /// each process's resident memory is read on its own until it is back within a bound of what it was before the storm.
-/// Measured 11 s after the storm, over a baseline of server 76 MiB and client 58 MiB: server +49 MiB, client +61 MiB
-/// when the trim only let the buffers go (no collection came by, RSS stayed at its peak); +37/+31 with a background
-/// collection after each trim, +40/+27 with a blocking one that does not compact; +28/+13 with the compacting
-/// collection PoolTrim now asks for. What stays is mostly code the storm made the runtime compile.
+/// Without the compacting collection PoolTrim asks for after a trim, nothing came back: the figures, and the bounds'
+/// origin, are in docs/benchmarks/2026-11-29-process-limits.md.
 /// </summary>
 public sealed class PoolTrimProcessTests
 {
