@@ -26,6 +26,9 @@ public sealed partial class SilentLoginsProcessTests
     /// <summary>Resident memory per waiting login: measured 7.4 KiB (a socket, its handshake's state and timer, the late client's login included); four times that.</summary>
     private const long BytesPerLogin = 32 * 1024;
 
+    /// <summary>Descriptors the server opens and closes of its own while the crowd connects (a pooled connection, a timer's).</summary>
+    private const int OwnDescriptors = 8;
+
     [Fact]
     public async Task A_thousand_silent_logins_cost_the_server_process_no_thread_each_and_are_answered_408_at_the_login_timeout()
     {
@@ -39,9 +42,9 @@ public sealed partial class SilentLoginsProcessTests
                 logins[i] = await SilentLogin.ConnectAsync(stack.TunnelUrl.Port);
             }
 
-            // Every one accepted: a descriptor each in the server.
+            // Every one accepted: a descriptor each in the server (less a few of its own that come and go, measured 1).
             ProcessStatus waiting = idle;
-            if (!await Eventually.TryWaitAsync(() => (waiting = ProcessStatus.Of(stack.Server.Id)).OpenFiles >= idle.OpenFiles + Logins, LoginTimeout))
+            if (!await Eventually.TryWaitAsync(() => (waiting = ProcessStatus.Of(stack.Server.Id)).OpenFiles >= idle.OpenFiles + Logins - OwnDescriptors, LoginTimeout))
             {
                 Assert.Fail($"the server holds {waiting.OpenFiles - idle.OpenFiles} more descriptors, not {Logins} ({idle} before, {waiting} now)");
             }
