@@ -44,6 +44,7 @@ public static class TunnelServerApp
         TunnelServerOptions options = BindAndValidate(builder.Configuration);
         // Every log event carries the node's name (structured sinks show it; the console template may add {Node}).
         builder.Configuration.AddInMemoryCollection([new("Serilog:Properties:Node", options.Cluster.ResolvedNodeName)]);
+        Tunnel2.Protocol.Buffers.BufferPools.SetTrimPeriod(options.Uplink.BufferTrimPeriod); // the pools are the process's
 
         AddCoreServices(builder.Services, builder.Configuration);
         builder.Services.AddSingleton(ListenersOf(options));

@@ -75,23 +75,27 @@ internal sealed class DataBufferPool
 
     /// <summary>
     /// When nothing was rented since the last call, lets half of the free arrays of each size go (rounded up, so the
-    /// last one goes too); otherwise keeps them all and starts a new period.
+    /// last one goes too); otherwise keeps them all and starts a new period. Returns the bytes let go.
     /// </summary>
-    public void TrimIfIdle()
+    public long TrimIfIdle()
     {
         if (_rentedSinceTrim)
         {
             _rentedSinceTrim = false;
-            return;
+            return 0;
         }
 
+        long released = 0;
         foreach (ConcurrentQueue<byte[]> free in _free)
         {
             for (int drop = (free.Count + 1) / 2; drop > 0 && free.TryDequeue(out byte[]? array); drop--)
             {
                 Interlocked.Add(ref _retainedBytes, -array.Length);
+                released += array.Length;
             }
         }
+
+        return released;
     }
 
     private static DataBufferPool StartTrimmed()

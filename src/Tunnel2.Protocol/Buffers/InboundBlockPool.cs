@@ -56,20 +56,24 @@ internal sealed class InboundBlockPool : MemoryPool<byte>
 
     /// <summary>
     /// When nothing was rented since the last call, lets half of the free blocks go (rounded up, so the last one goes
-    /// too); otherwise keeps them all and starts a new period.
+    /// too); otherwise keeps them all and starts a new period. Returns the bytes let go.
     /// </summary>
-    public void TrimIfIdle()
+    public long TrimIfIdle()
     {
         if (_rentedSinceTrim)
         {
             _rentedSinceTrim = false;
-            return;
+            return 0;
         }
 
+        long released = 0;
         for (int drop = (_free.Count + 1) / 2; drop > 0 && _free.TryDequeue(out _); drop--)
         {
             Interlocked.Decrement(ref _freeCount);
+            released += BlockSize;
         }
+
+        return released;
     }
 
     protected override void Dispose(bool disposing)

@@ -108,6 +108,10 @@ public static partial class CommandLine
               one gather send per turn (docs/protocol.md §9); Linux on x86-64 only, elsewhere Sockets is used.
               Sockets: a reader task and a writer task over the runtime's sockets, as before. TLS and WebSocket
               uplinks always use Sockets.
+          TunnelClient:Uplink:BufferTrimPeriod  [default 00:00:10]
+              How often the process's stream buffer pools, when nobody rented from them since the last look, let half
+              of their free buffers go: what a crowd left in them (up to 64 MiB) goes back over a few periods once the
+              process idles.
 
         TunnelClient:Tls: How an https:// server's certificate is checked (section TunnelClient:Tls; docs/running.md,
           "TLS to the server"); by default the system's trust store.
@@ -225,6 +229,7 @@ public static partial class CommandLine
         "TunnelClient:Uplink:SegmentSize",
         "TunnelClient:Uplink:QueuedDataLimit",
         "TunnelClient:Uplink:Engine",
+        "TunnelClient:Uplink:BufferTrimPeriod",
         "TunnelClient:Tls:CaCertificate",
         "TunnelClient:Tls:ServerCertificateSha256",
         "TunnelClient:Limits:MaxConcurrency",

@@ -60,6 +60,7 @@ public sealed class TunnelClientService : BackgroundService
 
     protected override Task ExecuteAsync(CancellationToken stoppingToken)
     {
+        Tunnel2.Protocol.Buffers.BufferPools.SetTrimPeriod(_options.Uplink.BufferTrimPeriod); // the pools are the process's
         IReadOnlyList<Uri> servers = ServerList.Parse(_options.Server, out _) ?? []; // validated at start
         var jobs = new List<Task>(servers.Count * _options.Uplink.Count);
         foreach (Uri server in servers)

@@ -92,6 +92,10 @@ public static partial class CommandLine
               turn (docs/protocol.md §9); Linux on x86-64 only, elsewhere Sockets is used. Sockets: a reader task and
               a writer task over the runtime's sockets, as before. An https:// tunnel port and WebSocket logins always
               use Sockets.
+          TunnelServer:Uplink:BufferTrimPeriod  [default 00:00:10]
+              How often the process's stream buffer pools, when nobody rented from them since the last look, let half
+              of their free buffers go: what a crowd left in them (up to 64 MiB) goes back over a few periods once the
+              process idles.
 
         TunnelServer:Limits: What one connection or one source address may cost the server's listeners before it is
           cut or refused (section TunnelServer:Limits). Public requests' own limits (header and body sizes, rate
@@ -270,6 +274,7 @@ public static partial class CommandLine
         "TunnelServer:Uplink:ReceiveBuffer",
         "TunnelServer:Uplink:SegmentSize",
         "TunnelServer:Uplink:Engine",
+        "TunnelServer:Uplink:BufferTrimPeriod",
         "TunnelServer:Limits:RequestHeadersTimeout",
         "TunnelServer:Limits:HandshakeTimeout",
         "TunnelServer:Limits:MaxFailedLoginsPerMinute",

@@ -67,6 +67,13 @@ public sealed class ServerUplinkOptions
     [RegularExpression("^(Loop|Sockets)$", ErrorMessage = "TunnelServer:Uplink:Engine must be 'Loop' or 'Sockets'.")]
     public string Engine { get; set; } = EngineLoop;
 
+    /// <summary>
+    /// How often the process's stream buffer pools, when nobody rented from them since the last look, let half of their
+    /// free buffers go: what a crowd left in them (up to 64 MiB) goes back over a few periods once the process idles.
+    /// </summary>
+    [TimeSpanRange("00:00:00.100", "01:00:00")]
+    public TimeSpan BufferTrimPeriod { get; set; } = Tunnel2.Protocol.Buffers.BufferPools.DefaultTrimPeriod;
+
     public const string EngineLoop = "Loop";
 
     public const string EngineSockets = "Sockets";

@@ -97,7 +97,7 @@ public sealed class StormTests
         await using MemorySampler client = MemorySampler.Start(stack.Client.Id);
         TimeSpan length = TimeSpan.FromSeconds(6);
         using var stop = new CancellationTokenSource(length);
-        Task[] callers = [.. Enumerable.Range(0, uploadCallers).Select(_ => PushUploadAsync(stack, stop.Token))];
+        Task[] callers = [.. Enumerable.Range(0, uploadCallers).Select(_ => UploadPush.RunAsync(stack, stop.Token))];
 
         var probes = new List<double>();
         while (!stop.IsCancellationRequested)
@@ -141,28 +141,6 @@ public sealed class StormTests
     }
 
     private static string Tail(string output) => output.Length <= 4000 ? output : output[^4000..];
-
-    /// <summary>POSTs a 64 MiB body, each send as large as the socket takes, until stopped; then closes mid-body.</summary>
-    private static async Task PushUploadAsync(ProcessStack stack, CancellationToken stop)
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        await socket.ConnectAsync(IPAddress.Loopback, stack.PublicUrl.Port);
-        string head = $"POST /session/{stack.Session}/upload HTTP/1.1\r\nHost: storm\r\nContent-Length: {64 << 20}\r\n\r\n";
-        await socket.SendAsync(Encoding.ASCII.GetBytes(head), SocketFlags.None);
-        byte[] chunk = new byte[64 * 1024];
-        try
-        {
-            while (true)
-            {
-                await socket.SendAsync(chunk, SocketFlags.None, stop);
-            }
-        }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
-        {
-            // The storm is over: the caller goes away mid-body, with a reset, so what its socket still holds is dropped.
-            socket.LingerState = new LingerOption(true, 0);
-        }
-    }
 
     private static async Task<double> ProbeAsync(HttpClient http, TunnelStack stack)
     {

@@ -1,4 +1,3 @@
-using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using Tunnel2.EndToEndTests.Infrastructure;
@@ -26,16 +25,7 @@ public sealed class ServerUplinkEngineTests
         await using TunnelStack stack = await TunnelStack.StartAsync(ServerEngine(serverEngine));
         string session = $"srv-{serverEngine.ToLowerInvariant()}-{Guid.NewGuid():N}"[..30];
         await using TunnelClientHandle client = await stack.StartClientAsync(session, extraArgs: [$"--TunnelClient:Uplink:Engine={clientEngine}"]);
-        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(60) };
-
-        var exchanges = new Task[40];
-        for (int i = 0; i < exchanges.Length; i++)
-        {
-            byte[] body = RandomNumberGenerator.GetBytes(8 * 1024 + (i * 25_000));
-            exchanges[i] = EchoAsync(http, stack.SessionUrl(session, "/loadtest/echo"), body);
-        }
-
-        await Task.WhenAll(exchanges);
+        await EchoUploads.RunAsync(stack.SessionUrl(session, "/loadtest/echo"));
         Assert.All(stack.Registry.GetUplinks(session), uplink => Assert.Equal(OnLoopExpected(serverEngine), uplink.IsOnLoop));
         Assert.NotEmpty(stack.Registry.GetUplinks(session));
     }
@@ -59,14 +49,5 @@ public sealed class ServerUplinkEngineTests
         byte[] received = await echoed.WaitAsync(TimeSpan.FromSeconds(60));
         Assert.True(sent.AsSpan().SequenceEqual(received), "the echoed bytes differ from those sent");
         Assert.Equal(OnLoopExpected(serverEngine), Assert.Single(stack.Registry.GetUplinks(session)).IsOnLoop);
-    }
-
-    private static async Task EchoAsync(HttpClient http, Uri url, byte[] body)
-    {
-        using var content = new ByteArrayContent(body);
-        using HttpResponseMessage response = await http.PostAsync(url, content);
-        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        byte[] echoed = await response.Content.ReadAsByteArrayAsync();
-        Assert.True(body.AsSpan().SequenceEqual(echoed), "the echoed body differs from the one sent");
     }
 }

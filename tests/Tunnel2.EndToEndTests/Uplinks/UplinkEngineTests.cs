@@ -1,5 +1,3 @@
-using System.Net;
-using System.Security.Cryptography;
 using Microsoft.Extensions.DependencyInjection;
 using Tunnel2.EndToEndTests.Infrastructure;
 using Tunnel2.TunnelClient.EventLoops;
@@ -21,26 +19,8 @@ public sealed class UplinkEngineTests
         await using TunnelStack stack = await TunnelStack.StartAsync();
         string session = $"engine-{engine.ToLowerInvariant()}-{Guid.NewGuid():N}"[..30];
         await using TunnelClientHandle client = await stack.StartClientAsync(session, extraArgs: [$"--TunnelClient:Uplink:Engine={engine}"]);
-        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(60) };
-
-        var exchanges = new Task[40];
-        for (int i = 0; i < exchanges.Length; i++)
-        {
-            byte[] body = RandomNumberGenerator.GetBytes(8 * 1024 + (i * 25_000));
-            exchanges[i] = EchoAsync(http, stack.SessionUrl(session, "/loadtest/echo"), body);
-        }
-
-        await Task.WhenAll(exchanges);
+        await EchoUploads.RunAsync(stack.SessionUrl(session, "/loadtest/echo"));
         int onLoop = client.Host.Services.GetRequiredService<ClientLoop>().UplinksTaken;
         Assert.Equal(engine == "Loop" && Tunnel2.Loops.EventLoop.IsSupported ? 1 : 0, onLoop);
-    }
-
-    private static async Task EchoAsync(HttpClient http, Uri url, byte[] body)
-    {
-        using var content = new ByteArrayContent(body);
-        using HttpResponseMessage response = await http.PostAsync(url, content);
-        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        byte[] echoed = await response.Content.ReadAsByteArrayAsync();
-        Assert.True(body.AsSpan().SequenceEqual(echoed), "the echoed body differs from the one sent");
     }
 }

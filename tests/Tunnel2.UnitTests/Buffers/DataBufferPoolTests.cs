@@ -74,10 +74,10 @@ public sealed class DataBufferPoolTests
         RentAndReturn(pool, rented, 16 * 1024);
         Assert.Equal(64 * 16 * 1024, pool.RetainedBytes);
 
-        pool.TrimIfIdle(); // rented from since the last look: kept, a new period starts
+        Assert.Equal(0, pool.TrimIfIdle()); // rented from since the last look: kept, a new period starts
         Assert.Equal(64 * 16 * 1024, pool.RetainedBytes);
 
-        pool.TrimIfIdle();
+        Assert.Equal(32 * 16 * 1024, pool.TrimIfIdle()); // what it let go: what the trim weighs against a collection
         Assert.Equal(32 * 16 * 1024, pool.RetainedBytes);
 
         for (int i = 0; i < 6; i++)

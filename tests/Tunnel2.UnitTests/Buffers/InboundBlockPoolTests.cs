@@ -83,10 +83,10 @@ public sealed class InboundBlockPoolTests
             block.Dispose();
         }
 
-        pool.TrimIfIdle(); // rented from since the last look: kept
+        Assert.Equal(0, pool.TrimIfIdle()); // rented from since the last look: kept
         Assert.Equal(10, pool.FreeBlocks);
 
-        pool.TrimIfIdle();
+        Assert.Equal(5 * InboundBlockPool.BlockSize, pool.TrimIfIdle()); // what it let go
         Assert.Equal(5, pool.FreeBlocks);
 
         using (pool.Rent())
