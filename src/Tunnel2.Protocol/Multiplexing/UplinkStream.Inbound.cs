@@ -332,7 +332,7 @@ internal sealed partial class UplinkStream
         }
         finally
         {
-            destination.Leave();
+            await destination.LeaveAsync().ConfigureAwait(false);
             Release();
         }
     }
@@ -346,8 +346,8 @@ internal sealed partial class UplinkStream
         /// <summary>The destination took <paramref name="consumed"/> bytes of the pipe's, and the loop reads on.</summary>
         void Written(long consumed, CancellationToken cancellationToken);
 
-        /// <summary>The loop ends, however it ends: nobody but its owner touches the destination from now on.</summary>
-        void Leave();
+        /// <summary>The loop ends, however it ends: nobody but its owner touches the destination once this completes.</summary>
+        ValueTask LeaveAsync();
     }
 
     private readonly struct StreamDestination(Stream stream) : IInboundDestination
@@ -359,9 +359,7 @@ internal sealed partial class UplinkStream
         {
         }
 
-        public void Leave()
-        {
-        }
+        public ValueTask LeaveAsync() => ValueTask.CompletedTask;
     }
 
     /// <summary>
@@ -424,8 +422,6 @@ internal sealed partial class UplinkStream
         {
         }
 
-        public void Leave()
-        {
-        }
+        public ValueTask LeaveAsync() => ValueTask.CompletedTask;
     }
 }

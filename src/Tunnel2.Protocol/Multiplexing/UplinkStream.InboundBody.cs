@@ -162,8 +162,13 @@ internal sealed partial class UplinkStream
         }
     }
 
-    /// <summary>The copy loop ends: the reader stops writing to the destination (it waits for a write in progress).</summary>
-    private void TakeBodyFromReader()
+    /// <summary>
+    /// The copy loop ends: the reader stops writing to the destination (this waits for a write in progress), and a flush
+    /// the reader left under way is awaited, so the loop ends only once nobody touches the destination, as before: its
+    /// owner may then complete it, reuse it (a backend connection) or let Kestrel finish the response.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask TakeBodyFromReaderAsync()
     {
         ValueTask<FlushResult> flush;
         lock (_sync)
@@ -178,11 +183,13 @@ internal sealed partial class UplinkStream
             _hasReaderFlush = false;
         }
 
-        if (!flush.IsCompleted)
+        try
         {
-            // Left by a loop that failed while the reader's flush was under way: only observed, so its failure is not lost.
-            _ = flush.AsTask().ContinueWith(static done => _ = done.Exception, CancellationToken.None,
-                TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            await flush.ConfigureAwait(false);
+        }
+        catch (Exception)
+        {
+            // The loop failed already (that is why a flush was left); its own exception is the one its owner sees.
         }
     }
 
@@ -215,6 +222,6 @@ internal sealed partial class UplinkStream
         public void Written(long consumed, CancellationToken cancellationToken) =>
             stream.HandBodyToReader(destination, chunked, tap, consumed, cancellationToken);
 
-        public void Leave() => stream.TakeBodyFromReader();
+        public ValueTask LeaveAsync() => stream.TakeBodyFromReaderAsync();
     }
 }

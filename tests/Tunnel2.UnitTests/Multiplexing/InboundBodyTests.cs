@@ -96,6 +96,28 @@ public sealed class InboundBodyTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task A_reset_while_the_reader_s_flush_is_under_way_ends_the_copy_only_once_that_flush_has_completed()
+    {
+        await using var pair = UplinkPair.Start(FixedWindow);
+        (UplinkStream server, UplinkStream client) = await pair.OpenAsync(new RequestHead("POST", "/up", []), endStream: false);
+        var destination = new Pipe(new PipeOptions(pauseWriterThreshold: 16 * 1024, resumeWriterThreshold: 8 * 1024, useSynchronizationContext: false));
+
+        Task copy = client.CopyInputToAsync(destination.Writer, chunked: false, CancellationToken.None);
+        _ = server.SendAsync(new ReadOnlySequence<byte>(Pattern(1024 * 1024)), endStream: true, CancellationToken.None).AsTask();
+        await Eventually.WaitUntilAsync(() => client.ReceivedBytes > 0 && !server.HasSendCredit, "the sender runs out of credit");
+        server.Reset(Tunnel2.Protocol.Frames.ProtocolErrorCode.Cancelled);
+        await Eventually.WaitUntilAsync(() => client.IsAborted, "the reset reaches the client");
+        await pair.BarrierAsync();
+
+        // The destination's flush is still under way (nobody reads it): the copy has not let go of it.
+        Assert.False(copy.IsCompleted);
+        Task<byte[]> drained = ReadAllAsync(destination.Reader);
+        await Assert.ThrowsAsync<StreamResetException>(() => copy.WithTimeout());
+        await destination.Writer.CompleteAsync();
+        await drained.WithTimeout();
+    }
+
+    [Fact]
     public async Task A_write_the_destination_refuses_on_the_reader_fails_the_copy_with_that_exception()
     {
         await using var pair = UplinkPair.Start(FixedWindow);
