@@ -3,7 +3,6 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
-using Tunnel2.Protocol.Http1;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
@@ -54,6 +53,7 @@ internal sealed partial class UplinkStream
     internal void OnData(in ReadOnlySequence<byte> payload, bool endStream)
     {
         IStreamInboundSink? sink = null;
+        long direct = 0;
         lock (_sync)
         {
             if ((_state & StreamState.RemoteEnded) != 0)
@@ -87,25 +87,42 @@ internal sealed partial class UplinkStream
 
             if (sink is null && (_state & StreamState.Disposed) == 0 && !payload.IsEmpty)
             {
-                foreach (ReadOnlyMemory<byte> segment in payload)
+                if (_readerWritesBody)
                 {
-                    _inbound.Writer.Write(segment.Span);
+                    direct = WriteBodyOnReader(payload);
                 }
-
-                // Never pauses (pauseWriterThreshold is 0), so the flush completes synchronously.
-                ValueTask<FlushResult> flush = _inbound.Writer.FlushAsync();
-                if (!flush.IsCompletedSuccessfully)
+                else
                 {
-                    throw new InvalidOperationException("Inbound stream buffer paused despite an unbounded threshold.");
+                    Pipe(payload);
                 }
             }
         }
 
         // Outside the lock: the sink sends, and reports what was taken (which takes the lock again).
         sink?.OnInboundData(payload);
+        OnInputConsumed(direct);
         if (endStream)
         {
             EndInbound();
+        }
+    }
+
+    /// <summary>Under the lock: the payload into the inbound pipe, for whoever reads it (a copy loop, a wait for the body).</summary>
+    private void Pipe(in ReadOnlySequence<byte> payload)
+    {
+        foreach (ReadOnlyMemory<byte> segment in payload)
+        {
+            _inbound.Writer.Write(segment.Span);
+        }
+
+        _piped += payload.Length;
+        _pipedTotal += payload.Length;
+
+        // Never pauses (pauseWriterThreshold is 0), so the flush completes synchronously.
+        ValueTask<FlushResult> flush = _inbound.Writer.FlushAsync();
+        if (!flush.IsCompletedSuccessfully)
+        {
+            throw new InvalidOperationException("Inbound stream buffer paused despite an unbounded threshold.");
         }
     }
 
@@ -196,8 +213,9 @@ internal sealed partial class UplinkStream
     /// <summary>The sink's destination took <paramref name="bytes"/> of the peer's bytes: the peer's credit comes back.</summary>
     public void ReportInboundConsumed(int bytes) => OnInputConsumed(bytes);
 
-    // The copy loops out of the inbound pipe: into a pipe writer (an HTTP body, plain or chunked), a stream or a socket
-    // (a byte stream). Each holds the stream while it runs (UplinkStream.State.cs).
+    // The copy loop out of the inbound pipe (CopyInputAsync), into a pipe writer (an HTTP body, plain or chunked, which
+    // the reader also writes to while the pipe is empty), a stream or a socket (a byte stream). It holds the stream
+    // while it runs (UplinkStream.State.cs).
 
     /// <summary>
     /// Completes once the peer has sent its whole body, or as much of it as the stream's initial window lets it send
@@ -258,65 +276,12 @@ internal sealed partial class UplinkStream
 
     /// <inheritdoc cref="CopyInputToAsync(PipeWriter, bool, CancellationToken)"/>
     /// <param name="tap">Sees every byte of the body as it is copied, when not null.</param>
-    public async Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, CancellationToken cancellationToken)
-    {
-        Hold();
-        try
-        {
-            PipeReader input = _inbound.Reader;
-            while (true)
-            {
-                ReadResult result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-                ReadOnlySequence<byte> buffer = result.Buffer;
-                long consumed = buffer.Length;
-                if (consumed > 0)
-                {
-                    if (chunked)
-                    {
-                        ChunkedEncoding.WriteChunkStart(destination, consumed);
-                    }
-
-                    foreach (ReadOnlyMemory<byte> segment in buffer)
-                    {
-                        destination.Write(segment.Span);
-                        tap?.Observe(segment.Span);
-                    }
-
-                    if (chunked)
-                    {
-                        ChunkedEncoding.WriteChunkEnd(destination);
-                    }
-                }
-
-                input.AdvanceTo(buffer.End);
-                bool lastChunk = result.IsCompleted && chunked;
-                if (lastChunk)
-                {
-                    ChunkedEncoding.WriteLastChunk(destination);
-                }
-
-                if (consumed > 0 || lastChunk)
-                {
-                    FlushResult flush = await destination.FlushAsync(cancellationToken).ConfigureAwait(false);
-                    if (flush.IsCanceled || flush.IsCompleted)
-                    {
-                        throw new IOException("The destination stopped taking the body.");
-                    }
-
-                    OnInputConsumed(consumed);
-                }
-
-                if (result.IsCompleted)
-                {
-                    return;
-                }
-            }
-        }
-        finally
-        {
-            Release();
-        }
-    }
+    /// <remarks>
+    /// What the pipe holds (the body's first frame, and whatever comes while the destination is busy) is copied here; in
+    /// between, the reader writes each Data frame's payload to the destination itself (UplinkStream.InboundBody.cs).
+    /// </remarks>
+    public Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, CancellationToken cancellationToken) =>
+        CopyInputAsync(new BodyDestination(this, destination, chunked, tap), cancellationToken);
 
     /// <summary>The largest write of inbound bytes that came in several pieces (one send each).</summary>
     private const int CoalescedWriteLimit = 64 * 1024;
@@ -349,7 +314,7 @@ internal sealed partial class UplinkStream
                 long consumed = buffer.Length;
                 try
                 {
-                    await destination.WriteAsync(buffer, cancellationToken).ConfigureAwait(false);
+                    await destination.WriteAsync(buffer, result.IsCompleted, cancellationToken).ConfigureAwait(false);
                 }
                 finally
                 {
@@ -361,10 +326,13 @@ internal sealed partial class UplinkStream
                 {
                     return;
                 }
+
+                destination.Written(consumed, cancellationToken);
             }
         }
         finally
         {
+            await destination.LeaveAsync().ConfigureAwait(false);
             Release();
         }
     }
@@ -372,13 +340,26 @@ internal sealed partial class UplinkStream
     /// <summary>Where <see cref="CopyInputAsync{TDestination}"/> writes (a struct per kind, so the loop is not shared through a delegate).</summary>
     private interface IInboundDestination
     {
-        ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken);
+        /// <param name="last">The peer ended its side: <paramref name="buffer"/> is the end of its bytes.</param>
+        ValueTask WriteAsync(ReadOnlySequence<byte> buffer, bool last, CancellationToken cancellationToken);
+
+        /// <summary>The destination took <paramref name="consumed"/> bytes of the pipe's, and the loop reads on.</summary>
+        void Written(long consumed, CancellationToken cancellationToken);
+
+        /// <summary>The loop ends, however it ends: nobody but its owner touches the destination once this completes.</summary>
+        ValueTask LeaveAsync();
     }
 
     private readonly struct StreamDestination(Stream stream) : IInboundDestination
     {
-        public ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken) =>
+        public ValueTask WriteAsync(ReadOnlySequence<byte> buffer, bool last, CancellationToken cancellationToken) =>
             UplinkStream.WriteAsync(stream, buffer, cancellationToken);
+
+        public void Written(long consumed, CancellationToken cancellationToken)
+        {
+        }
+
+        public ValueTask LeaveAsync() => ValueTask.CompletedTask;
     }
 
     /// <summary>
@@ -428,7 +409,7 @@ internal sealed partial class UplinkStream
 
     private readonly struct SocketDestination(Socket socket) : IInboundDestination
     {
-        public async ValueTask WriteAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
+        public async ValueTask WriteAsync(ReadOnlySequence<byte> buffer, bool last, CancellationToken cancellationToken)
         {
             foreach (ReadOnlyMemory<byte> segment in buffer)
             {
@@ -436,5 +417,11 @@ internal sealed partial class UplinkStream
                 await socket.SendAsync(segment, SocketFlags.None, cancellationToken).ConfigureAwait(false);
             }
         }
+
+        public void Written(long consumed, CancellationToken cancellationToken)
+        {
+        }
+
+        public ValueTask LeaveAsync() => ValueTask.CompletedTask;
     }
 }

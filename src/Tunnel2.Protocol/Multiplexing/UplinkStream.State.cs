@@ -209,6 +209,8 @@ internal sealed partial class UplinkStream
         _receiveWindow = _uplink.Settings.InitialStreamWindow;
         _uplink.AddReceiveCredit(_receiveWindow);
         _unconsumed = 0;
+        _piped = 0;
+        _pipedTotal = 0;
         _receivedBytes = 0;
         _sentBytes = 0;
         _headWaitsForBody = false;
