@@ -192,6 +192,12 @@ public static partial class CommandLine
               client's own (epoll, docs/protocol.md §9), the caller's bytes sent to the target straight from the
               uplink's buffer; Linux on x86-64 only, elsewhere Sockets is used. Sockets: the runtime's sockets and
               thread pool, as before.
+
+        TunnelClient:Upgrades: Upgraded streams (section TunnelClient:Upgrades; docs/protocol.md §9).
+          TunnelClient:Upgrades:Relay  [default Loop]
+              Loop (the default): once the backend answered 101, a plain-TCP backend connection is relayed on the
+              client's event loop like a raw TCP tunnel, when the uplinks run there too (Uplink:Engine Loop, Linux
+              x86-64); a TLS backend keeps the task relay. Tasks: the runtime's sockets and a task per direction.
         """;
 
     /// <summary>Every key of the options, for the command line's check (a property: the partial files' fields have no set order).</summary>
@@ -247,5 +253,6 @@ public static partial class CommandLine
         "TunnelClient:Tcp:ProxyProtocol",
         "TunnelClient:Tcp:ConnectTimeout",
         "TunnelClient:Tcp:Engine",
+        "TunnelClient:Upgrades:Relay",
     ];
 }
