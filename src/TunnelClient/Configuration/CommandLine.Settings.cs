@@ -193,11 +193,13 @@ public static partial class CommandLine
               uplink's buffer; Linux on x86-64 only, elsewhere Sockets is used. Sockets: the runtime's sockets and
               thread pool, as before.
 
-        TunnelClient:Upgrades: Upgraded streams (section TunnelClient:Upgrades; docs/protocol.md §9).
+        TunnelClient:Upgrades: Upgraded streams (section TunnelClient:Upgrades): how a WebSocket's bytes move once the
+          backend said 101.
           TunnelClient:Upgrades:Relay  [default Loop]
-              Loop (the default): once the backend answered 101, a plain-TCP backend connection is relayed on the
-              client's event loop like a raw TCP tunnel, when the uplinks run there too (Uplink:Engine Loop, Linux
-              x86-64); a TLS backend keeps the task relay. Tasks: the runtime's sockets and a task per direction.
+              Loop (the default): once the 101 head has gone up, a plain-TCP backend connection is handed to the
+              client's event loop as a byte relay, as a raw TCP tunnel is (docs/protocol.md §9), when the uplinks run
+              there too (Uplink:Engine = Loop, Linux x86-64); a TLS backend keeps the task relay. Tasks: the runtime's
+              sockets and a task per direction, as before.
         """;
 
     /// <summary>Every key of the options, for the command line's check (a property: the partial files' fields have no set order).</summary>
