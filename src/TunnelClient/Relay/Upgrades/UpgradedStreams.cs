@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
 using Tunnel2.Loops;
+using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Relaying;
@@ -137,6 +138,9 @@ internal sealed class UpgradedStreams : IDisposable
             return ex.Message;
         }
 
+        // The dial and the head's read used the runtime's async sockets: out of its epoll set, or each message the
+        // backend sends would wake its epoll thread and a worker besides the loop.
+        RuntimeEpoll.Leave(connection.Socket);
         var relay = new LoopUpgradedConnection(loop, stream, connection.Socket);
         relay.Start();
         LoopRelayEnd end = await relay.Done.ConfigureAwait(false);
