@@ -174,11 +174,13 @@ for t in "${TARGETS[@]}"; do
   fi
   log "$t: $SOCKETS sockets x $RATE msg/s x $DURATION s -> $url"
   # shellcheck disable=SC2086 # pid lists split on purpose
-  backend_before="$(cpu_ticks $BACKEND_PID)" proxy_before="$(cpu_ticks $proxy_pids)"
+  backend_before="$(cpu_ticks $BACKEND_PID)" proxy_before="$(cpu_ticks $proxy_pids)" client_before="$(cpu_ticks $CLIENT_PID)"
   run_child "$REPORT_DIR/$t.log" /usr/bin/python3 "$WS_PY" --target "$t" --url "$url" --sockets "$SOCKETS" --rate "$RATE" \
     --seconds "$DURATION" --size "$SIZE" --out "$REPORT_DIR/$t.json" || { warn "$t: the engine failed"; status=1; continue; }
   # shellcheck disable=SC2086
-  backend_after="$(cpu_ticks $BACKEND_PID)" proxy_after="$(cpu_ticks $proxy_pids)"
+  backend_after="$(cpu_ticks $BACKEND_PID)" proxy_after="$(cpu_ticks $proxy_pids)" client_after="$(cpu_ticks $CLIENT_PID)"
+  # The tunnel's proxy figure split into its two processes (issue 52 compares the client's alone too).
+  [[ "$t" != tunnel ]] || CLIENT_SPLIT="$((client_after - client_before)) $((proxy_after - proxy_before)) $t.json"
   /usr/bin/python3 - "$REPORT_DIR/$t.json" "$((backend_after - backend_before))" "$((proxy_after - proxy_before))" "$HZ" \
     >>"$REPORT_DIR/summary.md" <<'EOF'
 import json, sys
@@ -192,6 +194,17 @@ print(f"| {r['target']} | {r['connected']}/{r['sockets']} | {r['sent']} | {r['re
 EOF
 done
 echo >>"$REPORT_DIR/summary.md"
+if [[ -n "${CLIENT_SPLIT:-}" ]]; then
+  read -r client_ticks proxy_ticks json <<<"$CLIENT_SPLIT"
+  /usr/bin/python3 - "$REPORT_DIR/$json" "$client_ticks" "$proxy_ticks" "$HZ" >>"$REPORT_DIR/summary.md" <<'EOF'
+import json, sys
+echoed = max(1, json.load(open(sys.argv[1]))["received"])
+client, proxy, hz = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+per = lambda ticks: f"{ticks / hz / echoed * 1e6:.0f}"
+print(f"The tunnel's proxy CPU split: TunnelServer {per(proxy - client)} µs/msg, TunnelClient {per(client)} µs/msg.")
+print()
+EOF
+fi
 echo "CPU per message: user+system ticks (1/$HZ s) of the backend and of the proxy's processes (nginx workers; the YARP hop; TunnelServer + TunnelClient) over the measured run (after a $WARM s warm-up), divided by echoed messages." >>"$REPORT_DIR/summary.md"
 cat "$REPORT_DIR/summary.md"
 log "report: $REPORT_DIR"

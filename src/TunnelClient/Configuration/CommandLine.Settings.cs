@@ -196,6 +196,15 @@ public static partial class CommandLine
               client's own (epoll, docs/protocol.md §9), the caller's bytes sent to the target straight from the
               uplink's buffer; Linux on x86-64 only, elsewhere Sockets is used. Sockets: the runtime's sockets and
               thread pool, as before.
+
+        TunnelClient:Upgrades: Upgraded streams (section TunnelClient:Upgrades): how a WebSocket's bytes move once the
+          backend said 101.
+          TunnelClient:Upgrades:Relay  [default Tasks]
+              Tasks (the default): the runtime's sockets and a task per direction, as before. Loop: once the 101 head
+              has gone up, a plain-TCP backend connection is handed to the client's event loop as a byte relay, as a
+              raw TCP tunnel is (docs/protocol.md §9), when the uplinks run there too (Uplink:Engine = Loop, Linux
+              x86-64); a TLS backend keeps the task relay. Not yet the default: a 1 GiB echo through one WebSocket
+              grows the memory by about 100 MiB on it (docs/benchmarks/2026-11-29-websocket-loop.md).
         """;
 
     /// <summary>Every key of the options, for the command line's check (a property: the partial files' fields have no set order).</summary>
@@ -252,5 +261,6 @@ public static partial class CommandLine
         "TunnelClient:Tcp:ProxyProtocol",
         "TunnelClient:Tcp:ConnectTimeout",
         "TunnelClient:Tcp:Engine",
+        "TunnelClient:Upgrades:Relay",
     ];
 }

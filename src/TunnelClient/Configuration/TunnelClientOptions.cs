@@ -71,4 +71,8 @@ public sealed class TunnelClientOptions
     /// <summary>Raw TCP: the target exposed on a public TCP port of the session (docs/tcp.md).</summary>
     [ValidateObjectMembers]
     public TcpClientOptions Tcp { get; set; } = new();
+
+    /// <summary>Upgraded streams (WebSockets): which relay moves their bytes.</summary>
+    [ValidateObjectMembers]
+    public UpgradesOptions Upgrades { get; set; } = new();
 }

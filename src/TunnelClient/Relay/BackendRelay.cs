@@ -5,6 +5,7 @@ using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
+using Tunnel2.TunnelClient.EventLoops;
 using Tunnel2.TunnelClient.Inspection;
 using Tunnel2.TunnelClient.Relay.Admission;
 using Tunnel2.TunnelClient.Relay.Attempt;
@@ -37,8 +38,9 @@ public sealed class BackendRelay : IAsyncDisposable
     private readonly RequestInspector? _inspector;
 
     /// <param name="inspector">The request inspector, when <c>--inspect-url</c> turned it on.</param>
+    /// <param name="loop">The client's event loop, which relays upgraded streams when <see cref="UpgradeLoop"/> picks it.</param>
     public BackendRelay(IOptions<TunnelClientOptions> options, BackendSet backends, TunnelClientStatus status, TunnelClientMetrics metrics, ILoggerFactory loggers,
-        RequestInspector? inspector = null)
+        RequestInspector? inspector = null, ClientLoop? loop = null)
     {
         TunnelClientOptions settings = options.Value;
         _backends = backends;
@@ -46,7 +48,7 @@ public sealed class BackendRelay : IAsyncDisposable
         _inspector = inspector;
         var failures = new FailureReporter(metrics, loggers.CreateLogger<FailureReporter>());
         _upgrades = new UpgradeRelay(new UpgradedStreams(settings.Limits.MaxUpgradedStreams, settings.Limits.UpgradedIdleTimeout, metrics,
-            loggers.CreateLogger<UpgradedStreams>()));
+            loggers.CreateLogger<UpgradedStreams>(), UpgradeLoop.Choose(settings, loop, loggers.CreateLogger<UpgradeLoop>())));
         var attempt = new RelayAttempt(new Http1Exchange(backends), new ResponseHeadForwarder(backends, status, metrics), _upgrades);
         var retry = new RetryPolicy(new BackendPicker(backends, loggers.CreateLogger<BackendPicker>()), attempt, failures);
         _admission = new RelayAdmission(new ConcurrencyGate(settings.Limits.MaxConcurrency, settings.Limits.MaxQueue), _upgrades, failures,

@@ -175,10 +175,16 @@ public abstract partial class LoopStreamConnection : ILoopSocketHandler, IStream
     /// <summary>Off the loop, once: the end's log line and counts. The stream is disposed right after.</summary>
     protected abstract void OnEnded(in LoopRelayEnd ending);
 
-    /// <summary>Off the loop, after the stream was disposed.</summary>
+    /// <summary>Off the loop, after the stream was disposed (or let go, when <see cref="OwnsStream"/> is false).</summary>
     protected virtual void OnReleased()
     {
     }
+
+    /// <summary>
+    /// Whether the end disposes the stream: true for a TCP stream, which this connection owns; false for an upgraded
+    /// exchange, whose owner disposes it once <see cref="OnReleased"/> has let it go.
+    /// </summary>
+    protected virtual bool OwnsStream => true;
 
     private void LetGo() => OffLoop(static connection => connection.Release(), this);
 
@@ -186,7 +192,11 @@ public abstract partial class LoopStreamConnection : ILoopSocketHandler, IStream
     {
         OnEnded(_ending);
         Stream.ClearAbortListener();
-        Stream.Dispose();
+        if (OwnsStream)
+        {
+            Stream.Dispose();
+        }
+
         OnReleased();
     }
 

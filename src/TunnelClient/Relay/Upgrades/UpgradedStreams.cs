@@ -1,6 +1,12 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net.Sockets;
+using Tunnel2.Loops;
+using Tunnel2.Loops.Sockets;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Protocol.Relaying;
+using Tunnel2.Protocol.Relaying.OnLoop;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay.Http1;
 
@@ -10,7 +16,9 @@ namespace Tunnel2.TunnelClient.Relay.Upgrades;
 /// The streams whose backend switched protocols (101: a WebSocket, or any other <c>Upgrade</c>). They hold no request
 /// slot: they have a cap of their own (<c>TunnelClient:Limits:MaxUpgradedStreams</c>), checked before the upgrade request is
 /// sent, and an idle timeout (<c>TunnelClient:Limits:UpgradedIdleTimeout</c>): a stream that moved no byte either way for
-/// that long is reset, which closes its backend connection and the caller's. One timer checks them all.
+/// that long is reset, which closes its backend connection and the caller's. One timer checks them all. The bytes move
+/// on the client's event loop (<see cref="LoopUpgradedConnection"/>) when it was given one and the backend connection is
+/// plain TCP; else (a TLS backend, <c>TunnelClient:Upgrades:Relay</c> = <c>Tasks</c>) with a task per direction.
 /// </summary>
 internal sealed class UpgradedStreams : IDisposable
 {
@@ -21,11 +29,14 @@ internal sealed class UpgradedStreams : IDisposable
     private readonly Lock _sync = new();
     private readonly HashSet<StreamIdleWatch> _relaying = [];
     private readonly Timer _sweep;
+    private readonly EventLoop? _loop;
     private int _reserved;
 
-    public UpgradedStreams(int max, TimeSpan idleTimeout, TunnelClientMetrics metrics, ILogger logger)
+    /// <param name="loop">The client's event loop, to relay plain-TCP backends on; null: tasks for all.</param>
+    public UpgradedStreams(int max, TimeSpan idleTimeout, TunnelClientMetrics metrics, ILogger logger, EventLoop? loop = null)
     {
         _max = max;
+        _loop = loop;
         _idleTimeoutMs = (long)idleTimeout.TotalMilliseconds;
         _metrics = metrics;
         _logger = logger;
@@ -77,14 +88,12 @@ internal sealed class UpgradedStreams : IDisposable
         _metrics.UpgradeStarted();
         try
         {
-            // A failure either way resets the stream, which shuts the backend connection down through its abort listener.
-            DuplexRelayResult result = await DuplexRelay.RunAsync(stream,
-                RelayEnd.OfStream(connection.Stream, halfClose: connection.Socket, buffered: connection.Input)).ConfigureAwait(false);
-            if (result.FailedSide is { } side && side == result.FirstEnded)
+            Task<string?> relay = _loop is { } loop && connection.Stream is NetworkStream
+                ? RelayOnLoopAsync(stream, connection, loop)
+                : RelayOnTasksAsync(stream, connection);
+            if (await relay.ConfigureAwait(false) is { } broken)
             {
-                // One way broke first (the backend reset its connection, the caller's side was reset); a break after a
-                // clean half-close is not logged, as before.
-                TunnelClientLog.UpgradedStreamEnded(_logger, stream.Id, result.Error?.Message ?? "cancelled");
+                TunnelClientLog.UpgradedStreamEnded(_logger, stream.Id, broken);
             }
         }
         finally
@@ -95,6 +104,73 @@ internal sealed class UpgradedStreams : IDisposable
             }
 
             _metrics.UpgradeEnded();
+        }
+    }
+
+    /// <returns>Why one way broke first (the backend reset its connection, the caller's side was reset); null when it ended cleanly.</returns>
+    private static async Task<string?> RelayOnTasksAsync(IByteStream stream, BackendConnection connection)
+    {
+        // A failure either way resets the stream, which shuts the backend connection down through its abort listener.
+        DuplexRelayResult result = await DuplexRelay.RunAsync(stream,
+            RelayEnd.OfStream(connection.Stream, halfClose: connection.Socket, buffered: connection.Input)).ConfigureAwait(false);
+
+        // A break after a clean half-close is not logged, as before.
+        return result.FailedSide is { } side && side == result.FirstEnded ? result.Error?.Message ?? "cancelled" : null;
+    }
+
+    /// <summary>
+    /// What the head's read took in past the 101 head goes up first, in order; then the loop takes the socket over. Until
+    /// then the caller's bytes wait in the stream's pipe and a reset reaches the backend connection's own listener.
+    /// </summary>
+    private static async Task<string?> RelayOnLoopAsync(IByteStream stream, BackendConnection connection, EventLoop loop)
+    {
+        try
+        {
+            await SendEarlyBytesAsync(stream, connection.Input).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is StreamResetException or UplinkClosedException)
+        {
+            return ex.Message; // the backend connection's listener has cut it
+        }
+        catch (Exception ex) when (ex is IOException or SocketException)
+        {
+            stream.Reset(ProtocolErrorCode.BackendAborted);
+            return ex.Message;
+        }
+
+        // The dial and the head's read used the runtime's async sockets: out of its epoll set, or each message the
+        // backend sends would wake its epoll thread and a worker besides the loop.
+        RuntimeEpoll.Leave(connection.Socket);
+        var relay = new LoopUpgradedConnection(loop, stream, connection.Socket);
+        relay.Start();
+        LoopRelayEnd end = await relay.Done.ConfigureAwait(false);
+        return end.Kind switch
+        {
+            LoopRelayEndKind.Closed => null,
+            LoopRelayEndKind.SocketFailed => LoopStreamConnection.Describe(end.Error),
+            _ => !stream.Uplink.IsOpen ? $"the uplink was lost ({stream.Uplink.CloseReason})" : $"the stream was reset ({stream.ResetCode})",
+        };
+    }
+
+    private static async Task SendEarlyBytesAsync(IByteStream stream, PipeReader buffered)
+    {
+        if (!buffered.TryRead(out ReadResult read))
+        {
+            return;
+        }
+
+        ReadOnlySequence<byte> early = read.Buffer;
+        try
+        {
+            // A backend that closed right after them: the loop reads that end again from the socket.
+            if (!early.IsEmpty)
+            {
+                await stream.SendAsync(early, endStream: false, CancellationToken.None).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            buffered.AdvanceTo(early.End);
         }
     }
 
