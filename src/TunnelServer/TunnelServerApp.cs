@@ -48,6 +48,11 @@ public static class TunnelServerApp
         builder.Configuration.AddInMemoryCollection([new("Serilog:Properties:Node", options.Cluster.ResolvedNodeName)]);
 
         AddCoreServices(builder.Services, builder.Configuration);
+        if (options.Public.IsLoop)
+        {
+            OffLoopLogging.Use(builder.Services); // Kestrel and ProxyEntry log on the loop: written off it
+        }
+
         builder.Services.AddSingleton(ListenersOf(options));
         AddAdminServices(builder.Services, options);
         AddSecurityServices(builder.Services, options);
@@ -272,6 +277,11 @@ public static class TunnelServerApp
             if (endpoints.AdminUrl is { } adminUrl)
             {
                 TunnelServerLog.AdminListening(logger, adminUrl);
+            }
+
+            if (options.Public.IsLoop && !endpoints.PublicIsHttps)
+            {
+                TunnelServerLog.PublicOnLoop(logger, endpoints.PublicUrl);
             }
 
             if (LowLatencyMode.IsOn)
