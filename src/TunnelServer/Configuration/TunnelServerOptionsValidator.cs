@@ -71,20 +71,10 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
         }
     }
 
-    /// <summary>The loop carries plain HTTP only, on a platform that has it.</summary>
+    /// <summary>The loop needs a platform that has it (an https:// public URL keeps the socket transport, as documented).</summary>
     private static void ValidatePublicTransport(TunnelServerOptions options, List<string> failures)
     {
-        if (!options.Public.IsLoop)
-        {
-            return;
-        }
-
-        if (ListenAddress.TryParse(options.Listeners.PublicUrl, out ListenAddress? address, out _) && address.IsHttps)
-        {
-            failures.Add("TunnelServer:Public:Transport=Loop carries plain HTTP only: use an http:// public URL (TLS before the server) or Transport=Sockets.");
-        }
-
-        if (!Tunnel2.Loops.EventLoop.IsSupported)
+        if (options.Public.IsLoop && !Tunnel2.Loops.EventLoop.IsSupported)
         {
             failures.Add("TunnelServer:Public:Transport=Loop needs Linux on x86-64 (epoll); use Transport=Sockets here.");
         }

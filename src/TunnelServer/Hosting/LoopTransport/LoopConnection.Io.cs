@@ -35,15 +35,20 @@ internal sealed partial class LoopConnection
 
             if (result.Status == ReceiveStatus.EndOfStream)
             {
-                // The caller's half-close: what it sent is Kestrel's, the response still goes out (as the socket transport).
+                // The caller's half-close: what it sent is Kestrel's, the response still goes out, and, as the socket
+                // transport does, ConnectionClosed fires (Kestrel's RequestAborted: a caller gone mid-request).
                 Flush(socket, any);
                 EndInput(null);
+                SignalClosed();
                 return;
             }
 
             if (result.Status != ReceiveStatus.WouldBlock)
             {
                 Flush(socket, any);
+                // Kestrel reads inline here: the request is aborted first, so that the app, failing its body read at
+                // once, already sees the caller gone (RequestAborted), as the socket transport's thread-pool hop allows.
+                CancelClosedNow();
                 EndInput(new ConnectionResetException($"The caller's connection failed: {result.Error}."));
                 Shut();
                 return;

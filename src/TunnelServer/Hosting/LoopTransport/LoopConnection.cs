@@ -15,7 +15,7 @@ namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
 /// turn. Created and driven on the loop; <see cref="Abort"/> and <see cref="DisposeAsync"/> come from any thread.
 /// </summary>
 internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHandler, IConnectionIdFeature,
-    IConnectionTransportFeature, IConnectionItemsFeature, IConnectionLifetimeFeature, IMemoryPoolFeature
+    IConnectionTransportFeature, IConnectionItemsFeature, IConnectionLifetimeFeature, IMemoryPoolFeature, IConnectionSocketFeature
 {
     private const int MinimumReadSize = 4096;
     private const int ReadsPerTurn = 4;
@@ -29,6 +29,7 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     private readonly CancellationTokenSource _closed = new();
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private LoopSocket? _socket;
+    private System.Net.Sockets.Socket? _probe;
     private IDictionary<object, object?>? _items;
     private bool _inputDone, _outputDone, _waitingWritable;
     private int _closedSignalled;
@@ -53,6 +54,7 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
         Features.Set<IConnectionItemsFeature>(this);
         Features.Set<IConnectionLifetimeFeature>(this);
         Features.Set<IMemoryPoolFeature>(this);
+        Features.Set<IConnectionSocketFeature>(this);
     }
 
     public override string ConnectionId { get; set; }
@@ -74,6 +76,16 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     }
 
     public MemoryPool<byte> MemoryPool { get; }
+
+    /// <summary>
+    /// The caller's descriptor as a runtime socket that does not own it, made when first asked: ProxyEntry asks a
+    /// held-back upload's connection for its TCP state (<c>CallerConnection</c>, a getsockopt off the loop) to find a
+    /// caller that reset while nothing was read. Never used for I/O: the loop owns the descriptor.
+    /// </summary>
+#pragma warning disable CA2000 // the handle does not own the descriptor; the socket lives as long as the connection
+    public System.Net.Sockets.Socket Socket =>
+        _probe ??= new System.Net.Sockets.Socket(new System.Net.Sockets.SafeSocketHandle(_socket?.Fd ?? -1, ownsHandle: false));
+#pragma warning restore CA2000
 
     /// <summary>On the loop: takes the accepted descriptor and starts the output drain.</summary>
     public void Start(int fd)
@@ -126,6 +138,20 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
         }
 
         WakeDrain();
+        SignalClosed();
+    }
+
+    /// <summary>Fires ConnectionClosed on this thread (the loop, where Kestrel and the app run with this transport).</summary>
+    private void CancelClosedNow()
+    {
+        if (Interlocked.Exchange(ref _closedSignalled, 1) == 0)
+        {
+            _closed.Cancel();
+        }
+    }
+
+    private void SignalClosed()
+    {
         if (Interlocked.Exchange(ref _closedSignalled, 1) == 0)
         {
             ThreadPool.UnsafeQueueUserWorkItem(static cts => cts.Cancel(), _closed, preferLocal: false);

@@ -40,7 +40,17 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
 
         EventLoop loop = _loop() ?? throw new InvalidOperationException(
             "TunnelServer:Public:Transport=Loop but the server's event loop could not start here (see the log); use Transport=Sockets.");
-        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, _listenSocket(at)).ConfigureAwait(false);
+        Socket bound;
+        try
+        {
+            bound = _listenSocket(at);
+        }
+        catch (SocketException ex) when (ex.SocketErrorCode == SocketError.AddressAlreadyInUse)
+        {
+            throw new AddressInUseException(ex.Message, ex); // as the socket transport reports it (the server names the option)
+        }
+
+        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, bound).ConfigureAwait(false);
     }
 
     public void Dispose() => _pool.Dispose();
