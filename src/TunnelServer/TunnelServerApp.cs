@@ -1,3 +1,4 @@
+using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
@@ -21,6 +22,7 @@ using Tunnel2.TunnelServer.Configuration;
 using Tunnel2.TunnelServer.Diagnostics;
 using Tunnel2.TunnelServer.Edge;
 using Tunnel2.TunnelServer.Hosting;
+using Tunnel2.TunnelServer.Hosting.LoopTransport;
 using Tunnel2.TunnelServer.Security;
 using Tunnel2.TunnelServer.Tls;
 using Tunnel2.TunnelServer.Uplinks;
@@ -47,6 +49,11 @@ public static class TunnelServerApp
         Tunnel2.Protocol.Buffers.BufferPools.SetTrimPeriod(options.Uplink.BufferTrimPeriod); // the pools are the process's
 
         AddCoreServices(builder.Services, builder.Configuration);
+        if (options.Public.IsLoop)
+        {
+            OffLoopLogging.Use(builder.Services); // Kestrel and ProxyEntry log on the loop: written off it
+        }
+
         builder.Services.AddSingleton(ListenersOf(options));
         AddAdminServices(builder.Services, options);
         AddSecurityServices(builder.Services, options);
@@ -151,17 +158,25 @@ public static class TunnelServerApp
         webHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = LowLatencyMode.IsOn);
         // Accepted sockets inherit TCP_NOTSENT_LOWAT from their listener, so one setting covers every caller (and the
         // tunnel port's own listener sets it for the uplinks).
-        webHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint =>
+        webHost.UseSockets(sockets => sockets.CreateBoundListenSocket = endpoint => BoundListenSocket(endpoint, options));
+        if (options.Public.IsLoop)
         {
-            Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
-            UnsentBytesLimit.TryApply(listener, options.Listeners.UnsentBytesLimit);
-            if (options.Listeners.PublicReceiveBuffer > 0)
-            {
-                listener.ReceiveBufferSize = options.Listeners.PublicReceiveBuffer;
-            }
+            // Beside the socket transport, tried before it: it binds the public plain-HTTP listener's LoopEndPoint only.
+            webHost.ConfigureServices(services => services.AddSingleton<IConnectionListenerFactory>(provider =>
+                PublicLoopTransport.Create(provider, endpoint => (Socket)BoundListenSocket(endpoint, options))));
+        }
+    }
 
-            return listener;
-        });
+    private static Socket BoundListenSocket(EndPoint endpoint, TunnelServerOptions options)
+    {
+        Socket listener = SocketTransportOptions.CreateDefaultBoundListenSocket(endpoint);
+        UnsentBytesLimit.TryApply(listener, options.Listeners.UnsentBytesLimit);
+        if (options.Listeners.PublicReceiveBuffer > 0)
+        {
+            listener.ReceiveBufferSize = options.Listeners.PublicReceiveBuffer;
+        }
+
+        return listener;
     }
 
     /// <summary>Kestrel's limits and listeners (public, public h2c, admin); the endpoints learn their addresses once bound.</summary>
@@ -263,6 +278,11 @@ public static class TunnelServerApp
             if (endpoints.AdminUrl is { } adminUrl)
             {
                 TunnelServerLog.AdminListening(logger, adminUrl);
+            }
+
+            if (options.Public.IsLoop && !endpoints.PublicIsHttps)
+            {
+                TunnelServerLog.PublicOnLoop(logger, endpoints.PublicUrl);
             }
 
             if (LowLatencyMode.IsOn)
@@ -384,7 +404,8 @@ public static class TunnelServerApp
             }
         }
 
-        kestrel.Listen(address.EndPoint, Configure);
+        // On the server's loop when chosen: a LoopEndPoint is what the loop's transport alone binds.
+        kestrel.Listen(options.Public.IsLoop && !address.IsHttps ? new LoopEndPoint(address.EndPoint) : address.EndPoint, Configure);
 
         return captured!;
     }

@@ -5,7 +5,7 @@ using Tunnel2.Loops.Sockets;
 namespace Tunnel2.LoopKestrel.Transport;
 
 /// <summary>
-/// One send of what Kestrel flushed: a single-segment buffer through <see cref="LoopSocket.SendSome"/>, several
+/// One send of what Kestrel flushed: a single-segment buffer through <see cref="LoopSocket.SendSome(ReadOnlySpan{byte})"/>, several
 /// segments in one sendmsg (Tunnel2.Loops gathers two pieces only, so the prototype has its own call).
 /// </summary>
 internal static unsafe partial class GatherSend

@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
 
@@ -26,5 +27,26 @@ internal static class SocketAddresses
         into[26] = (byte)(scope >> 16);
         into[27] = (byte)(scope >> 24);
         return 28;
+    }
+
+    /// <summary>The address accept4 wrote: IPv4 or IPv6 (an IPv4-mapped one stays as the kernel gave it, as the runtime's sockets do); null for another family.</summary>
+    public static IPEndPoint? Read(ReadOnlySpan<byte> from)
+    {
+        if (from.Length < 16)
+        {
+            return null;
+        }
+        int family = from[0] | (from[1] << 8);
+        int port = (from[2] << 8) | from[3];
+        if (family == LibC.AfInet)
+        {
+            return new IPEndPoint(new IPAddress(from.Slice(4, 4)), port);
+        }
+        if (family == LibC.AfInet6 && from.Length >= 28)
+        {
+            long scope = BinaryPrimitives.ReadUInt32LittleEndian(from.Slice(24, 4));
+            return new IPEndPoint(new IPAddress(from.Slice(8, 16), scope), port);
+        }
+        return null;
     }
 }

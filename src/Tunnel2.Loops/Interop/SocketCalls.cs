@@ -92,6 +92,49 @@ internal static unsafe class SocketCalls
         }
     }
 
+    /// <summary>accept4 that also returns the peer's address (sockaddr_in or sockaddr_in6), read by <see cref="SocketAddresses.Read"/>.</summary>
+    public static int Accept(int listenFd, Span<byte> address, out int addressLength)
+    {
+        fixed (byte* p = address)
+        {
+            while (true)
+            {
+                int length = address.Length;
+                int fd = LibC.accept4(listenFd, (nint)p, (nint)(&length), LibC.NonBlock | LibC.CloExec);
+                if (fd >= 0)
+                {
+                    addressLength = length;
+                    return fd;
+                }
+                int errno = LibC.Errno;
+                if (errno != LibC.EIntr)
+                {
+                    addressLength = 0;
+                    return -errno;
+                }
+            }
+        }
+    }
+
+    /// <summary>Up to <paramref name="vectorCount"/> pinned pieces in one sendmsg: bytes taken, or -errno.</summary>
+    public static int Send(int fd, IoVector* vectors, int vectorCount)
+    {
+        var message = new MessageHeader { Vectors = vectors, VectorCount = (nuint)vectorCount };
+        while (true)
+        {
+            nint n = LibC.sendmsg(fd, &message, LibC.MsgNoSignal);
+            if (n >= 0)
+            {
+                return (int)n;
+            }
+            int errno = LibC.Errno;
+            if (errno != LibC.EIntr)
+            {
+                return -errno;
+            }
+        }
+    }
+
     /// <summary>A non-blocking connect: the new descriptor (connected or, usually, still connecting), or -errno.</summary>
     public static int Connect(IPEndPoint to)
     {

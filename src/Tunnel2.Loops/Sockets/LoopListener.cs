@@ -1,3 +1,4 @@
+using System.Net;
 using System.Net.Sockets;
 using Tunnel2.Loops.Interop;
 
@@ -12,14 +13,18 @@ public sealed class LoopListener : ILoopHandler, IDisposable
     private readonly EventLoop _loop;
     private readonly Socket _socket;
     private readonly ILoopListenerHandler _handler;
+    private readonly bool _peerAddresses;
     private LoopRegistration _registration;
 
     /// <summary>On the loop; <paramref name="listening"/> is bound and listening, and is disposed with this listener.</summary>
-    public LoopListener(EventLoop loop, Socket listening, ILoopListenerHandler handler)
+    /// <param name="peerAddresses">Whether accept4 reads each caller's address for the handler's
+    /// <see cref="ILoopListenerHandler.OnAccepted(LoopListener, int, IPEndPoint?)"/> (one small allocation per connection).</param>
+    public LoopListener(EventLoop loop, Socket listening, ILoopListenerHandler handler, bool peerAddresses = false)
     {
         _loop = loop;
         _socket = listening;
         _handler = handler;
+        _peerAddresses = peerAddresses;
         _socket.Blocking = false;
         Fd = (int)_socket.SafeHandle.DangerousGetHandle();
         _registration = loop.Register(Fd, this, LoopReadiness.Read);
@@ -31,10 +36,13 @@ public sealed class LoopListener : ILoopHandler, IDisposable
     {
         for (int i = 0; i < AcceptsPerTurn && _registration.IsRegistered; i++)
         {
-            int fd = SocketCalls.Accept(Fd);
+            int fd = _peerAddresses ? AcceptWithPeer() : SocketCalls.Accept(Fd);
             if (fd >= 0)
             {
-                _handler.OnAccepted(this, fd);
+                if (!_peerAddresses)
+                {
+                    _handler.OnAccepted(this, fd);
+                }
                 continue;
             }
             if (fd != -LibC.EAgain && fd != -103 /* ECONNABORTED: that caller is gone, the next may be there */)
@@ -50,6 +58,17 @@ public sealed class LoopListener : ILoopHandler, IDisposable
     }
 
     public void OnLoopStopping() => Dispose();
+
+    private int AcceptWithPeer()
+    {
+        Span<byte> address = stackalloc byte[28];
+        int fd = SocketCalls.Accept(Fd, address, out int length);
+        if (fd >= 0)
+        {
+            _handler.OnAccepted(this, fd, SocketAddresses.Read(address[..Math.Min(length, address.Length)]));
+        }
+        return fd;
+    }
 
     public void Dispose()
     {

@@ -34,6 +34,9 @@ internal sealed partial class LoopUplinkTransport : ILoopSocketHandler
         _scheduler.WakeHook = Wake;
     }
 
+    /// <summary>Whether the calling code runs on this uplink's loop thread.</summary>
+    public bool IsOnLoopThread => _loop.IsOnLoopThread;
+
     /// <summary>What the dialer hands over: the loop, the connected socket, the bytes read past the handshake's head.</summary>
     internal sealed record Start(EventLoop Loop, Socket Socket, byte[] Early);
 

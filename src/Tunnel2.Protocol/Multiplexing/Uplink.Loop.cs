@@ -11,9 +11,10 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// The uplink on an event loop (issue 52, stages 3a and 3b): its socket is adopted by the loop, which reads and
 /// dispatches the frames and writes the scheduler's frames at the end of each turn (<see cref="LoopUplinkTransport"/>).
 /// Nothing the dispatch reaches may block or log on the loop. The client's dispatch hands every stream to a handler that
-/// starts it elsewhere, never on the reading thread. The server's hands every response head over on the thread pool
-/// (never the inline relay of a small answer), and applies a Reset there too: a reset fails the owner's wait for its
-/// head, whose continuation (the caller's 502, its log line) runs on the thread that fails it.
+/// starts it elsewhere, never on the reading thread. The server's hands every response head over on the thread pool,
+/// except a whole small answer whose owner awaits it on this same loop (the public HTTP listener on the loop), and
+/// applies a Reset there too: a reset fails the owner's wait for its head, whose continuation (the caller's 502, its log
+/// line) runs on the thread that fails it.
 /// </summary>
 public sealed partial class Uplink
 {
@@ -55,6 +56,9 @@ public sealed partial class Uplink
 
     /// <summary>Whether the reader and writer run on an event loop.</summary>
     public bool IsOnLoop => _loopTransport is not null;
+
+    /// <summary>Whether the calling code runs on this uplink's own loop thread (the server's public HTTP on its loop).</summary>
+    internal bool IsOnItsLoopThread => _loopTransport is { IsOnLoopThread: true };
 
     /// <summary>A Reset for a stream: applied on the reading thread, or, for the server on a loop, on the thread pool.</summary>
     private void OnResetFrame(in FrameHeader header, in ReadOnlySequence<byte> payload)

@@ -117,8 +117,9 @@ public sealed partial class Uplink
     /// relayed on this thread, so it crosses the process without another hand-off; but at most
     /// <see cref="UplinkSettings.InlineAnswersPerBatch"/> of them, the last ones, so that under load the others go to
     /// the pool first and run on the other cores meanwhile (a reader that did every send kept one core busy while
-    /// the other idled, docs/benchmarks/2026-11-23-performance.md). On an event loop none: the owner's relay of the
-    /// answer may block and log, which the loop never does.
+    /// the other idled, docs/benchmarks/2026-11-23-performance.md). On an event loop only those whose owner awaits on
+    /// this loop itself (<see cref="UplinkStream.OwnerOnLoop"/>: it runs there anyway, so the hand-off would be a wake
+    /// and a hop back); any other owner's relay may block and log, which the loop never does.
     /// </summary>
     private void DeliverResponseHeads(bool mayRelayOnReader)
     {
@@ -127,7 +128,7 @@ public sealed partial class Uplink
         for (int i = 0; i < heads.Count; i++)
         {
             UplinkStream stream = heads[i];
-            stream.DeliverResponseHead(inline: i >= inlineFrom && stream.IsWholeSmallAnswer);
+            stream.DeliverResponseHead(inline: (i >= inlineFrom || stream.OwnerOnLoop) && stream.IsWholeSmallAnswer);
         }
 
         heads.Clear();

@@ -214,6 +214,7 @@ internal sealed partial class UplinkStream
         _receivedBytes = 0;
         _sentBytes = 0;
         _headWaitsForBody = false;
+        _ownerOnLoop = false;
         if (_uplink.Role == UplinkRole.Server)
         {
             // Completed by the reader on its own thread for a whole small answer, else on a work item (UplinkStream.cs).

@@ -222,6 +222,11 @@ internal sealed partial class UplinkStream : IHttpExchange, IByteStream
             throw new InvalidOperationException("Only the server side reads a response head.");
         }
 
+        if (_uplink.IsOnItsLoopThread)
+        {
+            Volatile.Write(ref _ownerOnLoop, true);
+        }
+
         return _responseHead.Task;
     }
 
@@ -416,6 +421,13 @@ internal sealed partial class UplinkStream : IHttpExchange, IByteStream
 
     private ResponseHead? _arrivedHead;
     private HeadCompletion? _headCompletion;
+    private bool _ownerOnLoop;
+
+    /// <summary>
+    /// Whether the owner awaits its head on the uplink's own loop thread (the public HTTP listener on the server's loop):
+    /// its continuation runs on the loop anyway, so the reader may deliver a whole small answer inline, with no wake.
+    /// </summary>
+    internal bool OwnerOnLoop => Volatile.Read(ref _ownerOnLoop);
 
     /// <summary>
     /// Whether the answer is whole and small: the head came, the body ended (or there is none) within one initial window,

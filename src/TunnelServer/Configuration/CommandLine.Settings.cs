@@ -49,6 +49,14 @@ public static partial class CommandLine
               this many bytes per round trip, so set it only where many slow uploads meet a kernel short of TCP memory
               (docs/benchmarks/2026-11-27-slow-uploads.md).
 
+        TunnelServer:Public: How the public listener carries its connections (section TunnelServer:Public;
+          docs/protocol.md §9).
+          TunnelServer:Public:Transport  [default Sockets]
+              What carries the plain-HTTP public listener's connections (an http:// public URL; issue 52, stage 4a):
+              Sockets (the default), Kestrel's socket transport; Loop, the server's one event loop, which accepts,
+              reads and sends for Kestrel, which then parses and answers each request on the loop's thread, beside the
+              uplinks (Linux on x86-64 only). An https:// public URL, the h2c and admin listeners always use Sockets.
+
         TunnelServer:Tls: The certificate of the listeners whose URL is https:// (section TunnelServer:Tls).
           TunnelServer:Tls:Certificate, --certificate  [default none]
               PEM file of the server's certificate (leaf first, then any intermediates), for the listeners whose URL
@@ -262,6 +270,7 @@ public static partial class CommandLine
         "TunnelServer:Listeners:PublicH2cUrl",
         "TunnelServer:Listeners:UnsentBytesLimit",
         "TunnelServer:Listeners:PublicReceiveBuffer",
+        "TunnelServer:Public:Transport",
         "TunnelServer:Tls:Certificate",
         "TunnelServer:Tls:CertificateKey",
         "TunnelServer:Uplink:MaxFramePayload",

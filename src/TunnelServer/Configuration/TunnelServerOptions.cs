@@ -45,6 +45,10 @@ public sealed class TunnelServerOptions
     [ValidateObjectMembers]
     public ServerListenersOptions Listeners { get; set; } = new();
 
+    /// <summary>What carries the public listener's connections: Kestrel's sockets or the server's event loop.</summary>
+    [ValidateObjectMembers]
+    public ServerPublicOptions Public { get; set; } = new();
+
     /// <summary>The certificate of the listeners whose URL is <c>https://</c> (docs/running.md, "TLS").</summary>
     public ServerTlsOptions Tls { get; set; } = new();
 

@@ -65,6 +65,9 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 25, Level = LogLevel.Information, Message = "Low-latency mode: socket completions and Kestrel's scheduling run inline ({Variable}=1)")]
     public static partial void LowLatencyMode(ILogger logger, string variable);
 
+    [LoggerMessage(EventId = 26, Level = LogLevel.Information, Message = "Public listener {Url} runs on the server's event loop (TunnelServer:Public:Transport=Loop)")]
+    public static partial void PublicOnLoop(ILogger logger, Uri url);
+
     [LoggerMessage(EventId = 20, Level = LogLevel.Information, Message = "Credentials file {Path}: {Clients} clients, {Visitors} visitor policies")]
     public static partial void CredentialsLoaded(ILogger logger, string path, int clients, int visitors);
 

@@ -60,6 +60,33 @@ public sealed class ServerLoopUplinkTests
     }
 
     [Fact]
+    public async Task A_small_whole_answer_whose_owner_waits_on_the_same_loop_is_handed_over_inline_there()
+    {
+        await using var pair = await Pair.StartAsync();
+        for (int i = 0; i < 20; i++)
+        {
+            var ranOnLoop = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            UplinkStream? server = null;
+            string path = $"/{i}";
+            Assert.True(pair.Loop.Post(() => _ = OwnOnLoopAsync()));
+            UplinkStream client = await pair.Handler.NextAsync();
+            client.SendResponseHead(new ResponseHead(204, []), endStream: true);
+
+            Assert.True(await ranOnLoop.Task.WithTimeout(), "the owner's continuation left the loop");
+            server!.Dispose();
+            client.Dispose();
+
+            async Task OwnOnLoopAsync()
+            {
+                // As the forwarder does with the public listener on the loop: it opens and waits on the loop's thread.
+                server = pair.Server.OpenStreamOrFail(new RequestHead("GET", path, []), endStream: true);
+                ResponseHead head = await server.ReadResponseHeadAsync();
+                ranOnLoop.SetResult(EventLoop.IsLoopThread && head.StatusCode == 204);
+            }
+        }
+    }
+
+    [Fact]
     public async Task A_reset_by_the_client_fails_the_servers_wait_off_the_loop()
     {
         await using var pair = await Pair.StartAsync();

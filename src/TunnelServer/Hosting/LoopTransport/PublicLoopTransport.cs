@@ -1,0 +1,24 @@
+using System.Buffers;
+using System.Net;
+using System.Net.Sockets;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Options;
+
+namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
+
+/// <summary>Builds the loop's transport from the server's services: its loop, Kestrel's limits and block pool.</summary>
+public static class PublicLoopTransport
+{
+    /// <param name="listenSocket">A bound socket with the public listener's options (the socket transport's own recipe).</param>
+    public static IConnectionListenerFactory Create(IServiceProvider services, Func<IPEndPoint, Socket> listenSocket)
+    {
+        ServerLoop loop = services.GetRequiredService<ServerLoop>();
+        KestrelServerLimits limits = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value.Limits;
+        MemoryPool<byte> pool = services.GetService<IMemoryPoolFactory<byte>>() is { } factory
+            ? factory.Create(new MemoryPoolOptions { Owner = "public-loop" })
+            : MemoryPool<byte>.Shared;
+        return new LoopTransportFactory(() => loop.Start()?.Loop, listenSocket,
+            LoopConnectionLimits.From(limits.MaxRequestBufferSize, limits.MaxResponseBufferSize), pool);
+    }
+}

@@ -1,0 +1,153 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Net.WebSockets;
+using System.Text;
+using System.Text.RegularExpressions;
+using Tunnel2.EndToEndTests.Infrastructure;
+
+namespace Tunnel2.EndToEndTests.Http;
+
+/// <summary>
+/// The main HTTP paths with the public listener on the server's event loop (<c>TunnelServer:Public:Transport=Loop</c>,
+/// issue 52 stage 4a): server, client and backend as processes, the public requests over real sockets. Each test also
+/// checks that the server said its public listener runs on the loop, and that nothing on the loop failed.
+/// </summary>
+public sealed class PublicLoopTransportTests
+{
+    private const string Session = "public-loop";
+
+    private static readonly string[] OnLoop = ["--TunnelServer:Public:Transport=Loop"];
+
+    private static CancellationToken Token => TestContext.Current.CancellationToken;
+
+    [Fact]
+    public async Task A_GET_and_a_large_download_answer_whole_on_the_loop()
+    {
+        await using ProcessStack stack = await StartAsync();
+        using HttpClient http = CallerHttp.Create();
+
+        Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl("/loadtest/ping"), Token));
+        byte[] bytes = await http.GetByteArrayAsync(stack.SessionUrl("/loadtest/bytes/5000000"), Token);
+
+        Assert.Equal(5_000_000, bytes.Length);
+        AssertNoLoopFault(stack);
+    }
+
+    [Fact]
+    public async Task A_POST_upload_with_a_length_and_a_chunked_one_come_back_unchanged()
+    {
+        await using ProcessStack stack = await StartAsync();
+        using HttpClient http = CallerHttp.Create();
+        byte[] body = new byte[3 * 1024 * 1024];
+        Random.Shared.NextBytes(body);
+
+        using HttpResponseMessage sized = await http.PostAsync(stack.SessionUrl("/loadtest/echo"), new ByteArrayContent(body), Token);
+        Assert.Equal(body, await sized.Content.ReadAsByteArrayAsync(Token));
+
+        using var chunkedContent = new StreamContent(new UnknownLengthStream(body)); // no length: sent chunked
+        using HttpResponseMessage chunked = await http.PostAsync(stack.SessionUrl("/loadtest/echo"), chunkedContent, Token);
+        Assert.Equal(body, await chunked.Content.ReadAsByteArrayAsync(Token));
+        AssertNoLoopFault(stack);
+    }
+
+    [Fact]
+    public async Task A_WebSocket_upgrade_on_the_loop_echoes_messages()
+    {
+        await using ProcessStack stack = await StartAsync();
+        using var socket = new ClientWebSocket();
+        var url = new UriBuilder(stack.SessionUrl("/loadtest/ws")) { Scheme = "ws" }.Uri;
+        await socket.ConnectAsync(url, Token);
+
+        for (int i = 0; i < 20; i++)
+        {
+            byte[] message = Encoding.UTF8.GetBytes($"message {i}");
+            await socket.SendAsync(message, WebSocketMessageType.Text, endOfMessage: true, Token);
+            byte[] buffer = new byte[256];
+            WebSocketReceiveResult echoed = await socket.ReceiveAsync(buffer, Token);
+            Assert.Equal(message, buffer.AsSpan(0, echoed.Count).ToArray());
+        }
+
+        await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "done", Token);
+        Assert.Equal(WebSocketCloseStatus.NormalClosure, socket.CloseStatus);
+        AssertNoLoopFault(stack);
+    }
+
+    [Fact]
+    public async Task A_caller_that_vanishes_mid_upload_leaves_the_loop_serving_the_next_callers()
+    {
+        await using ProcessStack stack = await StartAsync();
+        using (var caller = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
+        {
+            await caller.ConnectAsync(IPAddress.Loopback, stack.PublicUrl.Port, Token);
+            await caller.SendAsync(Encoding.ASCII.GetBytes(
+                $"POST /session/{Session}/loadtest/echo HTTP/1.1\r\nHost: loop\r\nContent-Length: {64 << 20}\r\n\r\n"), SocketFlags.None, Token);
+            await caller.SendAsync(new byte[256 * 1024], SocketFlags.None, Token);
+            caller.LingerState = new LingerOption(true, 0);
+        } // a reset, mid-body
+
+        using HttpClient http = CallerHttp.Create();
+        for (int i = 0; i < 20; i++)
+        {
+            Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl("/loadtest/ping"), Token));
+        }
+
+        Assert.False(stack.Server.HasExited);
+        AssertNoLoopFault(stack);
+    }
+
+    [Fact]
+    public async Task Visitor_address_rules_see_the_callers_address_from_the_loop()
+    {
+        await using ProcessStack stack = await ProcessStack.StartAsync(Session, new ProcessStackOptions
+        {
+            ServerArgs = [.. OnLoop, "--TunnelServer:ClientVisitorPolicies=true"],
+            ClientArgs = ["--cidr-deny", "127.0.0.2/32"],
+        });
+        await WaitForLoopLineAsync(stack);
+
+        Assert.StartsWith("HTTP/1.1 200", await GetFromAsync(IPAddress.Loopback, stack), StringComparison.Ordinal);
+        Assert.StartsWith("HTTP/1.1 403", await GetFromAsync(IPAddress.Parse("127.0.0.2"), stack), StringComparison.Ordinal);
+        AssertNoLoopFault(stack);
+    }
+
+    /// <summary>One GET from a socket bound to <paramref name="source"/> (all of 127.0.0.0/8 is loopback); the answer's head.</summary>
+    private static async Task<string> GetFromAsync(IPAddress source, ProcessStack stack)
+    {
+        using var caller = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        caller.Bind(new IPEndPoint(source, 0));
+        await caller.ConnectAsync(IPAddress.Loopback, stack.PublicUrl.Port, Token);
+        await caller.SendAsync(Encoding.ASCII.GetBytes(
+            $"GET /session/{Session}/loadtest/ping HTTP/1.1\r\nHost: loop\r\nConnection: close\r\n\r\n"), SocketFlags.None, Token);
+        using var answer = new MemoryStream();
+        byte[] buffer = new byte[4096];
+        int n;
+        while ((n = await caller.ReceiveAsync(buffer, SocketFlags.None, Token)) > 0)
+        {
+            answer.Write(buffer, 0, n);
+        }
+
+        return Encoding.ASCII.GetString(answer.ToArray());
+    }
+
+    private static async Task<ProcessStack> StartAsync()
+    {
+        ProcessStack stack = await ProcessStack.StartAsync(Session, OnLoop);
+        await WaitForLoopLineAsync(stack);
+        return stack;
+    }
+
+    private static Task WaitForLoopLineAsync(ProcessStack stack) =>
+        stack.Server.WaitForOutputAsync(new Regex("runs on the server's event loop", RegexOptions.None, TimeSpan.FromSeconds(1)));
+
+    private static void AssertNoLoopFault(ProcessStack stack)
+    {
+        Assert.DoesNotContain("BlockingCallOnLoop", stack.Server.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("The server's event loop: a callback failed", stack.Server.Output, StringComparison.Ordinal);
+    }
+
+    /// <summary>A body whose length HttpClient cannot know, so it sends it chunked.</summary>
+    private sealed class UnknownLengthStream(byte[] data) : MemoryStream(data)
+    {
+        public override bool CanSeek => false;
+    }
+}
