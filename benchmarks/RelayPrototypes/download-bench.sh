@@ -67,6 +67,7 @@ if [[ "${1:-}" == --reads ]]; then
 fi
 LOGS="$(mktemp -d)"
 CHILDREN=()
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
   local pid
   for pid in "${CHILDREN[@]}"; do stop_pid "relay or YARP hop" "$pid" 10; done
@@ -86,7 +87,7 @@ for pair in "${PAIRS[@]}"; do
   # shellcheck disable=SC2086  # ENV is a list of VAR=VALUE words
   $SETSID env $env dotnet "$DLL" entry "$design" --listen "$port" --link $((port + 100)) </dev/null >"$LOGS/$name-entry.log" 2>&1 &
   entry=$!
-  CHILDREN+=($entry)
+  CHILDREN+=("$entry")
   sleep 1   # the entry's link port listens once the runtime has started
   # shellcheck disable=SC2086
   $SETSID env $env dotnet "$DLL" agent "$design" --link "127.0.0.1:$((port + 100))" --target "127.0.0.1:$BACKEND_PORT" \
@@ -101,7 +102,7 @@ status=0
 "$REPO/tunnel2-load-tests/scripts/download.sh" "${EXTRAS[@]}" "$@" || status=$?
 log "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 # On a noisy machine a round's figures move together: each target's MB/s over yarp1's in the same round, then the median.
-REPORT="$(ls -td "$REPO"/tunnel2-load-tests/reports/*-download | head -1)"
+REPORT="$(find "$REPO/tunnel2-load-tests/reports" -maxdepth 1 -type d -name '*-download' | sort | tail -1)"   # named by UTC time
 python3 - "$REPORT/runs.txt" <<'PY' | tee "$REPORT/ratios.txt"
 import statistics, sys
 speed = {}

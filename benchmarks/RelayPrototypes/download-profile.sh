@@ -27,12 +27,12 @@ if ! curl -sf http://127.0.0.1:12007/healthz >/dev/null; then
 fi
 setsid env DOTNET_PerfMapEnabled=1 "${ENV[@]}" dotnet "$DLL" entry "$DESIGN" --listen $PORT --link $LINK </dev/null >"$OUT/entry.log" 2>&1 &
 ENTRY=$!
-PIDS+=($ENTRY)
+PIDS+=("$ENTRY")
 sleep 1
 setsid env DOTNET_PerfMapEnabled=1 "${ENV[@]}" dotnet "$DLL" agent "$DESIGN" --link 127.0.0.1:$LINK --target 127.0.0.1:12007 \
   </dev/null >"$OUT/agent.log" 2>&1 &
 AGENT=$!
-PIDS+=($AGENT)
+PIDS+=("$AGENT")
 until curl -sf http://127.0.0.1:$PORT/loadtest/ping >/dev/null; do sleep 0.2; done
 curl -s -o /dev/null "http://127.0.0.1:$PORT/loadtest/bytes/$BYTES"   # warm-up
 
