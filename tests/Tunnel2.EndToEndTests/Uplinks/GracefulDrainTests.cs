@@ -1,5 +1,7 @@
 using System.Collections.Concurrent;
+using System.IO.Pipelines;
 using System.Net;
+using System.Text;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -25,10 +27,15 @@ public sealed class GracefulDrainTests(TunnelStackFixture fixture)
         string session = NewSession();
         await using TunnelProcess leaving = ProcessClients.Start(Stack, session, "client A");
         Uplink leavingUplink = await ProcessClients.WaitForNewUplinkAsync(Stack, session, [], leaving);
-        // Long enough to outlast the steps below on a loaded machine: a clean-root run at load 20 took over 2 s from
-        // here to the GoAway, and the request had ended (and client A with it) before the uplink was looked at.
-        Task<HttpResponseMessage> inFlight = fixture.Http.GetAsync(Stack.SessionUrl(session, "/loadtest/delay/8000"));
-        await Eventually.WaitUntilAsync(() => leavingUplink.ActiveStreamCount == 1, "the delay request is in flight through client A");
+        // The request in flight is an upload whose end the test holds back: it lasts exactly as long as the steps below,
+        // however slowly a loaded or cold machine runs them (a fixed 2 s, then 8 s, delay ended first in clean roots).
+        var body = new Pipe();
+        using var content = new StreamContent(body.Reader.AsStream());
+        Task<HttpResponseMessage> inFlight = fixture.Http.PostAsync(Stack.SessionUrl(session, "/loadtest/echo"), content);
+        // More than the HTTP client buffers before it sends, so the head and the body's start leave at once.
+        byte[] start = new byte[64 * 1024];
+        await body.Writer.WriteAsync(start);
+        await Eventually.WaitUntilAsync(() => leavingUplink.ActiveStreamCount == 1, "the upload is in flight through client A");
         await using TunnelClientHandle staying = await Stack.StartClientAsync(session);
         Assert.False(inFlight.IsCompleted);
 
@@ -44,9 +51,15 @@ public sealed class GracefulDrainTests(TunnelStackFixture fixture)
         }
 
         Assert.Equal(relayedBefore + 5, staying.Status.RequestsRelayed);
+        Assert.False(inFlight.IsCompleted);
+        await body.Writer.WriteAsync("then let go"u8.ToArray());
+        await body.Writer.CompleteAsync();
         using (HttpResponseMessage response = await inFlight)
         {
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            byte[] echoed = await response.Content.ReadAsByteArrayAsync();
+            Assert.Equal(start.Length + "then let go".Length, echoed.Length);
+            Assert.EndsWith("then let go", Encoding.ASCII.GetString(echoed), StringComparison.Ordinal);
         }
 
         Assert.Equal(0, await leaving.WaitForExitAsync(ExitTimeout));
