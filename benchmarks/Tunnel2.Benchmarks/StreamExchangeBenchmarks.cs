@@ -56,9 +56,10 @@ public class StreamExchangeBenchmarks
         while (true)
         {
             ReadResult result = await stream.Input.ReadAsync().ConfigureAwait(false);
-            bytes += result.Buffer.Length;
+            long length = result.Buffer.Length; // before AdvanceTo, which resets the segments the buffer points into
+            bytes += length;
             stream.Input.AdvanceTo(result.Buffer.End);
-            stream.OnInputConsumed(result.Buffer.Length);
+            stream.OnInputConsumed(length);
             if (result.IsCompleted)
             {
                 return bytes;

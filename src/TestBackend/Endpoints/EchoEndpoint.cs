@@ -45,10 +45,16 @@ internal sealed class EchoEndpoint(ILogger<EchoEndpoint> logger)
                     writer.Write(segment.Span);
                 }
 
-                copied += buffer.Length;
+                // Measured before AdvanceTo, never after: AdvanceTo returns the consumed segments to the pipe's pool and
+                // resets them, and a sequence over reset segments reports a wrong length. When the request's head and a
+                // body of a multiple of 4 KiB arrived in one read, it reported 0, the flush was skipped and the answer
+                // stayed in Kestrel's output pipe until more body came (docs/test-backend.md, "Nothing read after
+                // AdvanceTo").
+                long length = buffer.Length;
+                copied += length;
                 reader.AdvanceTo(buffer.End);
 
-                if (!buffer.IsEmpty)
+                if (length > 0)
                 {
                     var flush = await writer.FlushAsync(aborted);
                     if (flush.IsCompleted || flush.IsCanceled)

@@ -76,8 +76,11 @@ public sealed class Http1Head
 
             if (result.IsCompleted)
             {
+                // Measured before AdvanceTo: it resets the segments the sequence points into, and over reset segments a
+                // length is meaningless (a cut head of a multiple of 4 KiB looked empty).
+                bool nothingLeft = buffer.IsEmpty;
                 reader.AdvanceTo(buffer.End);
-                return buffer.IsEmpty ? null : throw new IOException("The connection ended inside an HTTP head.");
+                return nothingLeft ? null : throw new IOException("The connection ended inside an HTTP head.");
             }
 
             reader.AdvanceTo(buffer.Start, buffer.End);

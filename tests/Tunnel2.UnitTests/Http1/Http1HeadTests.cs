@@ -91,5 +91,21 @@ public sealed class Http1HeadTests
         await Assert.ThrowsAsync<InvalidDataException>(async () => await Http1Head.ReadAsync(pipe.Reader, 32 * 1024, CancellationToken.None).AsTask().WaitAsync(TimeSpan.FromSeconds(10)));
     }
 
+    [Fact]
+    public async Task A_connection_closed_inside_a_head_that_spans_pipe_segments_is_an_IO_error_whatever_its_length()
+    {
+        // A head, then 4 KiB of an unfinished one: the second spans two 4 KiB pipe segments and ends at the offset in the
+        // second where it starts in the first. Measured after AdvanceTo (which resets those segments) it looked empty,
+        // and the cut was taken for a clean end between heads.
+        const string first = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        string unfinished = "GET /" + new string('a', 4096 - 5);
+        var pipe = new Pipe(new PipeOptions(minimumSegmentSize: 4096));
+        await pipe.Writer.WriteAsync(Encoding.Latin1.GetBytes(first + unfinished));
+        await pipe.Writer.CompleteAsync();
+
+        Assert.NotNull(await Http1Head.ReadAsync(pipe.Reader, 32 * 1024, CancellationToken.None));
+        await Assert.ThrowsAsync<IOException>(async () => await Http1Head.ReadAsync(pipe.Reader, 32 * 1024, CancellationToken.None));
+    }
+
     private static PipeReader Reader(string text) => PipeReader.Create(new MemoryStream(Encoding.Latin1.GetBytes(text)));
 }
