@@ -32,8 +32,8 @@ public sealed class GracefulDrainTests(TunnelStackFixture fixture)
         Uplink leavingUplink = await ProcessClients.WaitForNewUplinkAsync(Stack, session, [], leaving);
         // The request in flight is an upload whose end the test holds back: it lasts exactly as long as the steps below,
         // however slowly a loaded or cold machine runs them (a fixed 2 s, then 8 s, delay ended first in clean roots).
-        // Sent raw and chunked: HttpClient shows no response head over HTTP/1.1 before the request body is sent, and the
-        // test backend's echo (Kestrel) does not answer a Content-Length body whose first read is a multiple of 4 KiB.
+        // Sent raw: HttpClient shows no response head over HTTP/1.1 before the request body is sent. Chunked, so the
+        // upload's end is whenever the test sends the last chunk.
         Uri url = Stack.SessionUrl(session, "/loadtest/echo");
         using var caller = new Socket(SocketType.Stream, ProtocolType.Tcp);
         await caller.ConnectAsync(url.Host, url.Port);
