@@ -199,12 +199,11 @@ public static partial class CommandLine
 
         TunnelClient:Upgrades: Upgraded streams (section TunnelClient:Upgrades): how a WebSocket's bytes move once the
           backend said 101.
-          TunnelClient:Upgrades:Relay  [default Tasks]
-              Tasks (the default): the runtime's sockets and a task per direction, as before. Loop: once the 101 head
-              has gone up, a plain-TCP backend connection is handed to the client's event loop as a byte relay, as a
-              raw TCP tunnel is (docs/protocol.md §9), when the uplinks run there too (Uplink:Engine = Loop, Linux
-              x86-64); a TLS backend keeps the task relay. Not yet the default: a 1 GiB echo through one WebSocket
-              grows the memory by about 100 MiB on it (docs/benchmarks/2026-11-29-websocket-loop.md).
+          TunnelClient:Upgrades:Relay  [default Loop]
+              Loop (the default): once the 101 head has gone up, a plain-TCP backend connection is handed to the
+              client's event loop as a byte relay, as a raw TCP tunnel is (docs/protocol.md §9), when the uplinks run
+              there too (Uplink:Engine = Loop, Linux x86-64); a TLS backend, or any other platform, keeps the task
+              relay. Tasks: the runtime's sockets and a task per direction, as before.
         """;
 
     /// <summary>Every key of the options, for the command line's check (a property: the partial files' fields have no set order).</summary>

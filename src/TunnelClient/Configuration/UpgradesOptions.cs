@@ -10,13 +10,12 @@ public sealed class UpgradesOptions
     public const string RelayTasks = "Tasks";
 
     /// <summary>
-    /// <c>Tasks</c> (the default): the runtime's sockets and a task per direction, as before. <c>Loop</c>: once the 101
-    /// head has gone up, a plain-TCP backend connection is handed to the client's event loop as a byte relay, as a raw
-    /// TCP tunnel is (docs/protocol.md §9), when the uplinks run there too (<c>Uplink:Engine</c> = <c>Loop</c>, Linux
-    /// x86-64); a TLS backend keeps the task relay. Not yet the default: a 1 GiB echo through one WebSocket grows the
-    /// memory by about 100 MiB on it (docs/benchmarks/2026-11-29-websocket-loop.md).
+    /// <c>Loop</c> (the default): once the 101 head has gone up, a plain-TCP backend connection is handed to the client's
+    /// event loop as a byte relay, as a raw TCP tunnel is (docs/protocol.md §9), when the uplinks run there too
+    /// (<c>Uplink:Engine</c> = <c>Loop</c>, Linux x86-64); a TLS backend, or any other platform, keeps the task relay.
+    /// <c>Tasks</c>: the runtime's sockets and a task per direction, as before.
     /// </summary>
     [Required(ErrorMessage = "TunnelClient:Upgrades:Relay must be 'Loop' or 'Tasks'.")]
     [RegularExpression("^(Loop|Tasks)$", ErrorMessage = "TunnelClient:Upgrades:Relay must be 'Loop' or 'Tasks'.")]
-    public string Relay { get; set; } = RelayTasks;
+    public string Relay { get; set; } = RelayLoop;
 }

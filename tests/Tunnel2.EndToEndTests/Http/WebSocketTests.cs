@@ -100,6 +100,7 @@ public sealed class WebSocketTests(TunnelStackFixture fixture)
         const long length = 1024L * 1024 * 1024;
         const int messageSize = 64 * 1024;
         await using MemorySampler memory = MemorySampler.Start();
+        long allocatedBefore = GC.GetTotalAllocatedBytes();
         using ClientWebSocket socket = await ConnectAsync(fixture.Stack.PublicUrl, TunnelStackFixture.Session);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(Token);
         timeout.CancelAfter(TimeSpan.FromMinutes(3));
@@ -134,6 +135,10 @@ public sealed class WebSocketTests(TunnelStackFixture fixture)
         await sending;
         await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, null, timeout.Token);
         Assert.Equal(length, received);
+        GCMemoryInfo gc = GC.GetGCMemoryInfo(GCKind.Any);
+        TestContext.Current.TestOutputHelper?.WriteLine(
+            $"the process grew {memory.PeakGrowthBytes / 1024 / 1024} MiB at its peak; {(GC.GetTotalAllocatedBytes() - allocatedBefore) / 1024 / 1024} MiB "
+            + $"allocated meanwhile, {GC.CollectionCount(2)} gen2 collections so far, heap {gc.HeapSizeBytes / 1024 / 1024} MiB, committed {gc.TotalCommittedBytes / 1024 / 1024} MiB");
         Assert.True(memory.PeakGrowthBytes < MaxGrowth, $"memory grew by {memory.PeakGrowthBytes / 1024 / 1024} MiB");
     }
 

@@ -1,11 +1,11 @@
-using System.Buffers;
 using Tunnel2.Loops.Sockets;
+using Tunnel2.Protocol.Buffers;
 using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.Protocol.Relaying.OnLoop;
 
 /// <summary>
-/// The socket's bytes to the peer, on the loop: each read goes into a pooled buffer as large as the stream's credit
+/// The socket's bytes to the peer, on the loop: each read goes into a buffer of the frames' pool (<see cref="DataBufferPool"/>) as large as the stream's credit
 /// allows: <see cref="IByteStream.WaitingReadSize"/> (16 KiB) at first, so a small message rents a small buffer and a
 /// crowd of quiet connections holds little, and a whole frame (<see cref="UplinkSettings.DataChunkSize"/>) after a read
 /// that filled its buffer (a bulk transfer), as <see cref="IByteStream.SendStreamAsync"/> does. It becomes a Data frame
@@ -41,7 +41,9 @@ public abstract partial class LoopStreamConnection : ISendCreditListener
                 return;
             }
 
-            byte[] pooled = ArrayPool<byte>.Shared.Rent(credit);
+            // From the frames' pool, where the uplink's writer gives the buffer back once the frame is written: rented
+            // from the runtime's shared pool instead, every read was a new array (that pool never got one back).
+            byte[] pooled = DataBufferPool.Shared.Rent(credit);
             ReceiveResult read = socket.Receive(pooled.AsSpan(0, credit));
             if (read.Status == ReceiveStatus.Data)
             {
@@ -58,7 +60,7 @@ public abstract partial class LoopStreamConnection : ISendCreditListener
                 continue;
             }
 
-            ArrayPool<byte>.Shared.Return(pooled);
+            DataBufferPool.Shared.Return(pooled);
             Stream.ReturnUnusedSendCredit(credit);
             OnReadEnded(read);
             return;
