@@ -23,12 +23,15 @@ internal static class ConnectionLease
     {
         Backend backend = exchange.Backend;
 #pragma warning disable CA2000 // the connection becomes exchange.Connection, which ReturnAsync gives back to the pool or closes
-        exchange.ConnectionReused = backend.Pool.TryRentIdle(exchange.Stream.Id, out BackendConnection? connection);
+        // An upgrade's connection may be taken over as a socket by the upgrade relays: never one on the loop.
+        bool onLoopAllowed = !exchange.IsUpgrade;
+        BackendConnection? connection = null;
+        exchange.ConnectionReused = (onLoopAllowed || !backend.Pool.UsesLoop) && backend.Pool.TryRentIdle(exchange.Stream.Id, out connection);
         if (!exchange.ConnectionReused)
         {
             try
             {
-                connection = await backend.ConnectAsync(exchange.Stream.Aborted);
+                connection = await backend.ConnectAsync(onLoopAllowed, exchange.Stream.Aborted);
             }
             catch (Exception ex) when (!exchange.Stream.IsAborted
                                        && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
