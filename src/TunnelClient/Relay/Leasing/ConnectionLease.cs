@@ -61,6 +61,13 @@ internal static class ConnectionLease
 
         BackendConnection connection = exchange.Connection!;
         exchange.Connection = null;
+        if (exchange.Stream.IsAborted && connection.IsOnLoop)
+        {
+            // The abort listener may run after this (on another thread): the loop must reset the connection before the
+            // pool's close would end it with a FIN, which feeds the backend what is queued of an unfinished request.
+            connection.OnStreamAborted();
+        }
+
         return exchange.Backend.Pool.ReturnOrCloseAsync(connection, exchange.CloseCause, exchange.Stream.Id);
     }
 }

@@ -131,7 +131,8 @@ internal sealed partial class LoopSocketStream : Stream, ILoopSocketHandler
         _closed = true;
         if (_loopSocket is { } socket)
         {
-            if (reset)
+            // A close that would drop part of a write is an abort: the backend must not take a cut request for a whole one.
+            if (reset || _unsent is not null || socket.QueuedBytes > 0)
             {
                 socket.Reset();
             }
