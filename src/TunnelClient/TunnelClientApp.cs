@@ -37,6 +37,11 @@ public static class TunnelClientApp
 
         configureServices?.Invoke(builder.Services);
         builder.Services.AddHostSerilog(builder.Configuration);
+        if (builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.Backends)}:{nameof(BackendsOptions.Relay)}"] == BackendsOptions.RelayLoop)
+        {
+            OffLoopLogging.Use(builder.Services); // the relay goes on in the loop's turn that read an answer, and may log there
+        }
+
         builder.Services.AddOptions<TunnelClientOptions>()
             .Bind(builder.Configuration.GetSection(TunnelClientOptions.SectionName))
             .ValidateOnStart();

@@ -84,7 +84,8 @@ public sealed class Backend : IBalancingMember, IAsyncDisposable
     internal void ExchangeEnded() => Interlocked.Decrement(ref _outstanding);
 
     /// <summary>A new connection from the pool, whose reads follow this backend's <see cref="IsCrowded"/>.</summary>
-    internal Task<BackendConnection> ConnectAsync(CancellationToken cancellationToken) => Pool.ConnectAsync(_isCrowded, cancellationToken);
+    /// <param name="mayUseLoop">False for an upgrade request (see <see cref="BackendConnectionPool.ConnectAsync"/>).</param>
+    internal Task<BackendConnection> ConnectAsync(bool mayUseLoop, CancellationToken cancellationToken) => Pool.ConnectAsync(_isCrowded, mayUseLoop, cancellationToken);
 
     public ValueTask DisposeAsync() => Pool.DisposeAsync();
 

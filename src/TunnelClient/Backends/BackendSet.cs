@@ -7,6 +7,8 @@ using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
 using Tunnel2.TunnelClient.Relay.Http1;
 using Tunnel2.TunnelClient.Relay.Shaping;
+using Tunnel2.TunnelClient.EventLoops;
+using Tunnel2.TunnelClient.Relay.OnLoop;
 
 namespace Tunnel2.TunnelClient.Backends;
 
@@ -29,7 +31,8 @@ public sealed class BackendSet : IAsyncDisposable
     private readonly TunnelClientMetrics _metrics;
     private readonly ILogger<BackendSet> _logger;
 
-    public BackendSet(IOptions<TunnelClientOptions> options, TunnelClientMetrics metrics, ILogger<BackendSet> logger, TimeProvider? clock = null)
+    /// <param name="loop">The client's event loop, which holds new backend connections when <see cref="BackendLoop"/> picks it.</param>
+    public BackendSet(IOptions<TunnelClientOptions> options, TunnelClientMetrics metrics, ILogger<BackendSet> logger, TimeProvider? clock = null, ClientLoop? loop = null)
     {
         TunnelClientOptions settings = options.Value;
         List<BackendAddress> addresses = BackendAddress.ParseList(settings.Backends.Urls, out string? error)
@@ -47,6 +50,16 @@ public sealed class BackendSet : IAsyncDisposable
             _all[i] = new Backend(i, addresses[i], pool, settings.Backends.RewritePaths && settings.Backends.PathPrefix == PathPrefixMode.Strip);
         }
 
+        if (BackendLoop.Choose(settings, loop, logger) is { } onLoop)
+        {
+            foreach (Backend backend in _all)
+            {
+                backend.Pool.UseLoop(onLoop);
+            }
+
+            UsesLoop = Array.TrueForAll(_all, backend => backend.Pool.UsesLoop); // TLS backends keep the runtime's sockets
+        }
+
         HostHeader = HostHeaderPolicy.Parse(settings.Backends.HostHeader, out string? hostHeaderError)
                      ?? throw new OptionsValidationException(nameof(TunnelClientOptions), typeof(TunnelClientOptions), [$"TunnelClient:Backends:HostHeader: {hostHeaderError}"]);
         KeepsPathPrefix = settings.Backends.PathPrefix == PathPrefixMode.Keep;
@@ -57,6 +70,9 @@ public sealed class BackendSet : IAsyncDisposable
     }
 
     public IReadOnlyList<Backend> All => _all;
+
+    /// <summary>New connections to the backends are made on the client's event loop (<see cref="BackendLoop"/>).</summary>
+    public bool UsesLoop { get; }
 
     /// <summary>Which Host every backend is sent: by the relay, the health probe and the inspector's replay alike.</summary>
     public HostHeaderPolicy HostHeader { get; }

@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Options;
+using Tunnel2.Loops;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
@@ -65,9 +66,12 @@ public sealed class BackendRelay : IAsyncDisposable
     // less throughput, the reader thread doing every backend send while the other core idled
     // (docs/benchmarks/2026-11-23-performance.md, afternoon attempts). Only the batch's last request, when whole, starts
     // here (the uplink says so), which saves the hand-off of a lone small request (docs/benchmarks/2026-11-27-handoffs.md).
+    // With the backend connections on the loop too (TunnelClient:Backends:Relay=Loop), every whole request but an upgrade
+    // (whose connection is the runtime's) starts here: up to its first wait it only sends to the backend without
+    // blocking, and the answer comes back on this thread.
     public void OnExchangeOpened(IHttpExchange stream)
     {
-        if (stream.MayStartOnReader)
+        if (stream.MayStartOnReader || (_backends.UsesLoop && !stream.RequestHasBody && !stream.RequestHead!.IsUpgrade && EventLoop.IsLoopThread))
         {
             _ = RelayAsync(stream);
             return;

@@ -4,6 +4,8 @@ using System.Net.Sockets;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.Hosting.Sockets;
 
+using Tunnel2.TunnelClient.Relay.OnLoop;
+
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
 /// <summary>One keep-alive HTTP/1.1 connection to the backend, read and written through pipes.</summary>
@@ -65,6 +67,20 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
             throw;
         }
     }
+
+    /// <summary>A new connection on the client's event loop (<c>TunnelClient:Backends:Relay</c> = <c>Loop</c>, a plain-HTTP backend).</summary>
+    /// <exception cref="SocketException">It could not be made.</exception>
+    /// <exception cref="OperationCanceledException">The connect timeout (or <paramref name="cancellationToken"/>) ended it.</exception>
+    public static async Task<BackendConnection> ConnectOnLoopAsync(LoopBackendDialer dialer, TimeSpan timeout, int unsentBytesLimit, Func<bool> isCrowded, CancellationToken cancellationToken)
+    {
+        using var connectTimeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        connectTimeout.CancelAfter(timeout);
+        (Socket socket, LoopSocketStream stream) = await dialer.ConnectAsync(socket => UnsentBytesLimit.TryApply(socket, unsentBytesLimit), connectTimeout.Token);
+        return new BackendConnection(socket, stream, isCrowded);
+    }
+
+    /// <summary>The connection's bytes go through the client's event loop, which owns its socket.</summary>
+    public bool IsOnLoop => _stream is LoopSocketStream;
 
     /// <summary>
     /// Right after a response ended where its framing says: null when nothing follows it in what was already read,
@@ -140,6 +156,13 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
     /// </summary>
     public void OnStreamAborted()
     {
+        if (_stream is LoopSocketStream onLoop)
+        {
+            Input.CancelPendingRead();
+            onLoop.Abort(); // on the loop, which owns the socket
+            return;
+        }
+
         try
         {
             Input.CancelPendingRead();
@@ -161,6 +184,11 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
     /// </summary>
     public async ValueTask ReleaseWriteBufferAsync()
     {
+        if (IsOnLoop)
+        {
+            return; // no send arguments of the runtime's keep a buffer here
+        }
+
         try
         {
             await _socket.SendAsync(ReadOnlyMemory<byte>.Empty, SocketFlags.None);
@@ -191,6 +219,9 @@ internal sealed class BackendConnection : IAsyncDisposable, IStreamAbortListener
         await Input.CompleteAsync();
         await Output.CompleteAsync();
         await _stream.DisposeAsync();
-        _socket.Dispose();
+        if (!IsOnLoop)
+        {
+            _socket.Dispose(); // on the loop, the loop's socket disposes it once it has left the loop's epoll set
+        }
     }
 }

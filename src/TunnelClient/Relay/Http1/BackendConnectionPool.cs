@@ -1,4 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
+using Tunnel2.Loops;
+using Tunnel2.TunnelClient.Relay.OnLoop;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
@@ -22,6 +24,7 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     private readonly Action<CloseCause, uint> _onClosed;
     private readonly TimeProvider _time;
     private readonly long _idleTimeoutTicks;
+    private LoopBackendDialer? _loopDialer;
     private readonly int _maxIdle;
     private readonly ITimer _sweep;
     private bool _disposed;
@@ -78,8 +81,25 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
 
     /// <summary>A new connection to the backend, within the connect timeout.</summary>
     /// <param name="isCrowded">Whether its reads should wait for data before they take a buffer (see <see cref="CrowdAwareReadStream"/>).</param>
-    public Task<BackendConnection> ConnectAsync(Func<bool> isCrowded, CancellationToken cancellationToken) =>
-        BackendConnection.ConnectAsync(_backend, _connectTimeout, _unsentBytesLimit, isCrowded, cancellationToken);
+    /// <param name="mayUseLoop">False for an upgrade request, whose connection the upgrade relays may take over as a socket.</param>
+#pragma warning disable CA2000 // the new connection is the caller's
+    public Task<BackendConnection> ConnectAsync(Func<bool> isCrowded, bool mayUseLoop, CancellationToken cancellationToken) =>
+        mayUseLoop && _loopDialer is { } dialer
+            ? BackendConnection.ConnectOnLoopAsync(dialer, _connectTimeout, _unsentBytesLimit, isCrowded, cancellationToken)
+            : BackendConnection.ConnectAsync(_backend, _connectTimeout, _unsentBytesLimit, isCrowded, cancellationToken);
+#pragma warning restore CA2000
+
+    /// <summary>New connections are made on the client's event loop (<c>TunnelClient:Backends:Relay</c> = <c>Loop</c>; plain HTTP only).</summary>
+    public bool UsesLoop => _loopDialer is not null;
+
+    /// <summary>From here, new connections go through <paramref name="loop"/>, when the backend speaks plain HTTP.</summary>
+    public void UseLoop(EventLoop loop)
+    {
+        if (_backend.Scheme == Uri.UriSchemeHttp)
+        {
+            _loopDialer = new LoopBackendDialer(loop, _backend);
+        }
+    }
 
     /// <summary>
     /// The one place that decides whether a connection goes back to the pool once its exchange is over: only when the

@@ -23,12 +23,15 @@ internal static class ConnectionLease
     {
         Backend backend = exchange.Backend;
 #pragma warning disable CA2000 // the connection becomes exchange.Connection, which ReturnAsync gives back to the pool or closes
-        exchange.ConnectionReused = backend.Pool.TryRentIdle(exchange.Stream.Id, out BackendConnection? connection);
+        // An upgrade's connection may be taken over as a socket by the upgrade relays: never one on the loop.
+        bool onLoopAllowed = !exchange.IsUpgrade;
+        BackendConnection? connection = null;
+        exchange.ConnectionReused = (onLoopAllowed || !backend.Pool.UsesLoop) && backend.Pool.TryRentIdle(exchange.Stream.Id, out connection);
         if (!exchange.ConnectionReused)
         {
             try
             {
-                connection = await backend.ConnectAsync(exchange.Stream.Aborted);
+                connection = await backend.ConnectAsync(onLoopAllowed, exchange.Stream.Aborted);
             }
             catch (Exception ex) when (!exchange.Stream.IsAborted
                                        && ex is SocketException or IOException or AuthenticationException or OperationCanceledException)
@@ -58,6 +61,13 @@ internal static class ConnectionLease
 
         BackendConnection connection = exchange.Connection!;
         exchange.Connection = null;
+        if (exchange.Stream.IsAborted && connection.IsOnLoop)
+        {
+            // The abort listener may run after this (on another thread): the loop must reset the connection before the
+            // pool's close would end it with a FIN, which feeds the backend what is queued of an unfinished request.
+            connection.OnStreamAborted();
+        }
+
         return exchange.Backend.Pool.ReturnOrCloseAsync(connection, exchange.CloseCause, exchange.Stream.Id);
     }
 }

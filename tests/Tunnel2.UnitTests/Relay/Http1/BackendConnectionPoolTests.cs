@@ -129,7 +129,7 @@ public sealed class BackendConnectionPoolTests : IAsyncLifetime
     {
         Task<Socket> accept = _backend.AcceptSocketAsync();
         Assert.False(_pool.TryRentIdle(streamId, out _));
-        BackendConnection connection = await _pool.ConnectAsync(() => _crowded, CancellationToken.None).WithTimeout();
+        BackendConnection connection = await _pool.ConnectAsync(() => _crowded, mayUseLoop: false, CancellationToken.None).WithTimeout();
         return (connection, await accept.WithTimeout());
     }
 

@@ -1,10 +1,13 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using Tunnel2.Loops.Guard;
 
-namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
+namespace Tunnel2.Hosting;
 
 /// <summary>
-/// With the public listener on the loop, Kestrel and ProxyEntry run on the loop's thread and log there: the host's
-/// logger factory (Serilog's) is wrapped so that such lines are written on the thread pool, never on the loop.
+/// Code that runs on an event loop and logs there (the server's Kestrel and ProxyEntry with the public listener on its
+/// loop; the client's relay with its backend connections on its loop): the host's logger factory (Serilog's) is
+/// wrapped so that such lines are written on the thread pool, never on the loop.
 /// </summary>
 public static class OffLoopLogging
 {
