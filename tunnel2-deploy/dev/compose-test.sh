@@ -31,6 +31,13 @@ check() { # name, then a command that must succeed
   if "$@"; then log "ok: $name"; passed=$((passed + 1)); else log "NOT OK: $name"; failed=$((failed + 1)); fi
 }
 give_up() { log "$*"; echo "$passed passed, $((failed + 1)) failed"; exit 1; }
+# unmount_under DIR: every mount at or below DIR, deepest first. debootstrap can leave its target's /proc mounted (a
+# package's script keeping it busy under load): tarring or deleting through a live /proc never ends well.
+unmount_under() {
+  findmnt -rn -o TARGET | grep -E "^$1(/|\$)" | sort -r | while read -r mounted; do
+    umount "$mounted" 2>/dev/null || umount -l "$mounted" 2>/dev/null
+  done
+}
 compose() { docker-compose -p "$project" -f "$compose_dir/docker-compose.yml" -f "$compose_dir/docker-compose.ci.yml" "$@"; }
 cluster_dir="$root/tunnel2-deploy/cluster"
 cluster() { docker-compose -p "${project}c" -f "$cluster_dir/docker-compose.yml" -f "$cluster_dir/docker-compose.ci.yml" "$@"; }
@@ -50,7 +57,8 @@ cleanup() {
     # The engine leaves its default bridge behind; remove it when this run made it.
     [ "$had_bridge" = 1 ] || ip link delete docker0 2>/dev/null
   fi
-  rm -rf "$work" 2>/dev/null
+  unmount_under "$work"
+  rm -rf --one-file-system "$work" 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -99,7 +107,8 @@ debian_image() {
   # Package caches and lists, translations, manual and info pages: nothing the applications read (copyrights stay).
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin \
     "$rootfs"/usr/share/locale/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/*
-  tar -C "$rootfs" -c . | docker import - "$image" >/dev/null || give_up "docker import of $image failed"
+  unmount_under "$rootfs"
+  tar -C "$rootfs" --one-file-system -c . | docker import - "$image" >/dev/null || give_up "docker import of $image failed"
   rm -rf "$rootfs"
 }
 export TUNNEL2_BASE_IMAGE=tunnel2/base:bookworm

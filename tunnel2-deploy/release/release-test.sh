@@ -67,7 +67,7 @@ cleanup() {
   if grep -q " $rootfs/" /proc/mounts; then
     echo "release-test: mounts left under $rootfs; not deleting $work" >&2
   else
-    rm -rf "$work"
+    rm -rf --one-file-system "$work"
   fi
 }
 trap cleanup EXIT
@@ -129,7 +129,9 @@ if [ ! -s "$base" ]; then
   debootstrap --variant=minbase --include=python3 "$suite" "$work/base" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -5 "$work/debootstrap.log"; give_up "debootstrap failed"; }
   rm -rf "$work"/base/var/cache/apt/archives/*.deb
-  { tar -C "$work/base" -cf "$base.part" . && mv "$base.part" "$base"; } || give_up "could not write $base"
+  # debootstrap can leave its target's /proc mounted (a package's script keeping it busy): never archive a live /proc.
+  grep -q " $work/base/proc " /proc/mounts && { umount "$work/base/proc" 2>/dev/null || umount -l "$work/base/proc"; }
+  { tar -C "$work/base" --one-file-system -cf "$base.part" . && mv "$base.part" "$base"; } || give_up "could not write $base"
   rm -rf "$work/base"
 fi
 mkdir -p "$rootfs"
