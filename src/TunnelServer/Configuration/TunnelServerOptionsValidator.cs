@@ -14,7 +14,6 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
         anyHttps |= ValidateListener("TunnelUrl", options.Listeners.TunnelUrl, failures);
         ValidateCertificate(options, anyHttps, failures);
         ValidateH2c(options, failures);
-        ValidatePublicTransport(options, failures);
         ValidateAccess(options, failures);
         if (options.Uplink.KeepAliveTimeout <= options.Uplink.KeepAliveInterval)
         {
@@ -68,15 +67,6 @@ public sealed class TunnelServerOptionsValidator : IValidateOptions<TunnelServer
         else if (h2cAddress.IsHttps)
         {
             failures.Add("TunnelServer:Listeners:PublicH2cUrl is for cleartext HTTP/2 (http://); an https:// public URL offers HTTP/2 by ALPN.");
-        }
-    }
-
-    /// <summary>The loop needs a platform that has it (an https:// public URL keeps the socket transport, as documented).</summary>
-    private static void ValidatePublicTransport(TunnelServerOptions options, List<string> failures)
-    {
-        if (options.Public.IsLoop && !Tunnel2.Loops.EventLoop.IsSupported)
-        {
-            failures.Add("TunnelServer:Public:Transport=Loop needs Linux on x86-64 (epoll); use Transport=Sockets here.");
         }
     }
 

@@ -46,11 +46,7 @@ internal sealed partial class LoopConnection
             if (result.Status != ReceiveStatus.WouldBlock)
             {
                 Flush(socket, any);
-                // Kestrel reads inline here: the request is aborted first, so that the app, failing its body read at
-                // once, already sees the caller gone (RequestAborted), as the socket transport's thread-pool hop allows.
-                CancelClosedNow();
-                EndInput(new ConnectionResetException($"The caller's connection failed: {result.Error}."));
-                Shut();
+                CallerFailed(result.Error.ToString());
                 return;
             }
 
@@ -58,6 +54,19 @@ internal sealed partial class LoopConnection
         }
 
         Flush(socket, any);
+    }
+
+    /// <summary>
+    /// The caller's connection broke (a read failed, or the loop found it reset while reading was paused). Kestrel
+    /// reads inline here: the request is aborted first, so that the app, failing its body read at once, already sees
+    /// the caller gone (RequestAborted) and ends the exchange as a caller that left, not as a failed upstream (502),
+    /// as the socket transport's thread-pool hop allows.
+    /// </summary>
+    private void CallerFailed(string error)
+    {
+        CancelClosedNow();
+        EndInput(new ConnectionResetException($"The caller's connection failed: {error}."));
+        Shut();
     }
 
     /// <summary>Hands what was read to Kestrel: with the inline reader scheduler, the request is parsed and answered

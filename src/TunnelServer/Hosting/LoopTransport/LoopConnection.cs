@@ -96,8 +96,11 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     }
 
     /// <summary>As the socket transport: what is unsent is dropped and the socket closes (a FIN, or a reset when
-    /// request bytes were left unread); the pipes end.</summary>
-    public override void Abort(ConnectionAbortedException abortReason) => OnLoop(static connection => connection.Shut());
+    /// request bytes were left unread); the pipes end. Always in a later turn, even when called on the loop: Kestrel
+    /// aborts the transport before it marks the request aborted (its RequestAborted), and an input ended inline would
+    /// fail the app's body read in between, which then takes a caller that left for a failed upstream (a 502). The
+    /// socket transport's abort likewise ends the input later, on its receive loop.</summary>
+    public override void Abort(ConnectionAbortedException abortReason) => PostToLoop(static connection => connection.Shut());
 
     /// <summary>Kestrel is done (it has completed both pipes): what it wrote still goes out, then the socket closes.
     /// Completes, as the socket transport's does, once the output has been sent or dropped.</summary>
@@ -120,7 +123,7 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
 
     public void OnWritable(LoopSocket socket) => WakeDrain();
 
-    public void OnClosed(LoopSocket socket, LoopError reason) => Shut();
+    public void OnClosed(LoopSocket socket, LoopError reason) => CallerFailed(reason.ToString());
 
     /// <summary>On the loop: the socket goes, both pipes end, and the closed token fires (on the thread pool, as
     /// Kestrel's socket transport does, since its callbacks are the application's).</summary>
@@ -166,6 +169,11 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
             return;
         }
 
+        PostToLoop(work);
+    }
+
+    private void PostToLoop(Action<LoopConnection> work)
+    {
         if (!_scheduler.Loop.Post(static state => { var (w, c) = ((Action<LoopConnection>, LoopConnection))state!; w(c); }, (work, this)))
         {
             _drained.TrySetResult(); // the loop has stopped and closed every descriptor

@@ -132,6 +132,51 @@ public sealed class LoopTransportTests
     }
 
     [Fact]
+    public async Task A_caller_that_resets_while_reading_is_paused_is_seen_gone_when_its_input_fails()
+    {
+        const long MaxReadBuffer = 64 * 1024;
+        await using LoopTransportHarness harness = await LoopTransportHarness.StartAsync(MaxReadBuffer, receiveBuffer: 32 * 1024);
+        (Socket client, ConnectionContext server) = await harness.ConnectAsync();
+        client.SendBufferSize = 32 * 1024;
+        Task upload = client.SendAsync(new byte[8 * 1024 * 1024]);
+        ReadResult full = await LoopTransportHarness.ReadAtLeastAsync(server.Transport.Input, MaxReadBuffer);
+        server.Transport.Input.AdvanceTo(full.Buffer.Start, full.Buffer.End); // nothing consumed: the loop stays paused
+        Task<bool> closedWhenInputEnded = ClosedWhenInputEndsAsync(server);
+
+        client.LingerState = new LingerOption(true, 0);
+        client.Dispose(); // a reset, which the loop finds as an error event: it is not reading
+        await Record.ExceptionAsync(() => upload);
+
+        // The read's continuation runs inline on the loop, where Kestrel reads: by then RequestAborted must be set, or
+        // the app takes the failed body read for the upstream's failure (a 502 instead of a caller that left).
+        Assert.True(await closedWhenInputEnded.WaitAsync(LoopHarness.Timeout), "ConnectionClosed fired after the input failed");
+        await server.DisposeAsync().AsTask().WaitAsync(LoopHarness.Timeout);
+        Assert.Equal(0, harness.FaultCount);
+    }
+
+    /// <summary>Whether ConnectionClosed had fired when a pending read of the input ended (with an error or its end).</summary>
+    private static async Task<bool> ClosedWhenInputEndsAsync(ConnectionContext server)
+    {
+        try
+        {
+            while (true)
+            {
+                ReadResult result = await server.Transport.Input.ReadAsync().ConfigureAwait(false);
+                bool closed = server.ConnectionClosed.IsCancellationRequested;
+                server.Transport.Input.AdvanceTo(result.Buffer.Start, result.Buffer.End); // examined, not consumed
+                if (result.IsCompleted)
+                {
+                    return closed;
+                }
+            }
+        }
+        catch (Exception ex) when (ex is ConnectionResetException or ConnectionAbortedException)
+        {
+            return server.ConnectionClosed.IsCancellationRequested;
+        }
+    }
+
+    [Fact]
     public async Task Reading_stops_while_the_input_pipe_is_full_and_resumes_when_kestrel_consumes()
     {
         const long MaxReadBuffer = 64 * 1024;

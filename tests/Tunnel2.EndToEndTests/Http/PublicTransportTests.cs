@@ -8,35 +8,52 @@ using Tunnel2.EndToEndTests.Infrastructure;
 namespace Tunnel2.EndToEndTests.Http;
 
 /// <summary>
-/// The main HTTP paths with the public listener on the server's event loop (<c>TunnelServer:Public:Transport=Loop</c>,
-/// issue 52 stage 4a): server, client and backend as processes, the public requests over real sockets. Each test also
-/// checks that the server said its public listener runs on the loop, and that nothing on the loop failed.
+/// The main HTTP paths on both transports of the public listener (<c>TunnelServer:Public:Transport</c>, issue 52 stage
+/// 4a): <c>Loop</c>, the server's event loop and the default, and <c>Sockets</c>, Kestrel's socket transport, which stays
+/// selectable (and is what runs where there is no loop), so both stay tested. Server, client and backend run as
+/// processes, the public requests over real sockets. Each test also checks which transport the server said it uses,
+/// and that nothing on the loop failed.
 /// </summary>
-public sealed class PublicLoopTransportTests
+public sealed class PublicTransportTests
 {
-    private const string Session = "public-loop";
+    private const string Session = "public-transport";
 
-    private static readonly string[] OnLoop = ["--TunnelServer:Public:Transport=Loop"];
+    private const string OnLoopLine = "runs on the server's event loop";
 
     private static CancellationToken Token => TestContext.Current.CancellationToken;
 
     [Fact]
-    public async Task A_GET_and_a_large_download_answer_whole_on_the_loop()
+    public async Task The_loop_is_the_default_transport()
     {
-        await using ProcessStack stack = await StartAsync();
+        await using ProcessStack stack = await ProcessStack.StartAsync(Session);
+        await WaitForLoopLineAsync(stack);
+
+        using HttpClient http = CallerHttp.Create();
+        Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl("/loadtest/ping"), Token));
+        AssertNoLoopFault(stack);
+    }
+
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_GET_and_a_large_download_answer_whole(string transport)
+    {
+        await using ProcessStack stack = await StartAsync(transport);
         using HttpClient http = CallerHttp.Create();
 
         Assert.Equal("pong", await http.GetStringAsync(stack.SessionUrl("/loadtest/ping"), Token));
         byte[] bytes = await http.GetByteArrayAsync(stack.SessionUrl("/loadtest/bytes/5000000"), Token);
 
         Assert.Equal(5_000_000, bytes.Length);
-        AssertNoLoopFault(stack);
+        AssertNoLoopFault(stack, transport);
     }
 
-    [Fact]
-    public async Task A_POST_upload_with_a_length_and_a_chunked_one_come_back_unchanged()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_POST_upload_with_a_length_and_a_chunked_one_come_back_unchanged(string transport)
     {
-        await using ProcessStack stack = await StartAsync();
+        await using ProcessStack stack = await StartAsync(transport);
         using HttpClient http = CallerHttp.Create();
         byte[] body = new byte[3 * 1024 * 1024];
         Random.Shared.NextBytes(body);
@@ -47,13 +64,15 @@ public sealed class PublicLoopTransportTests
         using var chunkedContent = new StreamContent(new UnknownLengthStream(body)); // no length: sent chunked
         using HttpResponseMessage chunked = await http.PostAsync(stack.SessionUrl("/loadtest/echo"), chunkedContent, Token);
         Assert.Equal(body, await chunked.Content.ReadAsByteArrayAsync(Token));
-        AssertNoLoopFault(stack);
+        AssertNoLoopFault(stack, transport);
     }
 
-    [Fact]
-    public async Task A_WebSocket_upgrade_on_the_loop_echoes_messages()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_WebSocket_upgrade_echoes_messages(string transport)
     {
-        await using ProcessStack stack = await StartAsync();
+        await using ProcessStack stack = await StartAsync(transport);
         using var socket = new ClientWebSocket();
         var url = new UriBuilder(stack.SessionUrl("/loadtest/ws")) { Scheme = "ws" }.Uri;
         await socket.ConnectAsync(url, Token);
@@ -69,13 +88,15 @@ public sealed class PublicLoopTransportTests
 
         await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "done", Token);
         Assert.Equal(WebSocketCloseStatus.NormalClosure, socket.CloseStatus);
-        AssertNoLoopFault(stack);
+        AssertNoLoopFault(stack, transport);
     }
 
-    [Fact]
-    public async Task A_caller_that_vanishes_mid_upload_leaves_the_loop_serving_the_next_callers()
+    [Theory]
+    [InlineData("Loop")]
+    [InlineData("Sockets")]
+    public async Task A_caller_that_vanishes_mid_upload_leaves_the_listener_serving_the_next_callers(string transport)
     {
-        await using ProcessStack stack = await StartAsync();
+        await using ProcessStack stack = await StartAsync(transport);
         using (var caller = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
         {
             await caller.ConnectAsync(IPAddress.Loopback, stack.PublicUrl.Port, Token);
@@ -92,7 +113,7 @@ public sealed class PublicLoopTransportTests
         }
 
         Assert.False(stack.Server.HasExited);
-        AssertNoLoopFault(stack);
+        AssertNoLoopFault(stack, transport);
     }
 
     [Fact]
@@ -100,7 +121,7 @@ public sealed class PublicLoopTransportTests
     {
         await using ProcessStack stack = await ProcessStack.StartAsync(Session, new ProcessStackOptions
         {
-            ServerArgs = [.. OnLoop, "--TunnelServer:ClientVisitorPolicies=true"],
+            ServerArgs = ["--TunnelServer:Public:Transport=Loop", "--TunnelServer:ClientVisitorPolicies=true"],
             ClientArgs = ["--cidr-deny", "127.0.0.2/32"],
         });
         await WaitForLoopLineAsync(stack);
@@ -129,18 +150,27 @@ public sealed class PublicLoopTransportTests
         return Encoding.ASCII.GetString(answer.ToArray());
     }
 
-    private static async Task<ProcessStack> StartAsync()
+    private static async Task<ProcessStack> StartAsync(string transport)
     {
-        ProcessStack stack = await ProcessStack.StartAsync(Session, OnLoop);
-        await WaitForLoopLineAsync(stack);
+        ProcessStack stack = await ProcessStack.StartAsync(Session, $"--TunnelServer:Public:Transport={transport}");
+        if (transport == "Loop")
+        {
+            await WaitForLoopLineAsync(stack);
+        }
+
         return stack;
     }
 
     private static Task WaitForLoopLineAsync(ProcessStack stack) =>
-        stack.Server.WaitForOutputAsync(new Regex("runs on the server's event loop", RegexOptions.None, TimeSpan.FromSeconds(1)));
+        stack.Server.WaitForOutputAsync(new Regex(OnLoopLine, RegexOptions.None, TimeSpan.FromSeconds(1)));
 
-    private static void AssertNoLoopFault(ProcessStack stack)
+    /// <summary>
+    /// Nothing on the loop failed, and the server named the loop only when it was chosen (its line comes with the
+    /// listening line, long before a test's requests are answered).
+    /// </summary>
+    private static void AssertNoLoopFault(ProcessStack stack, string transport = "Loop")
     {
+        Assert.Equal(transport == "Loop", stack.Server.Output.Contains(OnLoopLine, StringComparison.Ordinal));
         Assert.DoesNotContain("BlockingCallOnLoop", stack.Server.Output, StringComparison.Ordinal);
         Assert.DoesNotContain("The server's event loop: a callback failed", stack.Server.Output, StringComparison.Ordinal);
     }
