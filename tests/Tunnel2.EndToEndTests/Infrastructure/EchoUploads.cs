@@ -24,7 +24,8 @@ public static class EchoUploads
     {
         using var content = new ByteArrayContent(body);
         using HttpResponseMessage response = await http.PostAsync(url, content);
-        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.True(response.StatusCode == HttpStatusCode.OK,
+            $"{body.Length} bytes: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}");
         byte[] echoed = await response.Content.ReadAsByteArrayAsync();
         Assert.True(body.AsSpan().SequenceEqual(echoed), "the echoed body differs from the one sent");
     }
