@@ -147,6 +147,8 @@ public static class TunnelServerApp
             PublicReadAhead.Apply(proxy.Value, kestrel.Limits));
         services.AddOptions<SocketTransportOptions>().Configure<IOptions<KestrelServerOptions>>((sockets, kestrel) =>
             PublicReadAhead.Apply(kestrel.Value.Limits, sockets));
+        services.AddOptions<KestrelServerOptions>().Configure(kestrel => PublicResponseBuffer.Apply(options.Listeners, kestrel.Limits));
+        services.AddOptions<SocketTransportOptions>().Configure(sockets => PublicResponseBuffer.Apply(options.Listeners, sockets));
     }
 
     /// <summary>

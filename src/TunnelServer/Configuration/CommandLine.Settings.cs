@@ -48,6 +48,12 @@ public static partial class CommandLine
               whose upload the backend reads slowly can park in the kernel; a fixed size also caps one upload at about
               this many bytes per round trip, so set it only where many slow uploads meet a kernel short of TCP memory
               (docs/benchmarks/2026-11-27-slow-uploads.md).
+          TunnelServer:Listeners:PublicResponseBuffer  [default 65536]
+              The response bytes Kestrel may hold per public connection ahead of its socket before a write waits (the
+              socket transport's MaxWriteBufferSize and Kestrel's MaxResponseBufferSize, so the loop transport too;
+              Kestrel's default is 65536). A response body's Data payloads (up to 256 KiB) that do not fit are handed
+              from the uplink's reader to a copy loop on the thread pool
+              (docs/benchmarks/2026-11-30-download-buffer.md); a slow caller can park this much here.
 
         TunnelServer:Public: How the public listener carries its connections (section TunnelServer:Public;
           docs/protocol.md §9).
@@ -271,6 +277,7 @@ public static partial class CommandLine
         "TunnelServer:Listeners:PublicH2cUrl",
         "TunnelServer:Listeners:UnsentBytesLimit",
         "TunnelServer:Listeners:PublicReceiveBuffer",
+        "TunnelServer:Listeners:PublicResponseBuffer",
         "TunnelServer:Public:Transport",
         "TunnelServer:Tls:Certificate",
         "TunnelServer:Tls:CertificateKey",

@@ -35,4 +35,16 @@ public sealed class ServerListenersOptions
     /// </summary>
     [Range(0, 64 * 1024 * 1024)]
     public int PublicReceiveBuffer { get; set; }
+
+    /// <summary>
+    /// The response bytes Kestrel may hold per public connection ahead of its socket before a write waits (the socket
+    /// transport's MaxWriteBufferSize and Kestrel's MaxResponseBufferSize, so the loop transport too; Kestrel's default
+    /// is 65536). A response body's Data payloads (up to 256 KiB) that do not fit are handed from the uplink's reader to
+    /// a copy loop on the thread pool (docs/benchmarks/2026-11-30-download-buffer.md); a slow caller can park this much
+    /// here.
+    /// </summary>
+    [Range(16 * 1024, 64 * 1024 * 1024)]
+    public int PublicResponseBuffer { get; set; } = DefaultPublicResponseBuffer;
+
+    public const int DefaultPublicResponseBuffer = 64 * 1024;
 }
