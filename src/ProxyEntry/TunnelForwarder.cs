@@ -1,4 +1,3 @@
-using Tunnel2.Protocol.PhaseTracing;
 using System.Diagnostics;
 using Microsoft.AspNetCore.Http;
 using Tunnel2.ProxyEntry.Admission;
@@ -70,9 +69,6 @@ internal sealed class TunnelForwarder
     {
         HttpContext context = exchange.Context;
         string session = exchange.Session;
-        bool probe = PhaseTrace.On && PhaseTrace.IsProbe(exchange.Context.Request.Path.Value);
-        if (probe) { PhaseTrace.Mark("srv.entry", (uint)exchange.Context.Connection.RemotePort); }
-        else if (PhaseTrace.On) { PhaseTrace.Mark("srv.upload", (uint)exchange.Context.Connection.RemotePort); }
         try
         {
             if (await _admission.AdmitAsync(exchange) is not { } head)

@@ -1,4 +1,3 @@
-using Tunnel2.Protocol.PhaseTracing;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Microsoft.Net.Http.Headers;
@@ -54,7 +53,6 @@ internal sealed class ForwardAttempt
                 {
                     // The response-head timeout is the uplink's (UplinkSettings.ResponseHeadTimeout): it resets the stream.
                     head = await stream.ReadResponseHeadAsync().WaitAsync(context.RequestAborted);
-                    if (PhaseTrace.On && PhaseTrace.IsProbe(exchange.Head.Target)) { PhaseTrace.Mark("srv.resphead", (uint)context.Connection.RemotePort); }
                 }
                 catch (Exception ex)
                 {

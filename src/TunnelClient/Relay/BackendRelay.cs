@@ -3,7 +3,6 @@ using Tunnel2.Loops;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
-using Tunnel2.Protocol.PhaseTracing;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Configuration;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -72,8 +71,6 @@ public sealed class BackendRelay : IAsyncDisposable
     // blocking, and the answer comes back on this thread.
     public void OnExchangeOpened(IHttpExchange stream)
     {
-        if (PhaseTrace.On && PhaseTrace.IsProbe(stream.RequestHead?.Target)) { PhaseTrace.Mark("cli.opened", stream.Id); }
-        else if (PhaseTrace.On) { PhaseTrace.Mark("cli.upload", stream.Id); }
         if (stream.MayStartOnReader || (_backends.UsesLoop && !stream.RequestHasBody && !stream.RequestHead!.IsUpgrade && EventLoop.IsLoopThread))
         {
             _ = RelayAsync(stream);
@@ -98,7 +95,6 @@ public sealed class BackendRelay : IAsyncDisposable
     {
         // What the backend is asked from here on (the inspector keeps that too): with --path-prefix keep, the path as the caller sent it.
         RequestHead request = _backends.KeepsPathPrefix ? PrefixKeeping.Restore(stream.RequestHead!) : stream.RequestHead!;
-        if (PhaseTrace.On && PhaseTrace.IsProbe(request.Target)) { PhaseTrace.Mark("cli.relaystart", stream.Id); }
         RelayExchange exchange = _exchanges.Rent();
         exchange.Start(stream, request, _inspector?.Begin(request));
         try

@@ -1,4 +1,3 @@
-using Tunnel2.Protocol.PhaseTracing;
 using Microsoft.Extensions.Logging;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
@@ -57,7 +56,6 @@ internal sealed class RetryPolicy
             exchange.Retry = RetryPermission.For(exchange);
             SessionMember member = exchange.Member!;
             uint streamId = stream.Id; // the stream object serves another exchange once disposed
-            if (PhaseTrace.On && PhaseTrace.IsProbe(exchange.Head.Target)) { PhaseTrace.Mark("srv.opened:" + streamId, (uint)exchange.Context.Connection.RemotePort); }
             AttemptOutcome outcome = await _attempt.ForwardAsync(exchange, stream);
             _health.Count(exchange, member, outcome);
             switch (outcome)

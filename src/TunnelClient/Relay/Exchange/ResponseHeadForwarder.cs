@@ -1,4 +1,3 @@
-using Tunnel2.Protocol.PhaseTracing;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.TunnelClient.Backends;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -30,7 +29,6 @@ internal sealed class ResponseHeadForwarder
     public bool Forward(RelayExchange exchange)
     {
         BackendResponseHead response = exchange.Response!;
-        if (PhaseTrace.On && PhaseTrace.IsProbe(exchange.Request.Target)) { PhaseTrace.Mark("cli.resphead", exchange.Stream.Id); }
         Backend backend = exchange.Backend;
         backend.OnAnswered();
         _status.OnRequestRelayed();

@@ -1,4 +1,3 @@
-using Tunnel2.Protocol.PhaseTracing;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Tunnel2.TunnelClient.Diagnostics;
@@ -32,7 +31,6 @@ internal sealed class RetryPolicy
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     public async ValueTask RunAsync(RelayExchange exchange)
     {
-        if (PhaseTrace.On && PhaseTrace.IsProbe(exchange.Request.Target)) { PhaseTrace.Mark("cli.admitted", exchange.Stream.Id); }
         _picker.Pick(exchange);
         using Activity? activity = RelayActivity.Start(exchange.Request);
         try
