@@ -44,12 +44,6 @@ public sealed record UplinkSettings
     public int QueuedDataLimit { get; init; } = DefaultQueuedDataLimit;
 
     /// <summary>
-    /// This end's own policy: when set, every chunk of a body sent from a pipe (<see cref="UplinkStream.SendBodyAsync"/>,
-    /// the server's uploads) is copied on this lane, behind the new exchanges the thread pool has queued; null: at once.
-    /// </summary>
-    public Scheduling.BulkLane? BodyLane { get; init; }
-
-    /// <summary>
     /// This end's own policy: finished stream objects one uplink keeps for the next exchanges
     /// (<see cref="UplinkStreamPool"/>); 0 keeps none.
     /// </summary>

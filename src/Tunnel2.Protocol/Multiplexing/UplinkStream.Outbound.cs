@@ -292,12 +292,6 @@ internal sealed partial class UplinkStream
                     throw new OperationCanceledException("Reading the body to send was cancelled.");
                 }
 
-                if (_uplink.Settings.BodyLane is { } lane && !result.Buffer.IsEmpty)
-                {
-                    // Behind new exchanges: the body waits in its source (whose reads pause) while they go first.
-                    await lane.Yield();
-                }
-
                 try
                 {
                     await SendHeldAsync(result.Buffer, endStream: result.IsCompleted, cancellationToken).ConfigureAwait(false);

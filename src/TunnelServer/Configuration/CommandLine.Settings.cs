@@ -105,12 +105,6 @@ public static partial class CommandLine
               How often the process's stream buffer pools, when nobody rented from them since the last look, let half
               of their free buffers go: what a crowd left in them (up to 64 MiB) goes back over a few periods once the
               process idles.
-          TunnelServer:Uplink:UploadLane  [default false]
-              Copies the callers' request bodies up the uplinks on a lane of their own behind new exchanges: while a
-              crowd of uploads starts, a new request's steps on the thread pool (Kestrel's accept and first read, its
-              answer) wait behind a few body chunks instead of every chunk of every upload
-              (docs/benchmarks/2026-11-30-storm-first-second.md). Off by default until measured beside the other
-              benchmarks.
 
         TunnelServer:Limits: What one connection or one source address may cost the server's listeners before it is
           cut or refused (section TunnelServer:Limits). Public requests' own limits (header and body sizes, rate
@@ -291,7 +285,6 @@ public static partial class CommandLine
         "TunnelServer:Uplink:SegmentSize",
         "TunnelServer:Uplink:Engine",
         "TunnelServer:Uplink:BufferTrimPeriod",
-        "TunnelServer:Uplink:UploadLane",
         "TunnelServer:Limits:RequestHeadersTimeout",
         "TunnelServer:Limits:HandshakeTimeout",
         "TunnelServer:Limits:MaxFailedLoginsPerMinute",

@@ -74,14 +74,6 @@ public sealed class ServerUplinkOptions
     [TimeSpanRange("00:00:00.100", "01:00:00")]
     public TimeSpan BufferTrimPeriod { get; set; } = Tunnel2.Protocol.Buffers.BufferPools.DefaultTrimPeriod;
 
-    /// <summary>
-    /// Copies the callers' request bodies up the uplinks on a lane of their own behind new exchanges: while a crowd of
-    /// uploads starts, a new request's steps on the thread pool (Kestrel's accept and first read, its answer) wait
-    /// behind a few body chunks instead of every chunk of every upload (docs/benchmarks/2026-11-30-storm-first-second.md).
-    /// Off by default until measured beside the other benchmarks.
-    /// </summary>
-    public bool UploadLane { get; set; }
-
     public const string EngineLoop = "Loop";
 
     public const string EngineSockets = "Sockets";
@@ -95,6 +87,5 @@ public sealed class ServerUplinkOptions
         KeepAliveInterval = KeepAliveInterval,
         KeepAliveTimeout = KeepAliveTimeout,
         ResponseHeadTimeout = ResponseHeadTimeout,
-        BodyLane = UploadLane ? Tunnel2.Protocol.Scheduling.BulkLane.Shared : null,
     };
 }
