@@ -49,7 +49,9 @@ The slow-reader storm of issue 23, per target one after another:
             to a slow backend started here (lib/storm.py on :$SLOW_PORT) that reads each body at the same rate
             through a $SOCKBUF-byte SO_RCVBUF; a second TunnelClient (session $STORM_SESSION) relays to it.
   Beside the callers, one probe 'GET /loadtest/ping' per probe interval on a fresh connection to the same
-  backend (timeout --probe-timeout = unanswered); RSS of every process involved every 0.5 s.
+  backend (timeout --probe-timeout = unanswered), timed by the probe process and at the socket (until the kernel's
+  receive time of the answer, so the probe process's own wait for a core on a loaded machine is left out); RSS of
+  every process involved every 0.5 s.
 Targets:
   direct   straight at the backend (TestBackend :$BACKEND_PORT, or the slow backend)
   nginx    one nginx hop on :$HOP_PORT (proxy_buffering off, proxy_request_buffering off, upstream keepalive)

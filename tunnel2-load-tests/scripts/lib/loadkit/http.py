@@ -125,16 +125,17 @@ class BodyDecoder:
             self.state = "end"
 
 
-async def get_status(sock, port, path, user_agent):
+async def get_status(sock, port, path, user_agent, recv=None):
     """Sends 'GET path' with Connection: close on a connected non-blocking socket and reads the whole answer (to its
     Content-Length, or to the close when it has none); returns the status code. A close before the end raises
-    ConnectionError; a head without a status raises ValueError."""
+    ConnectionError; a head without a status raises ValueError. recv: an async function that reads once (default
+    loop.sock_recv)."""
     loop = asyncio.get_running_loop()
     await loop.sock_sendall(sock, request_head("GET", port, path, user_agent, [("Connection", "close")]))
     data = bytearray()
     status = length = None
     while True:
-        chunk = await loop.sock_recv(sock, 65536)
+        chunk = await (recv() if recv else loop.sock_recv(sock, 65536))
         if chunk:
             data += chunk
         if status is None:

@@ -119,6 +119,12 @@ def notes_line(d, s):
         where = "response head" if d["direction"] == "download" else "request head at the backend"
         extra.append(f"{where} p50 {fmt_ms(percentile(heads, 50))}, max {fmt_ms(heads[-1])}")
     extra.append(f"probes before the storm p50 {fmt_ms(s['base_p50'])}")
+    t = d["probe_timeout"]
+    extra.append("slowest probe in seconds 0 / 1 / 2: " + " / ".join(fmt_ms(x, t) for x in s["first_seconds"]))
+    if s["n_socket"]:
+        extra.append(f"probes at the socket (answer's kernel receive time, without the probe process's own wait for a "
+                     f"core): p50 {fmt_ms(s['socket_p50'], t)} p99 {fmt_ms(s['socket_p99'], t)} max {fmt_ms(s['socket_max'], t)}, "
+                     "slowest in seconds 0 / 1 / 2: " + " / ".join(fmt_ms(x, t) for x in s["first_seconds_socket"]))
     if s["settled"] is not None and d["direction"] == "download":
         extra.append(f"probes from 1 s after the last caller's head (t >= {s['settled']:.1f} s): {s['n_steady']}, "
                      f"p50 {fmt_ms(s['steady_p50'], d['probe_timeout'])} p99 {fmt_ms(s['steady_p99'], d['probe_timeout'])} "

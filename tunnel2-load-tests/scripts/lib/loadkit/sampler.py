@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import time
 
 from .http import LOOPBACK, get_status, parse_url
@@ -25,14 +26,20 @@ def read_rss_kib(pid):
 
 
 async def one_probe(port, path, timeout):
-    """(result, milliseconds) of one GET on a fresh connection: "ok", "http N", "timeout" or "error Kind"."""
+    """(result, milliseconds, socket milliseconds) of one GET on a fresh connection: "ok", "http N", "timeout" or
+    "error Kind". The socket figure ends at the kernel's receive timestamp of the answer's last bytes (SO_TIMESTAMPNS)
+    instead of when this process got to read them: on a loaded machine this process waits for a core too, and that
+    wait is not the target's (None when the kernel gave no timestamp)."""
     start = time.perf_counter()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setblocking(False)
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    stamps = {}
 
     async def exchange():
+        stamps["connect"] = time.time()
         await asyncio.get_running_loop().sock_connect(sock, (LOOPBACK, port))
-        return await get_status(sock, port, path, "tunnel2-storm-probe")
+        return await get_status(sock, port, path, "tunnel2-storm-probe", recv=lambda: recv_stamped(sock, stamps))
 
     try:
         status = await asyncio.wait_for(exchange(), timeout)
@@ -43,7 +50,32 @@ async def one_probe(port, path, timeout):
         result = f"error {e.__class__.__name__}"
     finally:
         sock.close()
-    return result, (time.perf_counter() - start) * 1000.0
+    at_socket = (stamps["last"] - stamps["connect"]) * 1000.0 if "last" in stamps and "connect" in stamps else None
+    return result, (time.perf_counter() - start) * 1000.0, at_socket
+
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)   # Linux's value; the kernel stamps each received packet
+
+
+async def recv_stamped(sock, stamps):
+    """One recv on a non-blocking socket, keeping the kernel's receive timestamp of what it returned in stamps["last"]."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            data, ancillary, _, _ = sock.recvmsg(65536, 256)
+        except (BlockingIOError, InterruptedError):
+            ready = loop.create_future()
+            loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
+            try:
+                await ready
+            finally:
+                loop.remove_reader(sock.fileno())
+            continue
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+                seconds, nanoseconds = struct.unpack("qq", value[:16])
+                stamps["last"] = seconds + nanoseconds / 1e9
+        return data
 
 
 async def sample_rss(procs, t0_wall, interval, stop, hard_end, samples):
@@ -69,9 +101,10 @@ async def probe_and_sample(a, t0_wall, storm_over, parent):
     hard_end = t0_wall + a.seconds + a.probe_timeout + 120 + a.callers / 50
 
     async def probe(seq, sent_at):
-        result, ms = await one_probe(port, path, a.probe_timeout)
+        result, ms, at_socket = await one_probe(port, path, a.probe_timeout)
         probes.append({"seq": seq, "t": round(sent_at - t0_wall, 3), "result": result,
-                       "ms": round(ms, 3) if result != "timeout" else None})
+                       "ms": round(ms, 3) if result != "timeout" else None,
+                       "socket_ms": round(at_socket, 3) if result == "ok" and at_socket is not None else None})
 
     sampling = asyncio.create_task(sample_rss(procs, t0_wall, a.sample_interval, stop_sampling, hard_end, samples))
     running = set()

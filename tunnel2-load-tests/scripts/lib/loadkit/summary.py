@@ -25,6 +25,22 @@ def latencies(probes):
                   + [math.inf] * sum(1 for p in probes if p["result"] == "timeout"))
 
 
+def at_socket(probes):
+    """Ascending socket figures of the answered probes (see sampler.one_probe); an unanswered probe as math.inf."""
+    return sorted([p["socket_ms"] for p in probes if p["result"] == "ok" and p.get("socket_ms") is not None]
+                  + [math.inf] * sum(1 for p in probes if p["result"] == "timeout"))
+
+
+def slowest_per_second(probes, key, seconds):
+    """The slowest probe (by key) sent in each of the storm's first seconds, None for a second without one."""
+    out = []
+    for second in range(seconds):
+        v = [p[key] if p["result"] == "ok" else math.inf for p in probes
+             if second <= p["t"] < second + 1 and (p["result"] != "ok" or p.get(key) is not None)]
+        out.append(max(v) if v else None)
+    return out
+
+
 def settled_at(d):
     """When the storm settles: a second after the last caller got its head (None without heads).
 
@@ -61,6 +77,7 @@ def summarize(d):
     base_probes = sorted(p["ms"] for p in d["probes"] if p["t"] < 0 and p["result"] == "ok")
     settled = settled_at(d)
     steady_lat = latencies([p for p in storm if settled is not None and p["t"] >= settled])
+    sock = at_socket(storm)
     return {"d_mean": mean(fr), "d_p5": percentile(fr, 5), "d_min": fr[0] if fr else None,
             "errors": caller_errors(d), "n_probes": len(storm), "p50": percentile(lat, 50), "p95": percentile(lat, 95),
             "p99": percentile(lat, 99), "pmax": lat[-1] if lat else None,
@@ -68,4 +85,7 @@ def summarize(d):
             "probe_failed": len(failed), "probe_failed_kinds": sorted({p["result"] for p in failed}),
             "base_p50": percentile(base_probes, 50), "rss": rss_growth(d["samples"]), "settled": settled,
             "n_steady": len(steady_lat), "steady_p50": percentile(steady_lat, 50),
-            "steady_p99": percentile(steady_lat, 99), "steady_max": steady_lat[-1] if steady_lat else None}
+            "steady_p99": percentile(steady_lat, 99), "steady_max": steady_lat[-1] if steady_lat else None,
+            "n_socket": len(sock), "socket_p50": percentile(sock, 50), "socket_p99": percentile(sock, 99),
+            "socket_max": sock[-1] if sock else None,
+            "first_seconds": slowest_per_second(storm, "ms", 3), "first_seconds_socket": slowest_per_second(storm, "socket_ms", 3)}
