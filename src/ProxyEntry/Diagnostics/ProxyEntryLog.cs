@@ -36,4 +36,8 @@ internal static partial class ProxyEntryLog
 
     [LoggerMessage(EventId = 210, Level = LogLevel.Information, Message = "Rate limited: {Path} from {Address} ({Limit})")]
     public static partial void RateLimited(ILogger logger, string path, System.Net.IPAddress? address, string limit);
+
+    [LoggerMessage(EventId = 211, Level = LogLevel.Information,
+        Message = "Stream {StreamId}: the caller's request body stopped ({ErrorType}: {Error}); the stream is reset, so the client cuts the backend's request")]
+    public static partial void RequestBodyStopped(ILogger logger, uint streamId, string errorType, string error);
 }

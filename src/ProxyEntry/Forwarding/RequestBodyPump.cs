@@ -1,10 +1,12 @@
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Configuration;
+using Tunnel2.ProxyEntry.Diagnostics;
 using Tunnel2.ProxyEntry.Problems;
 
 namespace Tunnel2.ProxyEntry.Forwarding;
@@ -20,11 +22,13 @@ internal sealed class RequestBodyPump
 
     private readonly long? _maxRequestBodySize;
     private readonly HeldBackUploads _heldBack;
+    private readonly ILogger<RequestBodyPump> _logger;
 
-    public RequestBodyPump(IOptions<ProxyEntryOptions> options, HeldBackUploads heldBack)
+    public RequestBodyPump(IOptions<ProxyEntryOptions> options, HeldBackUploads heldBack, ILogger<RequestBodyPump> logger)
     {
         _maxRequestBodySize = options.Value.Limits.MaxRequestBodySize;
         _heldBack = heldBack;
+        _logger = logger;
     }
 
     public static bool RequestHasBody(HttpContext context) =>
@@ -68,6 +72,7 @@ internal sealed class RequestBodyPump
         catch (Exception ex) when (ex is IOException or OperationCanceledException or InvalidOperationException)
         {
             // The caller stopped sending, or the stream failed first: either way nothing more goes up this stream.
+            ProxyEntryLog.RequestBodyStopped(_logger, stream.Id, ex.GetType().Name, ex.Message);
             stream.Reset(ProtocolErrorCode.Cancelled);
         }
 

@@ -61,10 +61,12 @@ internal static class ConnectionLease
 
         BackendConnection connection = exchange.Connection!;
         exchange.Connection = null;
-        if (exchange.Stream.IsAborted && connection.IsOnLoop)
+        if (exchange.Stream.IsAborted)
         {
-            // The abort listener may run after this (on another thread): the loop must reset the connection before the
-            // pool's close would end it with a FIN, which feeds the backend what is queued of an unfinished request.
+            // The abort takes the listener and calls it a moment later on its own thread, so the exchange can end here
+            // first and find no listener to clear: the connection is reset here too, before the pool's close would end
+            // it with a FIN, which feeds the backend what is queued of an unfinished request (on the loop, the abort
+            // must also reach the loop before the pool's close). A second reset is harmless.
             connection.OnStreamAborted();
         }
 

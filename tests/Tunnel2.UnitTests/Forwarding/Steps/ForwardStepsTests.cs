@@ -45,7 +45,7 @@ public sealed class ForwardStepsTests : IAsyncDisposable
         var drain = new PublicDrain();
         var failures = new FailureResponder(options, metrics, NullLogger<FailureResponder>.Instance, new NodeWarmUp(options));
         _picker = new UplinkPicker(_registry);
-        _attempt = new ForwardAttempt(new RequestBodyPump(options, _heldBack), new UpgradeRelay(metrics, drain, NullLogger<UpgradeRelay>.Instance),
+        _attempt = new ForwardAttempt(new RequestBodyPump(options, _heldBack, NullLogger<RequestBodyPump>.Instance), new UpgradeRelay(metrics, drain, NullLogger<UpgradeRelay>.Instance),
             failures, metrics, NullLogger<ForwardAttempt>.Instance);
         _health = new PassiveHealth(_registry, metrics, NullLogger<PassiveHealth>.Instance);
         _retry = new RetryPolicy(_picker, _attempt, _health, failures, drain, NullLogger<RetryPolicy>.Instance);

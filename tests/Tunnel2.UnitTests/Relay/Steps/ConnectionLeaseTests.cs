@@ -65,6 +65,26 @@ public sealed class ConnectionLeaseTests : IAsyncDisposable
     }
 
     [Fact]
+    public async Task A_connection_whose_stream_was_reset_is_reset_even_when_the_exchange_ended_before_the_abort_listener_ran()
+    {
+        await using Backend backend = BackendAt(((IPEndPoint)_listener.LocalEndpoint).Port);
+        RelayExchange exchange = await ExchangeAsync(backend);
+        Assert.Null(await ConnectionLease.LeaseAsync(exchange));
+        using Socket accepted = await _listener.AcceptSocketAsync().WithTimeout();
+
+        // The race: the abort takes the listener from the stream and calls it a moment later, on its own thread; the
+        // exchange, failed by the abort's pipes, returns its connection in between and finds no listener to clear.
+        // Here the listener is taken away as the abort does and never called.
+        Assert.False(exchange.Stream.ClearAbortListener());
+        exchange.Stream.Reset(ProtocolErrorCode.Cancelled);
+        await ConnectionLease.ReturnAsync(exchange);
+
+        // A FIN (0) would feed the backend what was queued of the unfinished request first.
+        SocketException reset = await Assert.ThrowsAsync<SocketException>(async () => await accepted.ReceiveAsync(new byte[1]).WithTimeout());
+        Assert.Equal(SocketError.ConnectionReset, reset.SocketErrorCode);
+    }
+
+    [Fact]
     public async Task A_backend_that_refuses_the_connection_is_a_failure_that_a_server_may_retry_elsewhere()
     {
         int closedPort = ((IPEndPoint)_listener.LocalEndpoint).Port;
