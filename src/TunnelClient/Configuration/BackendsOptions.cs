@@ -73,4 +73,20 @@ public sealed class BackendsOptions
     [Required(ErrorMessage = "TunnelClient:Backends:Relay must be 'Loop' or 'Tasks'.")]
     [RegularExpression("^(Loop|Tasks)$", ErrorMessage = "TunnelClient:Backends:Relay must be 'Loop' or 'Tasks'.")]
     public string Relay { get; set; } = RelayTasks;
+
+    /// <summary>
+    /// With <see cref="Relay"/> = <c>Loop</c>: how many event loop threads hold the backend connections, the first being
+    /// the uplinks' <c>client-loop</c>; new connections are spread over them in turn, so a saturated relay is not held to
+    /// one thread (docs/protocol.md §9). 0 = one per processor.
+    /// </summary>
+    [Range(0, 16, ErrorMessage = "TunnelClient:Backends:LoopThreads must be 0 (one per processor) to 16.")]
+    public int LoopThreads { get; set; } = 1;
+
+    public const string LoopStartsEvery = "Every";
+
+    public const string LoopStartsLast = "Last";
+
+    /// <summary>PROTOTYPE: with <see cref="Relay"/> = <c>Loop</c>, whether the uplink's reader starts every whole request on the loop or only the batch's last (the others on the pool).</summary>
+    [RegularExpression("^(Every|Last)$", ErrorMessage = "TunnelClient:Backends:LoopStarts must be 'Every' or 'Last'.")]
+    public string LoopStarts { get; set; } = LoopStartsEvery;
 }

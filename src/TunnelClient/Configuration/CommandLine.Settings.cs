@@ -232,6 +232,8 @@ public static partial class CommandLine
         "TunnelClient:Backends:RequestBuffering",
         "TunnelClient:Backends:PooledConnectionIdleTimeout",
         "TunnelClient:Backends:Relay",
+        "TunnelClient:Backends:LoopThreads",
+        "TunnelClient:Backends:LoopStarts",
         "TunnelClient:Uplink:Count",
         "TunnelClient:Uplink:Transport",
         "TunnelClient:Uplink:ResolveInterval",

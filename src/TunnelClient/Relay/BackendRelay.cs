@@ -37,6 +37,7 @@ public sealed class BackendRelay : IAsyncDisposable
     private readonly RelayExchangePool _exchanges = new();
     private readonly ILogger<BackendRelay> _logger;
     private readonly RequestInspector? _inspector;
+    private readonly bool _startsEveryOnLoop;
 
     /// <param name="inspector">The request inspector, when <c>--inspect-url</c> turned it on.</param>
     /// <param name="loop">The client's event loop, which relays upgraded streams when <see cref="UpgradeLoop"/> picks it.</param>
@@ -45,6 +46,7 @@ public sealed class BackendRelay : IAsyncDisposable
     {
         TunnelClientOptions settings = options.Value;
         _backends = backends;
+        _startsEveryOnLoop = settings.Backends.LoopStarts == BackendsOptions.LoopStartsEvery;
         _logger = loggers.CreateLogger<BackendRelay>();
         _inspector = inspector;
         var failures = new FailureReporter(metrics, loggers.CreateLogger<FailureReporter>());
@@ -71,7 +73,7 @@ public sealed class BackendRelay : IAsyncDisposable
     // blocking, and the answer comes back on this thread.
     public void OnExchangeOpened(IHttpExchange stream)
     {
-        if (stream.MayStartOnReader || (_backends.UsesLoop && !stream.RequestHasBody && !stream.RequestHead!.IsUpgrade && EventLoop.IsLoopThread))
+        if (stream.MayStartOnReader || (_startsEveryOnLoop && _backends.UsesLoop && !stream.RequestHasBody && !stream.RequestHead!.IsUpgrade && EventLoop.IsLoopThread))
         {
             _ = RelayAsync(stream);
             return;
