@@ -5,8 +5,7 @@ using Tunnel2.Loops;
 namespace Tunnel2.TunnelClient.Relay.OnLoop;
 
 /// <summary>
-/// Dials a plain-HTTP backend for connections on the client's event loops (<see cref="LoopSocketStream"/>), spreading
-/// new connections over them in turn. The backend's name is resolved off the loop (the loop must never wait for DNS)
+/// Dials a plain-HTTP backend for connections on the client's event loop (<see cref="LoopSocketStream"/>). The backend's name is resolved off the loop (the loop must never wait for DNS)
 /// and kept for <see cref="AddressLifetime"/>, and forgotten at once when no address it gave could be connected, so a
 /// backend that moved is found again as the runtime's connect (which resolves every time) would find it. Its addresses
 /// are tried in order, each within what is left of the connect timeout.
@@ -16,19 +15,17 @@ internal sealed class LoopBackendDialer
     /// <summary>How long resolved addresses are used before the name is resolved again (no TTL comes with them).</summary>
     public static readonly TimeSpan AddressLifetime = TimeSpan.FromSeconds(30);
 
-    private readonly EventLoop[] _loops;
+    private readonly EventLoop _loop;
     private readonly Uri _backend;
     private readonly bool _literal;
     private readonly TimeProvider _time;
     private readonly Func<string, CancellationToken, Task<IPAddress[]>> _resolve;
     private Resolved? _resolved;
-    private uint _next;
 
-    /// <param name="loops">The loops new connections are spread over, in turn.</param>
     /// <param name="resolve">Resolves the backend's name (tests); the runtime's DNS by default.</param>
-    public LoopBackendDialer(EventLoop[] loops, Uri backend, TimeProvider? time = null, Func<string, CancellationToken, Task<IPAddress[]>>? resolve = null)
+    public LoopBackendDialer(EventLoop loop, Uri backend, TimeProvider? time = null, Func<string, CancellationToken, Task<IPAddress[]>>? resolve = null)
     {
-        _loops = loops;
+        _loop = loop;
         _backend = backend;
         _time = time ?? TimeProvider.System;
         _resolve = resolve ?? Dns.GetHostAddressesAsync;
@@ -54,7 +51,7 @@ internal sealed class LoopBackendDialer
             var socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
             configure(socket);
 #pragma warning disable CA2000 // the stream is the caller's once connected, disposed (closing the socket) otherwise
-            var stream = new LoopSocketStream(NextLoop(), socket);
+            var stream = new LoopSocketStream(_loop, socket);
 #pragma warning restore CA2000
             try
             {
@@ -80,8 +77,6 @@ internal sealed class LoopBackendDialer
 
         throw last ?? new SocketException((int)SocketError.HostNotFound);
     }
-
-    private EventLoop NextLoop() => _loops.Length == 1 ? _loops[0] : _loops[Interlocked.Increment(ref _next) % (uint)_loops.Length];
 
     /// <summary>Off the loop (a task of the pool's): the loop must not wait for a name server.</summary>
     private async Task<IPAddress[]> ResolveAsync(CancellationToken cancellationToken)

@@ -137,7 +137,7 @@ public sealed class LoopSocketStreamTests : IDisposable
             closedPort = ((IPEndPoint)unused.LocalEndPoint!).Port;
         }
 
-        var dialer = new LoopBackendDialer([_harness.Loop], new Uri($"http://localhost:{closedPort}"));
+        var dialer = new LoopBackendDialer(_harness.Loop, new Uri($"http://localhost:{closedPort}"));
 
         await Assert.ThrowsAsync<SocketException>(() => dialer.ConnectAsync(static _ => { }, CancellationToken.None).WaitAsync(LoopHarness.Timeout));
         Assert.Empty(_harness.Faults);
@@ -145,7 +145,7 @@ public sealed class LoopSocketStreamTests : IDisposable
 
     private async Task<(LoopSocketStream Stream, Socket Backend)> ConnectAsync()
     {
-        var dialer = new LoopBackendDialer([_harness.Loop], new Uri($"http://127.0.0.1:{Port}"));
+        var dialer = new LoopBackendDialer(_harness.Loop, new Uri($"http://127.0.0.1:{Port}"));
         Task<Socket> accepted = _listener.AcceptAsync();
         (Socket _, LoopSocketStream stream) = await dialer.ConnectAsync(static _ => { }, CancellationToken.None).WaitAsync(LoopHarness.Timeout);
         return (stream, await accepted.WaitAsync(LoopHarness.Timeout));
