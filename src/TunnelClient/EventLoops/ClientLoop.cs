@@ -12,7 +12,6 @@ public sealed partial class ClientLoop : IDisposable
     private readonly ILogger _logger;
     private readonly Lock _sync = new();
     private EventLoop? _loop;
-    private EventLoop[] _extra = [];
     private bool _disposed;
     private int _faults;
     private int _uplinks;
@@ -40,55 +39,19 @@ public sealed partial class ClientLoop : IDisposable
         }
     }
 
-    /// <summary>
-    /// <paramref name="count"/> loops for the backend connections: <see cref="Loop"/> first, then <c>client-loop-2</c>, …,
-    /// started now if they were not (<c>TunnelClient:Backends:LoopThreads</c>).
-    /// </summary>
-    /// <exception cref="PlatformNotSupportedException">Not Linux on x86-64.</exception>
-    public EventLoop[] Loops(int count)
-    {
-        EventLoop first = Loop;
-        lock (_sync)
-        {
-            ObjectDisposedException.ThrowIf(_disposed, this);
-            if (_extra.Length < count - 1)
-            {
-                EventLoop[] extra = new EventLoop[count - 1];
-                _extra.CopyTo(extra, 0);
-                for (int i = _extra.Length; i < extra.Length; i++)
-                {
-                    extra[i] = new EventLoop($"client-loop-{i + 2}", OnFault);
-                }
-
-                _extra = extra;
-            }
-
-            EventLoop[] loops = new EventLoop[count];
-            loops[0] = first;
-            Array.Copy(_extra, 0, loops, 1, count - 1);
-            return loops;
-        }
-    }
-
     /// <summary>An uplink was handed to the loop.</summary>
     public void OnUplinkTaken() => Interlocked.Increment(ref _uplinks);
 
     public void Dispose()
     {
         EventLoop? loop;
-        EventLoop[] extra;
         lock (_sync)
         {
             _disposed = true;
             loop = _loop;
-            extra = _extra;
         }
 
         loop?.Dispose();
-        foreach (EventLoop more in extra)
-        {
-            more.Dispose();
-        }
     }
 
     /// <summary>A callback threw on the loop (a bug): counted, and logged off the loop, which goes on.</summary>

@@ -92,12 +92,12 @@ internal sealed class BackendConnectionPool : IAsyncDisposable
     /// <summary>New connections are made on the client's event loop (<c>TunnelClient:Backends:Relay</c> = <c>Loop</c>; plain HTTP only).</summary>
     public bool UsesLoop => _loopDialer is not null;
 
-    /// <summary>From here, new connections go through <paramref name="loops"/> in turn, when the backend speaks plain HTTP.</summary>
-    public void UseLoop(EventLoop[] loops)
+    /// <summary>From here, new connections go through <paramref name="loop"/>, when the backend speaks plain HTTP.</summary>
+    public void UseLoop(EventLoop loop)
     {
         if (_backend.Scheme == Uri.UriSchemeHttp)
         {
-            _loopDialer = new LoopBackendDialer(loops, _backend);
+            _loopDialer = new LoopBackendDialer(loop, _backend);
         }
     }
 

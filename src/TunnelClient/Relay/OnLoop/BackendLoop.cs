@@ -15,8 +15,8 @@ internal static partial class BackendLoop
     public static bool Requested(TunnelClientOptions options) =>
         options.Backends.Relay == BackendsOptions.RelayLoop && options.Uplink.Engine == ClientUplinkOptions.EngineLoop && EventLoop.IsSupported;
 
-    /// <returns>The loops for the backend connections (<c>Backends:LoopThreads</c>, the uplinks' first), or null for the runtime's sockets.</returns>
-    public static EventLoop[]? Choose(TunnelClientOptions options, ClientLoop? loop, ILogger logger)
+    /// <returns>The loop for the backend connections, or null for the runtime's sockets.</returns>
+    public static EventLoop? Choose(TunnelClientOptions options, ClientLoop? loop, ILogger logger)
     {
         if (loop is null || !Requested(options))
         {
@@ -25,9 +25,8 @@ internal static partial class BackendLoop
 
         try
         {
-            int count = options.Backends.LoopThreads == 0 ? Environment.ProcessorCount : options.Backends.LoopThreads;
-            EventLoop[] chosen = loop.Loops(count);
-            OnLoop(logger, chosen.Length);
+            EventLoop chosen = loop.Loop;
+            OnLoop(logger);
             return chosen;
         }
         catch (Exception ex) when (ex is DllNotFoundException or EntryPointNotFoundException or InvalidOperationException or PlatformNotSupportedException)
@@ -37,8 +36,8 @@ internal static partial class BackendLoop
         }
     }
 
-    [LoggerMessage(EventId = 4664, Level = LogLevel.Information, Message = "Backend connections run on the client's event loops ({Loops}; TunnelClient:Backends:Relay=Loop; TLS backends and upgrades keep the runtime's sockets)")]
-    private static partial void OnLoop(ILogger logger, int loops);
+    [LoggerMessage(EventId = 4664, Level = LogLevel.Information, Message = "Backend connections run on the client's event loop (TunnelClient:Backends:Relay=Loop; TLS backends and upgrades keep the runtime's sockets)")]
+    private static partial void OnLoop(ILogger logger);
 
     [LoggerMessage(EventId = 4663, Level = LogLevel.Warning, Message = "The event loop cannot start here ({Reason}); backend connections use the runtime's sockets (TunnelClient:Backends:Relay=Tasks)")]
     private static partial void LoopUnavailable(ILogger logger, string reason);
