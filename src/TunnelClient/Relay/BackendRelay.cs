@@ -66,8 +66,8 @@ public sealed class BackendRelay : IAsyncDisposable
     // (docs/benchmarks/2026-11-23-performance.md, afternoon attempts). Only the batch's last request, when whole, starts
     // here (the uplink says so), which saves the hand-off of a lone small request (docs/benchmarks/2026-11-27-handoffs.md).
     // The same holds with the backend connections on the loop (TunnelClient:Backends:Relay=Loop): starting every whole
-    // request of a batch there too kept the client's whole relay on one thread and lost a fifth of the saturated rate,
-    // while at a moderate rate a batch holds one request anyway (docs/benchmarks/2026-11-30-multiloop.md).
+    // request of a batch there too kept the client's whole relay on one thread and lost saturated rate, while at a
+    // moderate rate a batch holds one request anyway (docs/benchmarks/2026-11-30-multiloop.md).
     public void OnExchangeOpened(IHttpExchange stream)
     {
         if (stream.MayStartOnReader)

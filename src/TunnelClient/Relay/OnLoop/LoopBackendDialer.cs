@@ -5,10 +5,11 @@ using Tunnel2.Loops;
 namespace Tunnel2.TunnelClient.Relay.OnLoop;
 
 /// <summary>
-/// Dials a plain-HTTP backend for connections on the client's event loop (<see cref="LoopSocketStream"/>). The backend's name is resolved off the loop (the loop must never wait for DNS)
-/// and kept for <see cref="AddressLifetime"/>, and forgotten at once when no address it gave could be connected, so a
-/// backend that moved is found again as the runtime's connect (which resolves every time) would find it. Its addresses
-/// are tried in order, each within what is left of the connect timeout.
+/// Dials a plain-HTTP backend for connections on the client's event loop (<see cref="LoopSocketStream"/>). The
+/// backend's name is resolved off the loop (the loop must never wait for DNS) and kept for <see cref="AddressLifetime"/>,
+/// and forgotten at once when no address it gave could be connected, so a backend that moved is found again as the
+/// runtime's connect (which resolves every time) would find it. Its addresses are tried in order, each within what is
+/// left of the connect timeout.
 /// </summary>
 internal sealed class LoopBackendDialer
 {
