@@ -37,7 +37,7 @@ public static class TunnelClientApp
 
         configureServices?.Invoke(builder.Services);
         builder.Services.AddHostSerilog(builder.Configuration);
-        if (builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.Backends)}:{nameof(BackendsOptions.Relay)}"] == BackendsOptions.RelayLoop)
+        if (builder.Configuration[$"{TunnelClientOptions.SectionName}:{nameof(TunnelClientOptions.Backends)}:{nameof(BackendsOptions.Relay)}"] != BackendsOptions.RelayTasks)
         {
             OffLoopLogging.Use(builder.Services); // the relay goes on in the loop's turn that read an answer, and may log there
         }

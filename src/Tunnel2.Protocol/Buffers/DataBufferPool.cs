@@ -12,7 +12,7 @@ namespace Tunnel2.Protocol.Buffers;
 /// first seconds by gen2 collections (docs/benchmarks/2026-11-29-storm-first-seconds.md). Every size here is one the
 /// shared pool also accepts, so a buffer given back to the other pool by any path is still a valid return.
 /// </summary>
-internal sealed class DataBufferPool
+public sealed class DataBufferPool
 {
     /// <summary>What the pool keeps at most, over all sizes: twice the default queued-data limit.</summary>
     public const int MaxRetainedBytes = 32 * 1024 * 1024;

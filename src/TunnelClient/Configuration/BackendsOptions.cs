@@ -64,13 +64,13 @@ public sealed class BackendsOptions
     public const string RelayTasks = "Tasks";
 
     /// <summary>
-    /// <c>Tasks</c> (the default): the backend connections use the runtime's sockets, and each answer is read on the
-    /// thread pool. <c>Loop</c>: new plain-HTTP backend connections live on the client's event loop (docs/protocol.md
+    /// <c>Loop</c> (the default): new plain-HTTP backend connections live on the client's event loop (docs/protocol.md
     /// §9), which reads each answer and runs the relay on in the same turn, when the uplinks run there too
     /// (<c>Uplink:Engine</c> = <c>Loop</c>, Linux x86-64); TLS backends and upgrade requests keep the runtime's sockets.
-    /// Not yet the default: measured in docs/benchmarks/2026-11-30-client-loop-relay.md.
+    /// <c>Tasks</c>: the backend connections use the runtime's sockets, and each answer is read on the thread pool.
+    /// Measured in docs/benchmarks/2026-11-30-multiloop.md.
     /// </summary>
     [Required(ErrorMessage = "TunnelClient:Backends:Relay must be 'Loop' or 'Tasks'.")]
     [RegularExpression("^(Loop|Tasks)$", ErrorMessage = "TunnelClient:Backends:Relay must be 'Loop' or 'Tasks'.")]
-    public string Relay { get; set; } = RelayTasks;
+    public string Relay { get; set; } = RelayLoop;
 }

@@ -63,12 +63,12 @@ public static partial class CommandLine
               request then goes to the backend at once).
           TunnelClient:Backends:PooledConnectionIdleTimeout, --pooled-connection-idle-timeout  [default 00:01:00]
               How long a keep-alive connection to the backend may sit unused in the pool before it is closed.
-          TunnelClient:Backends:Relay  [default Tasks]
-              Tasks (the default): the backend connections use the runtime's sockets, and each answer is read on the
-              thread pool. Loop: new plain-HTTP backend connections live on the client's event loop (docs/protocol.md
+          TunnelClient:Backends:Relay  [default Loop]
+              Loop (the default): new plain-HTTP backend connections live on the client's event loop (docs/protocol.md
               §9), which reads each answer and runs the relay on in the same turn, when the uplinks run there too
-              (Uplink:Engine = Loop, Linux x86-64); TLS backends and upgrade requests keep the runtime's sockets. Not
-              yet the default: measured in docs/benchmarks/2026-11-30-client-loop-relay.md.
+              (Uplink:Engine = Loop, Linux x86-64); TLS backends and upgrade requests keep the runtime's sockets.
+              Tasks: the backend connections use the runtime's sockets, and each answer is read on the thread pool.
+              Measured in docs/benchmarks/2026-11-30-multiloop.md.
 
         TunnelClient:Uplink: The uplinks to the server (section TunnelClient:Uplink): how many, how they are carried
           and kept alive, how they reconnect, and their sockets (docs/protocol.md §4).

@@ -1,5 +1,4 @@
 using Microsoft.Extensions.Options;
-using Tunnel2.Loops;
 using Tunnel2.Protocol.Frames;
 using Tunnel2.Protocol.Heads;
 using Tunnel2.Protocol.Multiplexing;
@@ -66,12 +65,12 @@ public sealed class BackendRelay : IAsyncDisposable
     // less throughput, the reader thread doing every backend send while the other core idled
     // (docs/benchmarks/2026-11-23-performance.md, afternoon attempts). Only the batch's last request, when whole, starts
     // here (the uplink says so), which saves the hand-off of a lone small request (docs/benchmarks/2026-11-27-handoffs.md).
-    // With the backend connections on the loop too (TunnelClient:Backends:Relay=Loop), every whole request but an upgrade
-    // (whose connection is the runtime's) starts here: up to its first wait it only sends to the backend without
-    // blocking, and the answer comes back on this thread.
+    // The same holds with the backend connections on the loop (TunnelClient:Backends:Relay=Loop): starting every whole
+    // request of a batch there too kept the client's whole relay on one thread and lost saturated rate, while at a
+    // moderate rate a batch holds one request anyway (docs/benchmarks/2026-11-30-multiloop.md).
     public void OnExchangeOpened(IHttpExchange stream)
     {
-        if (stream.MayStartOnReader || (_backends.UsesLoop && !stream.RequestHasBody && !stream.RequestHead!.IsUpgrade && EventLoop.IsLoopThread))
+        if (stream.MayStartOnReader)
         {
             _ = RelayAsync(stream);
             return;

@@ -261,6 +261,37 @@ public sealed class InspectorTests
         await feed.CopyToAsync(rest).WaitAsync(TimeSpan.FromSeconds(15));
     }
 
+    [Fact]
+    public async Task With_the_backend_connections_on_the_clients_loop_the_inspector_keeps_each_request_and_answer_whole()
+    {
+        await using TunnelStack stack = await TunnelStack.StartAsync();
+        await using RecordingBackend backend = await RecordingBackend.StartAsync();
+        string session = "loop-" + Guid.NewGuid().ToString("N")[..8];
+        TunnelClientHandle client = await stack.StartInspectedClientAsync(session, backend.Url, extraArgs: ["--TunnelClient:Backends:Relay=Loop"]);
+        Assert.True(client.Host.Services.GetRequiredService<Tunnel2.TunnelClient.Backends.BackendSet>().UsesLoop, "the backend connections should be on the loop");
+        Uri inspector = client.InspectorUrl;
+
+        using var http = CallerHttp.Create();
+        string[] answers = new string[3];
+        for (int i = 0; i < answers.Length; i++)
+        {
+            using HttpResponseMessage response = await http.PostAsync(stack.SessionUrl(session, $"/loop/{i}"), new StringContent($"body {i}", Encoding.UTF8, "text/plain"));
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            answers[i] = await response.Content.ReadAsStringAsync();
+        }
+
+        using HttpClient api = InspectorApi(token: null);
+        JsonElement[] kept = await Eventually.ValueAsync(() => ListAsync(api, inspector), list => list.Length == answers.Length, "every request is kept");
+        foreach (JsonElement exchange in kept)
+        {
+            int i = int.Parse(exchange.GetProperty("request").GetProperty("target").GetString()!["/loop/".Length..], System.Globalization.CultureInfo.InvariantCulture);
+            Assert.Equal("completed", exchange.GetProperty("outcome").GetString());
+            Assert.Equal($"body {i}", exchange.GetProperty("request").GetProperty("body").GetProperty("text").GetString());
+            Assert.Equal(200, exchange.GetProperty("response").GetProperty("status").GetInt32());
+            Assert.Equal(answers[i], exchange.GetProperty("response").GetProperty("body").GetProperty("text").GetString());
+        }
+    }
+
     private static HttpClient InspectorApi(string? token)
     {
         HttpClient api = CallerHttp.Create();

@@ -1,12 +1,15 @@
 using System.Net.Sockets;
 using Tunnel2.Loops.Sockets;
+using Tunnel2.Protocol.Buffers;
 
 namespace Tunnel2.TunnelClient.Relay.OnLoop;
 
 /// <summary>
 /// Writes: straight to the kernel from the writer's thread (a request head, a small body: one send, no hand-off). What
-/// the kernel refuses is copied and handed to the loop, which sends it as the socket drains and then completes the
-/// write off the loop; the writer (one at a time, a pipe's flush) waits for that, so bytes never pass one another.
+/// the kernel refuses is copied into a buffer of the frames' pool (<see cref="DataBufferPool"/>: a body pumped into a
+/// slow backend has a part of nearly every write refused) and handed to the loop, which sends it as the socket drains,
+/// gives the buffer back and then completes the write off the loop; the writer (one at a time, a pipe's flush) waits
+/// for that, so bytes never pass one another.
 /// </summary>
 internal sealed partial class LoopSocketStream
 {
@@ -55,7 +58,9 @@ internal sealed partial class LoopSocketStream
     private Task SendRestOnLoop(ReadOnlyMemory<byte> rest)
     {
         var write = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        _unsent = rest.ToArray(); // rare: the kernel's buffer was full
+        byte[] unsent = DataBufferPool.Shared.Rent(rest.Length); // the kernel's buffer was full
+        rest.CopyTo(unsent);
+        _unsent = unsent;
         _unsentOffset = 0;
         _unsentLength = rest.Length;
         _write = write;
@@ -95,14 +100,23 @@ internal sealed partial class LoopSocketStream
         _unsentOffset += n;
         if (_unsentOffset == _unsentLength)
         {
-            _unsent = null;
+            ReturnUnsent();
             Interlocked.Exchange(ref _write, null)?.TrySetResult();
         }
     }
 
     private void FailPendingWrite(Exception failure)
     {
-        _unsent = null;
+        ReturnUnsent();
         Interlocked.Exchange(ref _write, null)?.TrySetException(failure);
+    }
+
+    /// <summary>On the loop (or once it has stopped): the one that ends the pending write gives its buffer back.</summary>
+    private void ReturnUnsent()
+    {
+        if (Interlocked.Exchange(ref _unsent, null) is { } unsent)
+        {
+            DataBufferPool.Shared.Return(unsent);
+        }
     }
 }

@@ -10,7 +10,7 @@ using Tunnel2.TunnelClient.EventLoops;
 
 namespace Tunnel2.UnitTests.Relay.OnLoop;
 
-/// <summary><c>TunnelClient:Backends:Relay</c>: checked at start, Tasks by default, and the loop only for plain-HTTP backends with the uplinks on it.</summary>
+/// <summary><c>TunnelClient:Backends:Relay</c>: checked at start, Loop by default, and the loop only for plain-HTTP backends with the uplinks on it.</summary>
 public sealed class BackendRelayOptionTests : IDisposable
 {
     private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
@@ -39,9 +39,9 @@ public sealed class BackendRelayOptionTests : IDisposable
     }
 
     [Fact]
-    public void Tasks_is_the_default()
+    public void Loop_is_the_default()
     {
-        Assert.Equal(BackendsOptions.RelayTasks, new TunnelClientOptions().Backends.Relay);
+        Assert.Equal(BackendsOptions.RelayLoop, new TunnelClientOptions().Backends.Relay);
     }
 
     [Theory]
