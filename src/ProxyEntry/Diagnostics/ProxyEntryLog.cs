@@ -37,7 +37,11 @@ internal static partial class ProxyEntryLog
     [LoggerMessage(EventId = 210, Level = LogLevel.Information, Message = "Rate limited: {Path} from {Address} ({Limit})")]
     public static partial void RateLimited(ILogger logger, string path, System.Net.IPAddress? address, string limit);
 
-    [LoggerMessage(EventId = 211, Level = LogLevel.Information,
-        Message = "Stream {StreamId}: the caller's request body stopped ({ErrorType}: {Error}); the stream is reset, so the client cuts the backend's request")]
+    [LoggerMessage(EventId = 211, Level = LogLevel.Warning,
+        Message = "Stream {StreamId}: reading the caller's request body failed ({ErrorType}: {Error}); the stream is reset (Cancelled), so the client cuts the backend's request; an answer not yet begun is a 502")]
     public static partial void RequestBodyStopped(ILogger logger, uint streamId, string errorType, string error);
+
+    [LoggerMessage(EventId = 212, Level = LogLevel.Debug,
+        Message = "Stream {StreamId}: the stream ended before the caller's request body was sent ({ErrorType}: {Error})")]
+    public static partial void RequestBodyStoppedByStream(ILogger logger, uint streamId, string errorType, string error);
 }

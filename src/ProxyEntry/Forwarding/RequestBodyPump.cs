@@ -72,7 +72,15 @@ internal sealed class RequestBodyPump
         catch (Exception ex) when (ex is IOException or OperationCanceledException or InvalidOperationException)
         {
             // The caller stopped sending, or the stream failed first: either way nothing more goes up this stream.
-            ProxyEntryLog.RequestBodyStopped(_logger, stream.Id, ex.GetType().Name, ex.Message);
+            if (stream.IsAborted)
+            {
+                ProxyEntryLog.RequestBodyStoppedByStream(_logger, stream.Id, ex.GetType().Name, ex.Message);
+            }
+            else
+            {
+                ProxyEntryLog.RequestBodyStopped(_logger, stream.Id, ex.GetType().Name, ex.Message);
+            }
+
             stream.Reset(ProtocolErrorCode.Cancelled);
         }
 

@@ -25,8 +25,8 @@ public static class EchoUploads
         using var content = new ByteArrayContent(body);
         using HttpResponseMessage response = await http.PostAsync(url, content);
         Assert.True(response.StatusCode == HttpStatusCode.OK,
-            $"{body.Length} bytes: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}; the in-process servers' "
-            + $"last stream lines: {string.Join(" | ", CapturedLogs.Everything().Where(line => line.Contains("tream ", StringComparison.Ordinal)).TakeLast(12))}");
+            $"{body.Length} bytes: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}; the in-process "
+            + $"server's and clients' last stream lines: {string.Join(" | ", CapturedLogs.Everything().Where(line => line.Contains("tream ", StringComparison.Ordinal)).TakeLast(12))}");
         byte[] echoed = await response.Content.ReadAsByteArrayAsync();
         Assert.True(body.AsSpan().SequenceEqual(echoed), "the echoed body differs from the one sent");
     }

@@ -118,6 +118,7 @@ public sealed class TunnelStack : IAsyncDisposable
             "--TunnelClient:Uplink:ReconnectMinDelay=00:00:00.050",
             "--TunnelClient:Uplink:ReconnectMaxDelay=00:00:00.500",
             .. QuietLogs,
+            .. CapturedLogs.ServerArgs,
             .. extraArgs,
         ]));
         _clients.Add(client);
