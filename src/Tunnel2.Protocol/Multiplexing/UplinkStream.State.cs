@@ -262,6 +262,10 @@ internal sealed partial class UplinkStream
     {
         if (Interlocked.Decrement(ref _holds) == 0)
         {
+            // The inbound reader is completed here, not at Dispose: a body loop's read that the peer's END_STREAM woke
+            // and that finished after the reader was completed would leave the pipe "reading" through its Reset (which
+            // does not clear that), and the stream's next exchange could not read its own body. No loop runs now.
+            _inbound.Reader.Complete();
             _uplink.StreamPool.OnFinished(this);
         }
     }
@@ -290,7 +294,7 @@ internal sealed partial class UplinkStream
             }
         }
 
-        // Both ends of the pipe were completed (the writer at RemoteEnded, the reader at Dispose), which Reset requires.
+        // Both ends of the pipe were completed (the writer at RemoteEnded, the reader at the last Release), which Reset requires.
         _inbound.Reset();
         _responseHead = null;
         _arrivedHead = null;

@@ -372,8 +372,9 @@ internal sealed partial class UplinkStream : IHttpExchange, IByteStream
     }
 
     /// <summary>
-    /// Finishes the exchange from this side: resets it if unfinished and releases the inbound buffer. The owner lets go
-    /// of the stream here and must not touch it afterwards: once nothing else holds it, it serves another exchange.
+    /// Finishes the exchange from this side: resets it if unfinished. The owner lets go of the stream here and must not
+    /// touch it afterwards: once nothing else holds it (a body loop still running), its inbound buffer goes and it
+    /// serves another exchange.
     /// </summary>
     public void Dispose()
     {
@@ -383,7 +384,6 @@ internal sealed partial class UplinkStream : IHttpExchange, IByteStream
             return;
         }
 
-        _inbound.Reader.Complete();
         lock (_sync)
         {
             _aborted?.Dispose();

@@ -84,6 +84,49 @@ public sealed class StreamPoolTests
     }
 
     [Fact]
+    public async Task A_body_loop_woken_by_the_end_of_the_body_just_as_its_owner_lets_go_ends_cleanly_and_the_stream_reads_its_next_body()
+    {
+        await using var pair = UplinkPair.Start();
+        var post = new RequestHead("POST", "/upload", []);
+        var used = new HashSet<UplinkStream>(ReferenceEqualityComparer.Instance);
+        for (int i = 0; i < 20; i++)
+        {
+            (UplinkStream server, UplinkStream client) = await pair.OpenAsync(post, endStream: false);
+            used.Add(client);
+            var destination = new Pipe();
+            Task copy = client.CopyInputToAsync(destination.Writer, chunked: false, CancellationToken.None);
+            client.SendResponseHead(new ResponseHead(200, []), endStream: true);
+
+            // The peer's END_STREAM (delivered here as the reader does) wakes the loop's read on the thread pool; the
+            // owner lets go before that read resumes, as a relay does whose answer ended first. The read must neither
+            // fail nor leave the inbound pipe reading, which its reset for the next exchange would not clear.
+            client.EndInbound();
+            client.Dispose();
+            await copy.WaitAsync(TestTimeouts.Default);
+            await server.ReadResponseHeadAsync().WithTimeout();
+            server.Dispose();
+        }
+
+        // The finished streams serve the next exchanges (the pool clears them on the reader loop between batches).
+        await pair.BarrierAsync();
+        int reused = 0;
+        for (int i = 0; i < 20; i++)
+        {
+            (UplinkStream server, UplinkStream client) = await pair.OpenAsync(post, endStream: false);
+            reused += used.Contains(client) ? 1 : 0;
+            await server.SendAsync(new ReadOnlySequence<byte>("body"u8.ToArray()), endStream: true, CancellationToken.None);
+            await client.WaitForBodyOrFullWindowAsync(CancellationToken.None).AsTask().WaitAsync(TestTimeouts.Default);
+            Assert.Equal("body", Encoding.ASCII.GetString(await client.ReadAllAsync()));
+            client.SendResponseHead(new ResponseHead(204, []), endStream: true);
+            await server.ReadResponseHeadAsync().WithTimeout();
+            server.Dispose();
+            client.Dispose();
+        }
+
+        Assert.True(reused > 0, "no exchange ran on a stream of the first ones");
+    }
+
+    [Fact]
     public async Task A_stream_with_frames_in_the_writers_lane_is_held_until_the_writer_has_taken_them()
     {
         await using var peer = RawPeer.ForServer();
