@@ -31,7 +31,9 @@ public sealed unsafe partial class EventLoop
 
     private void Turn()
     {
-        int timeout = _posted.IsEmpty ? _timers.MillisecondsToNext(Environment.TickCount64) : 0;
+        // Work deferred by the last turn's end (one turn-end handler waking another, e.g. the public transport's drain
+        // resuming a write that wakes the uplink's writer) is due now: the wait only polls then, since no event may follow.
+        int timeout = _posted.IsEmpty && _turnEnd.Count == 0 ? _timers.MillisecondsToNext(Environment.TickCount64) : 0;
         int count;
         fixed (EpollEvent* events = _events)
         {

@@ -103,6 +103,22 @@ public sealed class EventLoopTests
     }
 
     [Fact]
+    public async Task A_turn_end_deferred_by_another_turn_end_runs_next_turn_without_waiting_for_an_event()
+    {
+        // As on the server's loop: the public transport's drain (a turn-end handler) resumes Kestrel, whose write wakes
+        // the uplink's writer after that writer's own turn end has run. Its deferral is for the next turn, which must not
+        // first sleep in epoll_wait: with nothing else due (no post, no timer, no ready socket), it slept for good.
+        using var harness = new LoopHarness();
+        var secondRan = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var second = new TurnEndWork(() => secondRan.SetResult(harness.Loop.IsOnLoopThread));
+        var first = new TurnEndWork(() => harness.Loop.DeferToTurnEnd(second));
+
+        Assert.True(harness.Loop.Post(() => harness.Loop.DeferToTurnEnd(first)));
+
+        Assert.True(await secondRan.Task.WaitAsync(TimeSpan.FromSeconds(10)));
+    }
+
+    [Fact]
     public async Task A_callback_that_throws_goes_to_the_fault_handler_and_the_loop_goes_on()
     {
         var faults = new List<Exception>();
@@ -128,5 +144,10 @@ public sealed class EventLoopTests
         await ranBeforeStop.Task.WaitAsync(LoopHarness.Timeout);
         await harness.Loop.Stopped.WaitAsync(LoopHarness.Timeout);
         Assert.False(harness.Loop.Post(() => { }));
+    }
+
+    private sealed class TurnEndWork(Action work) : ILoopTurnEnd
+    {
+        public void OnTurnEnd() => work();
     }
 }
