@@ -23,6 +23,10 @@ public sealed partial class LoopSocket
         {
             _handler.OnReadable(this);
         }
+        if ((ready & LoopReadiness.HangUp) != 0)
+        {
+            _hungUp = true;
+        }
         UpdateInterest();
     }
 

@@ -9,7 +9,7 @@ namespace Tunnel2.Loops.Sockets;
 /// caller's buffer or the loop's pooled one; sends go straight to the kernel, and what it cannot take now waits in an
 /// outbound queue bounded by <see cref="Window"/> (the writer is told to stop, then OnWritable). Half-close, reset and
 /// errors are values. Interest in epoll follows the state: reading unless paused or at end of stream, writing only while
-/// something waits.
+/// something waits; a socket that wants neither stays in the set for its errors (<see cref="UpdateInterest"/>).
 /// </summary>
 public sealed partial class LoopSocket : ILoopHandler
 {
@@ -22,7 +22,7 @@ public sealed partial class LoopSocket : ILoopHandler
     private readonly OutboundQueue _queue = new();
     private LoopRegistration _registration;
     private LoopReadiness _interest;
-    private bool _connecting, _readPaused, _endOfStream, _shutdownRequested, _writeShut, _wantWritable, _closeAfterShut;
+    private bool _connecting, _readPaused, _endOfStream, _shutdownRequested, _writeShut, _wantWritable, _closeAfterShut, _hungUp;
 
     private LoopSocket(EventLoop loop, int fd, Socket? owner, ILoopSocketHandler handler, int window, bool connecting)
     {
@@ -139,11 +139,7 @@ public sealed partial class LoopSocket : ILoopHandler
             return;
         }
         IsClosed = true;
-        if (_registration.IsRegistered)
-        {
-            _loop.Unregister(_registration);
-            _registration = default;
-        }
+        LeaveSet();
         _queue.Clear();
         if (_owner is not null)
         {
@@ -177,12 +173,37 @@ public sealed partial class LoopSocket : ILoopHandler
         Close();
     }
 
+    /// <summary>
+    /// Keeps epoll's interest in step with the state. A socket that wants nothing (reads paused by its owner's
+    /// backpressure or at end of stream, nothing to send) stays in the set, silent: epoll still reports an error or a
+    /// hang-up for it, and a peer's reset must reach the owner then, not when something else next wakes the socket.
+    /// Only once it has hung up (both ways ended, or closed) does it leave the set while it wants nothing, since a
+    /// hang-up is level-triggered and would wake the loop on every turn; nothing can arrive after one that matters.
+    /// </summary>
     private void UpdateInterest()
     {
         if (IsClosed)
         {
             return;
         }
+        LoopReadiness want = Wanted();
+        if (want == LoopReadiness.None && _hungUp)
+        {
+            LeaveSet();
+        }
+        else if (!_registration.IsRegistered)
+        {
+            _registration = _loop.Register(Fd, this, want);
+        }
+        else if (want != _interest)
+        {
+            _loop.Modify(_registration, want);
+        }
+        _interest = want;
+    }
+
+    private LoopReadiness Wanted()
+    {
         LoopReadiness want = LoopReadiness.None;
         if (!_connecting && !_readPaused && !_endOfStream)
         {
@@ -192,27 +213,15 @@ public sealed partial class LoopSocket : ILoopHandler
         {
             want |= LoopReadiness.Write;
         }
-        if (want == _interest && _registration.IsRegistered)
+        return want;
+    }
+
+    private void LeaveSet()
+    {
+        if (_registration.IsRegistered)
         {
-            return;
-        }
-        _interest = want;
-        if (want == LoopReadiness.None)
-        {
-            // Out of the set: a registered descriptor reports a hang-up on every turn, level-triggered, whatever it asked.
-            if (_registration.IsRegistered)
-            {
-                _loop.Unregister(_registration);
-                _registration = default;
-            }
-        }
-        else if (_registration.IsRegistered)
-        {
-            _loop.Modify(_registration, want);
-        }
-        else
-        {
-            _registration = _loop.Register(Fd, this, want);
+            _loop.Unregister(_registration);
+            _registration = default;
         }
     }
 }
