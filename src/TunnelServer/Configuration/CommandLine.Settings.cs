@@ -57,12 +57,12 @@ public static partial class CommandLine
 
         TunnelServer:Public: How the public listener carries its connections (section TunnelServer:Public;
           docs/protocol.md §9).
-          TunnelServer:Public:Transport  [default Sockets]
+          TunnelServer:Public:Transport  [default Loop]
               What carries the plain-HTTP public listener's connections (an http:// public URL; issue 52, stage 4a):
-              Sockets (the default), Kestrel's socket transport; Loop, the server's one event loop, which accepts,
-              reads and sends for Kestrel, which then parses and answers each request on the loop's thread, beside the
-              uplinks (Linux on x86-64 only; elsewhere Sockets is used). An https:// public URL, the h2c and admin
-              listeners always use Sockets.
+              Loop (the default), the server's one event loop, which accepts, reads and sends for Kestrel, which then
+              parses and answers each request on the loop's thread, beside the uplinks (Linux on x86-64 only;
+              elsewhere Sockets is used); Sockets, Kestrel's socket transport. An https:// public URL, the h2c and
+              admin listeners always use Sockets.
 
         TunnelServer:Tls: The certificate of the listeners whose URL is https:// (section TunnelServer:Tls).
           TunnelServer:Tls:Certificate, --certificate  [default none]
