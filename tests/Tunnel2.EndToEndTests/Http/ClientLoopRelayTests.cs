@@ -1,5 +1,4 @@
 using System.Net.WebSockets;
-using System.Text;
 using System.Text.RegularExpressions;
 using Tunnel2.EndToEndTests.Infrastructure;
 
@@ -75,17 +74,8 @@ public sealed class ClientLoopRelayTests
         var url = new UriBuilder(stack.SessionUrl("/loadtest/ws")) { Scheme = "ws" }.Uri;
         await socket.ConnectAsync(url, Token);
 
-        for (int i = 0; i < 10; i++)
-        {
-            byte[] message = Encoding.UTF8.GetBytes($"message {i}");
-            await socket.SendAsync(message, WebSocketMessageType.Text, endOfMessage: true, Token);
-            byte[] buffer = new byte[256];
-            WebSocketReceiveResult echoed = await socket.ReceiveAsync(buffer, Token);
-            Assert.Equal(message, buffer.AsSpan(0, echoed.Count).ToArray());
-        }
-
-        await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "done", Token);
-        Assert.Equal(WebSocketCloseStatus.NormalClosure, socket.CloseStatus);
+        await WebSocketEcho.TextAsync(socket, 10, i => $"message {i}", Token);
+        await WebSocketEcho.CloseAsync(socket, Token);
         AssertNoLoopFault(stack);
     }
 

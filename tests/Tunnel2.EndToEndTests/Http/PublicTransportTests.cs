@@ -77,17 +77,8 @@ public sealed class PublicTransportTests
         var url = new UriBuilder(stack.SessionUrl("/loadtest/ws")) { Scheme = "ws" }.Uri;
         await socket.ConnectAsync(url, Token);
 
-        for (int i = 0; i < 20; i++)
-        {
-            byte[] message = Encoding.UTF8.GetBytes($"message {i}");
-            await socket.SendAsync(message, WebSocketMessageType.Text, endOfMessage: true, Token);
-            byte[] buffer = new byte[256];
-            WebSocketReceiveResult echoed = await socket.ReceiveAsync(buffer, Token);
-            Assert.Equal(message, buffer.AsSpan(0, echoed.Count).ToArray());
-        }
-
-        await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "done", Token);
-        Assert.Equal(WebSocketCloseStatus.NormalClosure, socket.CloseStatus);
+        await WebSocketEcho.TextAsync(socket, 20, i => $"message {i}", Token);
+        await WebSocketEcho.CloseAsync(socket, Token);
         AssertNoLoopFault(stack, transport);
     }
 

@@ -24,14 +24,7 @@ public sealed class WebSocketTests(TunnelStackFixture fixture)
     {
         using ClientWebSocket socket = await ConnectAsync(fixture.Stack.PublicUrl, TunnelStackFixture.Session);
 
-        for (int i = 0; i < 100; i++)
-        {
-            byte[] text = Encoding.UTF8.GetBytes($"message {i} ✓");
-            await socket.SendAsync(text, WebSocketMessageType.Text, endOfMessage: true, Token);
-            (WebSocketMessageType type, byte[] echoed) = await ReceiveMessageAsync(socket);
-            Assert.Equal(WebSocketMessageType.Text, type);
-            Assert.Equal(text, echoed);
-        }
+        await WebSocketEcho.TextAsync(socket, 100, i => $"message {i} ✓", Token);
 
         for (int i = 0; i < 10; i++)
         {

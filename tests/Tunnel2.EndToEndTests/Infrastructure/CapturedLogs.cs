@@ -23,20 +23,32 @@ public static class CapturedLogs
     ];
 
     /// <summary>The rendered messages of captured events whose <paramref name="property"/> starts with <paramref name="prefix"/>.</summary>
-    public static List<string> MessagesWhere(string property, string prefix)
+    public static List<string> MessagesWhere(string property, string prefix) =>
+        EventsWhere(property, prefix).ConvertAll(logEvent => logEvent.RenderMessage(System.Globalization.CultureInfo.InvariantCulture));
+
+    /// <summary>
+    /// The captured events, oldest first, whose <paramref name="property"/> starts with <paramref name="prefix"/>: their
+    /// timestamps are the process's own, taken as it logged, for timing claims a test's clock would blur.
+    /// </summary>
+    public static List<LogEvent> EventsWhere(string property, string prefix)
     {
-        var messages = new List<string>();
+        var found = new List<LogEvent>();
         foreach (LogEvent logEvent in Events)
         {
-            if (logEvent.Properties.TryGetValue(property, out LogEventPropertyValue? value)
-                && value is ScalarValue { Value: string text } && text.StartsWith(prefix, StringComparison.Ordinal))
+            if (Text(logEvent, property) is { } text && text.StartsWith(prefix, StringComparison.Ordinal))
             {
-                messages.Add(logEvent.RenderMessage(System.Globalization.CultureInfo.InvariantCulture));
+                found.Add(logEvent);
             }
         }
 
-        return messages;
+        return found;
     }
+
+    /// <summary>A property's value as logged (a string, or a number's invariant text); null when the event has none.</summary>
+    public static string? Text(LogEvent logEvent, string property) =>
+        logEvent.Properties.TryGetValue(property, out LogEventPropertyValue? value) && value is ScalarValue { Value: { } scalar }
+            ? Convert.ToString(scalar, System.Globalization.CultureInfo.InvariantCulture)
+            : null;
 
     /// <summary>Every captured event rendered, with its properties (to check what is never written).</summary>
     public static List<string> Everything()

@@ -92,20 +92,12 @@ public sealed class TlsTests
         await socket.ConnectAsync(url, invoker, Token);
 
         Assert.Equal(HttpStatusCode.OK, socket.HttpStatusCode); // RFC 8441: the extended CONNECT's answer is a 200, not a 101
-        for (int i = 0; i < 20; i++)
-        {
-            byte[] message = Encoding.UTF8.GetBytes($"over h2 {i}");
-            await socket.SendAsync(message, WebSocketMessageType.Text, endOfMessage: true, Token);
-            (WebSocketMessageType type, byte[] echoed) = await WebSocketMessages.ReceiveAsync(socket, Token);
-            Assert.Equal(WebSocketMessageType.Text, type);
-            Assert.Equal(message, echoed);
-        }
+        await WebSocketEcho.TextAsync(socket, 20, i => $"over h2 {i}", Token);
 
         byte[] large = RandomNumberGenerator.GetBytes(1024 * 1024);
         await socket.SendAsync(large, WebSocketMessageType.Binary, endOfMessage: true, Token);
         Assert.Equal(large, (await WebSocketMessages.ReceiveAsync(socket, Token)).Message);
-        await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "done", Token).WaitAsync(TimeSpan.FromSeconds(10), Token);
-        Assert.Equal(WebSocketCloseStatus.NormalClosure, socket.CloseStatus);
+        await WebSocketEcho.CloseAsync(socket, Token);
     }
 
     [Fact]

@@ -28,11 +28,8 @@ public sealed class ConnectionLeaseTests : IAsyncDisposable
     [Fact]
     public async Task A_clean_attempt_returns_its_new_connection_to_the_pool_and_the_next_attempt_reuses_it()
     {
-        await using Backend backend = BackendAt(((IPEndPoint)_listener.LocalEndpoint).Port);
-        RelayExchange first = await ExchangeAsync(backend);
-
-        Assert.Null(await ConnectionLease.LeaseAsync(first));
-        using Socket accepted = await _listener.AcceptSocketAsync().WithTimeout();
+        await using Leased leased = await LeasedAsync();
+        RelayExchange first = leased.Exchange;
         BackendConnection connection = first.Connection!;
         Assert.False(first.ConnectionReused);
         Assert.Equal(CloseCause.ExchangeFailed, first.CloseCause); // until the attempt says it ended cleanly
@@ -40,9 +37,9 @@ public sealed class ConnectionLeaseTests : IAsyncDisposable
         first.CloseCause = null;
         await ConnectionLease.ReturnAsync(first);
         Assert.Null(first.Connection);
-        Assert.Equal(1, backend.Pool.IdleCount);
+        Assert.Equal(1, leased.Backend.Pool.IdleCount);
 
-        RelayExchange second = await ExchangeAsync(backend);
+        RelayExchange second = await ExchangeAsync(leased.Backend);
         Assert.Null(await ConnectionLease.LeaseAsync(second));
         Assert.True(second.ConnectionReused);
         Assert.Same(connection, second.Connection);
@@ -53,24 +50,19 @@ public sealed class ConnectionLeaseTests : IAsyncDisposable
     [Fact]
     public async Task An_attempt_that_did_not_end_cleanly_closes_its_connection_instead_of_pooling_it()
     {
-        await using Backend backend = BackendAt(((IPEndPoint)_listener.LocalEndpoint).Port);
-        RelayExchange exchange = await ExchangeAsync(backend);
-        Assert.Null(await ConnectionLease.LeaseAsync(exchange));
-        using Socket accepted = await _listener.AcceptSocketAsync().WithTimeout();
+        await using Leased leased = await LeasedAsync();
 
-        await ConnectionLease.ReturnAsync(exchange);
+        await ConnectionLease.ReturnAsync(leased.Exchange);
 
-        Assert.Equal(0, backend.Pool.IdleCount);
-        Assert.Equal(0, await accepted.ReceiveAsync(new byte[1]).WithTimeout()); // the backend sees the close
+        Assert.Equal(0, leased.Backend.Pool.IdleCount);
+        Assert.Equal(0, await leased.Accepted.ReceiveAsync(new byte[1]).WithTimeout()); // the backend sees the close
     }
 
     [Fact]
     public async Task A_connection_whose_stream_was_reset_is_reset_even_when_the_exchange_ended_before_the_abort_listener_ran()
     {
-        await using Backend backend = BackendAt(((IPEndPoint)_listener.LocalEndpoint).Port);
-        RelayExchange exchange = await ExchangeAsync(backend);
-        Assert.Null(await ConnectionLease.LeaseAsync(exchange));
-        using Socket accepted = await _listener.AcceptSocketAsync().WithTimeout();
+        await using Leased leased = await LeasedAsync();
+        RelayExchange exchange = leased.Exchange;
 
         // The race: the abort takes the listener from the stream and calls it a moment later, on its own thread; the
         // exchange, failed by the abort's pipes, returns its connection in between and finds no listener to clear.
@@ -80,7 +72,7 @@ public sealed class ConnectionLeaseTests : IAsyncDisposable
         await ConnectionLease.ReturnAsync(exchange);
 
         // A FIN (0) would feed the backend what was queued of the unfinished request first.
-        SocketException reset = await Assert.ThrowsAsync<SocketException>(async () => await accepted.ReceiveAsync(new byte[1]).WithTimeout());
+        SocketException reset = await Assert.ThrowsAsync<SocketException>(async () => await leased.Accepted.ReceiveAsync(new byte[1]).WithTimeout());
         Assert.Equal(SocketError.ConnectionReset, reset.SocketErrorCode);
     }
 
@@ -98,6 +90,25 @@ public sealed class ConnectionLeaseTests : IAsyncDisposable
         Assert.Equal("backend-unreachable", failure.Value.Reason);
         Assert.Equal(ProtocolErrorCode.BackendConnectFailed, failure.Value.Code);
         Assert.Null(exchange.Connection);
+    }
+
+    /// <summary>A backend at the listener, an exchange for it that has leased a new connection, and the backend's side of that connection.</summary>
+    private async Task<Leased> LeasedAsync()
+    {
+        Backend backend = BackendAt(((IPEndPoint)_listener.LocalEndpoint).Port);
+        RelayExchange exchange = await ExchangeAsync(backend);
+        Assert.Null(await ConnectionLease.LeaseAsync(exchange));
+        Socket accepted = await _listener.AcceptSocketAsync().WithTimeout();
+        return new Leased(backend, exchange, accepted);
+    }
+
+    private sealed record Leased(Backend Backend, RelayExchange Exchange, Socket Accepted) : IAsyncDisposable
+    {
+        public async ValueTask DisposeAsync()
+        {
+            Accepted.Dispose();
+            await Backend.DisposeAsync();
+        }
     }
 
     private static Backend BackendAt(int port)
