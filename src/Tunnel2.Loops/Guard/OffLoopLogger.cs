@@ -4,8 +4,9 @@ namespace Tunnel2.Loops.Guard;
 
 /// <summary>
 /// A logger for code that may run on an event loop's thread as well as off it (the uplink's frame dispatch): a call
-/// on a loop thread is written on the thread pool instead (its state captured, the rare line's cost), every other call
-/// goes straight through. Lines from one loop keep their order only roughly; each still carries what it says.
+/// on a loop thread is written on the thread pool instead (<see cref="LoggedLine"/>: what it says and its context taken
+/// at the call, the rare line's cost), every other call goes straight through. Lines from one loop keep their order
+/// only roughly, and a deferred line's timestamp is when it was written; each still carries what it says.
 /// </summary>
 public sealed class OffLoopLogger(ILogger inner) : ILogger
 {
@@ -23,20 +24,6 @@ public sealed class OffLoopLogger(ILogger inner) : ILogger
             return;
         }
 
-        ThreadPool.UnsafeQueueUserWorkItem(
-            static line => line.Write(),
-            new Line<TState>(inner, logLevel, eventId, state, exception, formatter),
-            preferLocal: false);
-    }
-
-    private sealed record Line<TState>(ILogger Inner, LogLevel Level, EventId EventId, TState State, Exception? Exception, Func<TState, Exception?, string> Formatter)
-    {
-        public void Write()
-        {
-            if (Inner.IsEnabled(Level))
-            {
-                Inner.Log(Level, EventId, State, Exception, Formatter);
-            }
-        }
+        LoggedLine.Defer(inner, logLevel, eventId, state, exception, formatter);
     }
 }
