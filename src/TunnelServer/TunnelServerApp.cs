@@ -165,7 +165,7 @@ public static class TunnelServerApp
         {
             // Beside the socket transport, tried before it: it binds the public plain-HTTP listener's LoopEndPoint only.
             webHost.ConfigureServices(services => services.AddSingleton<IConnectionListenerFactory>(provider =>
-                PublicLoopTransport.Create(provider, endpoint => (Socket)BoundListenSocket(endpoint, options))));
+                PublicLoopTransport.Create(provider, endpoint => (Socket)BoundListenSocket(endpoint, options), options.Public.UpgradesOnLoop)));
         }
     }
 
@@ -285,6 +285,11 @@ public static class TunnelServerApp
             if (options.Public.IsLoop && !endpoints.PublicIsHttps)
             {
                 TunnelServerLog.PublicOnLoop(logger, endpoints.PublicUrl);
+            }
+
+            if (options.Public.UpgradeRelay == ServerPublicOptions.UpgradeRelayLoop && (!options.Public.IsLoop || endpoints.PublicIsHttps))
+            {
+                TunnelServerLog.UpgradesOnTasks(logger);
             }
 
             if (LowLatencyMode.IsOn)

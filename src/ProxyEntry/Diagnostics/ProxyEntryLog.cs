@@ -22,6 +22,9 @@ internal static partial class ProxyEntryLog
     [LoggerMessage(EventId = 205, Level = LogLevel.Debug, Message = "Session {Session} stream {StreamId}: switched to {Protocol}; relaying bytes both ways")]
     public static partial void Upgraded(ILogger logger, string session, uint streamId, string protocol);
 
+    [LoggerMessage(EventId = 224, Level = LogLevel.Debug, Message = "Session {Session} stream {StreamId}: the caller's connection is relayed on the server's loop ({EarlyBytes} early bytes)")]
+    public static partial void UpgradeOnLoop(ILogger logger, string session, uint streamId, int earlyBytes);
+
     [LoggerMessage(EventId = 206, Level = LogLevel.Information, Message = "Session {Session} stream {StreamId}: upgraded connection ended after {BytesIn} bytes in, {BytesOut} out ({Reason})")]
     public static partial void UpgradeEnded(ILogger logger, string session, uint streamId, long bytesIn, long bytesOut, string reason);
 

@@ -17,6 +17,8 @@ namespace Tunnel2.ProxyEntry.Upgrades;
 /// window. The caller closing its sending side ends the stream's request half, and the backend may still answer;
 /// the backend ending its side ends the exchange and closes the caller's connection, since Kestrel cannot half-close
 /// an upgraded connection (YARP ends it the same way). A reset or a lost uplink aborts the caller's connection.
+/// Where the public listener runs on the server's loop and hands callers over (<c>TunnelServer:Public:UpgradeRelay</c> =
+/// <c>Loop</c>), an HTTP/1.1 upgrade's bytes move on that loop instead (<see cref="LoopUpgrades"/>), ending the same way.
 /// </summary>
 internal sealed class UpgradeRelay
 {
@@ -57,7 +59,9 @@ internal sealed class UpgradeRelay
         string reason = "closed";
         try
         {
-            reason = await RelayBytesAsync(context, stream, connection);
+            // Only an HTTP/1.1 connection is the caller's alone: an HTTP/2 one carries other streams.
+            string? onLoop = extendedConnect ? null : await LoopUpgrades.RelayAsync(context, stream, _logger, session);
+            reason = onLoop ?? await RelayBytesAsync(context, stream, connection);
         }
         finally
         {

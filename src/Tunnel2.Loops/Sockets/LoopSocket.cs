@@ -151,6 +151,24 @@ public sealed partial class LoopSocket : ILoopHandler
         }
     }
 
+    /// <summary>
+    /// Lets the descriptor go without closing it, for another owner to adopt (the public listener hands an upgraded
+    /// caller to its relay): it leaves the epoll set at once, so no readiness of it reaches this socket's handler from
+    /// here, and the socket counts as closed. Only a raw descriptor with nothing queued can go. On the loop; no OnClosed follows.
+    /// </summary>
+    /// <returns>The descriptor, still open, still non-blocking.</returns>
+    public int Release()
+    {
+        _loop.AssertOnLoop();
+        if (IsClosed || _owner is not null || _queue.Count > 0)
+        {
+            throw new InvalidOperationException("Only an open raw descriptor with nothing queued can be released.");
+        }
+        IsClosed = true;
+        LeaveSet();
+        return Fd;
+    }
+
     /// <summary>Aborts: the peer gets a reset (SO_LINGER 0), not a FIN. No OnClosed follows.</summary>
     public void Reset()
     {

@@ -68,6 +68,9 @@ internal static partial class TunnelServerLog
     [LoggerMessage(EventId = 26, Level = LogLevel.Information, Message = "Public listener {Url} runs on the server's event loop (TunnelServer:Public:Transport=Loop)")]
     public static partial void PublicOnLoop(ILogger logger, Uri url);
 
+    [LoggerMessage(EventId = 27, Level = LogLevel.Warning, Message = "TunnelServer:Public:UpgradeRelay=Loop takes effect only with the public listener on the server's event loop (an http:// public URL, TunnelServer:Public:Transport=Loop, Linux x86-64); upgraded connections use the task relay")]
+    public static partial void UpgradesOnTasks(ILogger logger);
+
     [LoggerMessage(EventId = 20, Level = LogLevel.Information, Message = "Credentials file {Path}: {Clients} clients, {Visitors} visitor policies")]
     public static partial void CredentialsLoaded(ILogger logger, string path, int clients, int visitors);
 

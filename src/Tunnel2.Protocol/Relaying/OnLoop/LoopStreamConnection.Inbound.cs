@@ -183,6 +183,10 @@ public abstract partial class LoopStreamConnection : IStreamInboundSink
         {
             socket.ShutdownWrite();
             EndIfDone();
+            if (EndsAtPeerEnd)
+            {
+                End(LoopRelayEnd.Closed, reset: false); // after EndIfDone, a no-op when that ended it
+            }
         }
     }
 

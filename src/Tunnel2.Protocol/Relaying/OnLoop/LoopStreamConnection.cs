@@ -41,6 +41,16 @@ public abstract partial class LoopStreamConnection : ILoopSocketHandler, IStream
 
     protected bool IsConnected => _connected;
 
+    /// <summary>Whether the socket's FIN has come (on the loop): it went, or goes, to the peer as END_STREAM.</summary>
+    protected bool SocketEnded => _socketEnded;
+
+    /// <summary>
+    /// Whether the peer's END_STREAM, once passed on (a FIN after what came before it), ends the connection whatever the
+    /// socket's side is doing: the public listener's upgraded caller, which the task relay closes likewise as the
+    /// backend ends (Kestrel cannot half-close an upgraded connection). False: a half-close, the socket may still send.
+    /// </summary>
+    protected virtual bool EndsAtPeerEnd => false;
+
     /// <summary>The stream's code when the socket breaks: the client's <c>BackendAborted</c>, the server's <c>Cancelled</c>.</summary>
     protected abstract ProtocolErrorCode SocketFailureCode { get; }
 

@@ -137,7 +137,19 @@ internal sealed partial class LoopConnection
                 }
 
                 reader.AdvanceTo(buffer.End);
-                if (result.IsCompleted || result.IsCanceled || error is not null || _socket is not { IsClosed: false })
+                bool canceled = result.IsCanceled;
+                if (canceled && error is null && _handover is not null)
+                {
+                    // A handover's cancel (Shut's closes the socket first): everything flushed has gone.
+                    if (TryHandOver())
+                    {
+                        break;
+                    }
+
+                    canceled = false; // refused: the connection stays Kestrel's
+                }
+
+                if (result.IsCompleted || canceled || error is not null || _socket is not { IsClosed: false })
                 {
                     break;
                 }
@@ -146,14 +158,30 @@ internal sealed partial class LoopConnection
         finally
         {
             _outputDone = true;
+            _handover?.TrySetResult(null); // asked for as the connection ended
+            _handover = null;
             await reader.CompleteAsync(error);
-            if (_socket is { IsClosed: false } socket)
+            if (_handedOver)
             {
-                socket.CloseAfterDrain();
+                // The descriptor is the relay's: no FIN, no close, and ConnectionClosed fires only on an abort.
+                _drained.TrySetResult();
             }
-
-            Shut();
-            _drained.TrySetResult();
+            else
+            {
+                EndAfterDrain();
+            }
         }
+    }
+
+    /// <summary>What was sent gets a FIN and the socket closes; the pipes end.</summary>
+    private void EndAfterDrain()
+    {
+        if (_socket is { IsClosed: false } socket)
+        {
+            socket.CloseAfterDrain();
+        }
+
+        Shut();
+        _drained.TrySetResult();
     }
 }

@@ -5,6 +5,7 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Http.Features;
 using Tunnel2.Loops.Sockets;
+using Tunnel2.ProxyEntry.Upgrades;
 
 namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
 
@@ -34,7 +35,8 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     private bool _inputDone, _outputDone, _waitingWritable;
     private int _closedSignalled;
 
-    public LoopConnection(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint local, IPEndPoint? remote)
+    /// <param name="callerHandover">Whether an upgraded caller may leave for ProxyEntry's relay on this loop (<see cref="ICallerHandoverFeature"/>).</param>
+    public LoopConnection(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint local, IPEndPoint? remote, bool callerHandover = false)
     {
         _scheduler = scheduler;
         MemoryPool = pool;
@@ -55,6 +57,10 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
         Features.Set<IConnectionLifetimeFeature>(this);
         Features.Set<IMemoryPoolFeature>(this);
         Features.Set<IConnectionSocketFeature>(this);
+        if (callerHandover)
+        {
+            Features.Set<ICallerHandoverFeature>(this);
+        }
     }
 
     public override string ConnectionId { get; set; }

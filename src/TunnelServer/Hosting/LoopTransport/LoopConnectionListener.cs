@@ -19,15 +19,17 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     private readonly LoopScheduler _scheduler;
     private readonly MemoryPool<byte> _pool;
     private readonly LoopConnectionLimits _limits;
+    private readonly bool _callerHandover;
     private readonly Channel<LoopConnection> _accepted = Channel.CreateUnbounded<LoopConnection>(
         new UnboundedChannelOptions { SingleWriter = true, SingleReader = true });
     private LoopListener? _listener;
 
-    private LoopConnectionListener(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint endPoint)
+    private LoopConnectionListener(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint endPoint, bool callerHandover)
     {
         _scheduler = scheduler;
         _pool = pool;
         _limits = limits;
+        _callerHandover = callerHandover;
         EndPoint = endPoint;
     }
 
@@ -35,10 +37,11 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     public EndPoint EndPoint { get; }
 
     /// <summary>Listens on <paramref name="bound"/> (off the loop), then registers it on the loop.</summary>
-    public static async Task<LoopConnectionListener> StartAsync(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, Socket bound)
+    /// <param name="callerHandover">Whether the connections offer their upgraded callers to ProxyEntry's relay on the loop.</param>
+    public static async Task<LoopConnectionListener> StartAsync(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, Socket bound, bool callerHandover = false)
     {
         bound.Listen(Backlog);
-        var listener = new LoopConnectionListener(scheduler, pool, limits, bound.LocalEndPoint!);
+        var listener = new LoopConnectionListener(scheduler, pool, limits, bound.LocalEndPoint!, callerHandover);
         var registered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         bool posted = scheduler.Loop.Post(() =>
         {
@@ -60,7 +63,7 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     public void OnAccepted(LoopListener listener, int fd, IPEndPoint? peer)
     {
 #pragma warning disable CA2000 // Kestrel disposes it once accepted; an abort closes one that could not be handed over
-        var connection = new LoopConnection(_scheduler, _pool, _limits, EndPoint, peer);
+        var connection = new LoopConnection(_scheduler, _pool, _limits, EndPoint, peer, _callerHandover);
 #pragma warning restore CA2000
         connection.Start(fd);
         if (!_accepted.Writer.TryWrite(connection))

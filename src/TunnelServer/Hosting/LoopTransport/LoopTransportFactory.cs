@@ -17,12 +17,15 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
     private readonly Func<IPEndPoint, Socket> _listenSocket;
     private readonly LoopConnectionLimits _limits;
     private readonly MemoryPool<byte> _pool;
+    private readonly bool _callerHandover;
 
     /// <param name="loop">The server's loop, started on the first bind; null where it cannot run (refused at start).</param>
     /// <param name="listenSocket">A bound socket, not yet listening, with the public listener's socket options.</param>
     /// <param name="pool">Kestrel's pinned block pool (its factory's), so that a pipe's segments pin for free in a gather send.</param>
-    public LoopTransportFactory(Func<EventLoop?> loop, Func<IPEndPoint, Socket> listenSocket, LoopConnectionLimits limits, MemoryPool<byte> pool)
+    /// <param name="callerHandover">Whether upgraded callers leave Kestrel for ProxyEntry's relay on the loop (<c>TunnelServer:Public:UpgradeRelay</c> = <c>Loop</c>).</param>
+    public LoopTransportFactory(Func<EventLoop?> loop, Func<IPEndPoint, Socket> listenSocket, LoopConnectionLimits limits, MemoryPool<byte> pool, bool callerHandover = false)
     {
+        _callerHandover = callerHandover;
         _loop = loop;
         _listenSocket = listenSocket;
         _limits = limits;
@@ -50,7 +53,7 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
             throw new AddressInUseException(ex.Message, ex); // as the socket transport reports it (the server names the option)
         }
 
-        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, bound).ConfigureAwait(false);
+        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, bound, _callerHandover).ConfigureAwait(false);
     }
 
     public void Dispose() => _pool.Dispose();
