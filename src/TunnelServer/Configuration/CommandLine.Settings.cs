@@ -63,6 +63,17 @@ public static partial class CommandLine
               parses and answers each request on the loop's thread, beside the uplinks (Linux on x86-64 only;
               elsewhere Sockets is used); Sockets, Kestrel's socket transport. An https:// public URL, the h2c and
               admin listeners always use Sockets.
+          TunnelServer:Public:StartOnLoop  [default false]
+              With the Loop transport: each public connection's start moves from Kestrel's thread-pool work item to
+              the loop at once, so the connection's HTTP setup, its first request head's parse and ProxyEntry's stream
+              open run in the loop's turn instead of in the pool's queue behind every other new connection's (issue 52
+              item 4, the storm's first second; docs/benchmarks/2026-11-30-storm-first-second-loop.md). Off by default
+              while it is measured.
+          TunnelServer:Public:LoopReadBudget  [default 0]
+              With the Loop transport: the bytes the public connections may read in one loop turn once past each one's
+              first read (request bodies, later requests), so that reading many uploads' bodies cannot fill a turn
+              ahead of new callers' heads; a connection that finds it spent reads in the next turn. A connection's
+              first read never waits. 0 (the default): no budget, each ready connection reads up to 16 KiB per turn.
 
         TunnelServer:Tls: The certificate of the listeners whose URL is https:// (section TunnelServer:Tls).
           TunnelServer:Tls:Certificate, --certificate  [default none]
@@ -279,6 +290,8 @@ public static partial class CommandLine
         "TunnelServer:Listeners:PublicReceiveBuffer",
         "TunnelServer:Listeners:PublicResponseBuffer",
         "TunnelServer:Public:Transport",
+        "TunnelServer:Public:StartOnLoop",
+        "TunnelServer:Public:LoopReadBudget",
         "TunnelServer:Tls:Certificate",
         "TunnelServer:Tls:CertificateKey",
         "TunnelServer:Uplink:MaxFramePayload",

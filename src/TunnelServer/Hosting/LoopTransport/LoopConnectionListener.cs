@@ -17,15 +17,17 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     private const int Backlog = 512; // Kestrel's socket transport's default
 
     private readonly LoopScheduler _scheduler;
+    private readonly LoopReadBudget _budget;
     private readonly MemoryPool<byte> _pool;
     private readonly LoopConnectionLimits _limits;
     private readonly Channel<LoopConnection> _accepted = Channel.CreateUnbounded<LoopConnection>(
         new UnboundedChannelOptions { SingleWriter = true, SingleReader = true });
     private LoopListener? _listener;
 
-    private LoopConnectionListener(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint endPoint)
+    private LoopConnectionListener(LoopScheduler scheduler, LoopReadBudget budget, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint endPoint)
     {
         _scheduler = scheduler;
+        _budget = budget;
         _pool = pool;
         _limits = limits;
         EndPoint = endPoint;
@@ -35,10 +37,12 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     public EndPoint EndPoint { get; }
 
     /// <summary>Listens on <paramref name="bound"/> (off the loop), then registers it on the loop.</summary>
-    public static async Task<LoopConnectionListener> StartAsync(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, Socket bound)
+    /// <param name="readBudgetPerTurn">Bytes the listener's connections may read per turn past their first read; 0: no budget.</param>
+    public static async Task<LoopConnectionListener> StartAsync(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits,
+        int readBudgetPerTurn, Socket bound)
     {
         bound.Listen(Backlog);
-        var listener = new LoopConnectionListener(scheduler, pool, limits, bound.LocalEndPoint!);
+        var listener = new LoopConnectionListener(scheduler, new LoopReadBudget(scheduler.Loop, readBudgetPerTurn), pool, limits, bound.LocalEndPoint!);
         var registered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         bool posted = scheduler.Loop.Post(() =>
         {
@@ -60,7 +64,7 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     public void OnAccepted(LoopListener listener, int fd, IPEndPoint? peer)
     {
 #pragma warning disable CA2000 // Kestrel disposes it once accepted; an abort closes one that could not be handed over
-        var connection = new LoopConnection(_scheduler, _pool, _limits, EndPoint, peer);
+        var connection = new LoopConnection(_scheduler, _budget, _pool, _limits, EndPoint, peer);
 #pragma warning restore CA2000
         connection.Start(fd);
         if (!_accepted.Writer.TryWrite(connection))

@@ -16,16 +16,20 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
     private readonly Func<EventLoop?> _loop;
     private readonly Func<IPEndPoint, Socket> _listenSocket;
     private readonly LoopConnectionLimits _limits;
+    private readonly int _readBudgetPerTurn;
     private readonly MemoryPool<byte> _pool;
 
     /// <param name="loop">The server's loop, started on the first bind; null where it cannot run (refused at start).</param>
     /// <param name="listenSocket">A bound socket, not yet listening, with the public listener's socket options.</param>
     /// <param name="pool">Kestrel's pinned block pool (its factory's), so that a pipe's segments pin for free in a gather send.</param>
-    public LoopTransportFactory(Func<EventLoop?> loop, Func<IPEndPoint, Socket> listenSocket, LoopConnectionLimits limits, MemoryPool<byte> pool)
+    /// <param name="readBudgetPerTurn">TunnelServer:Public:LoopReadBudget (<see cref="LoopReadBudget"/>); 0: none.</param>
+    public LoopTransportFactory(Func<EventLoop?> loop, Func<IPEndPoint, Socket> listenSocket, LoopConnectionLimits limits, MemoryPool<byte> pool,
+        int readBudgetPerTurn = 0)
     {
         _loop = loop;
         _listenSocket = listenSocket;
         _limits = limits;
+        _readBudgetPerTurn = readBudgetPerTurn;
         _pool = pool;
     }
 
@@ -50,7 +54,7 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
             throw new AddressInUseException(ex.Message, ex); // as the socket transport reports it (the server names the option)
         }
 
-        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, bound).ConfigureAwait(false);
+        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, _readBudgetPerTurn, bound).ConfigureAwait(false);
     }
 
     public void Dispose() => _pool.Dispose();

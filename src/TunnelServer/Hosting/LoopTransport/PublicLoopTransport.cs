@@ -11,7 +11,8 @@ namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
 public static class PublicLoopTransport
 {
     /// <param name="listenSocket">A bound socket with the public listener's options (the socket transport's own recipe).</param>
-    public static IConnectionListenerFactory Create(IServiceProvider services, Func<IPEndPoint, Socket> listenSocket)
+    /// <param name="readBudgetPerTurn">TunnelServer:Public:LoopReadBudget; 0: none.</param>
+    public static IConnectionListenerFactory Create(IServiceProvider services, Func<IPEndPoint, Socket> listenSocket, int readBudgetPerTurn)
     {
         ServerLoop loop = services.GetRequiredService<ServerLoop>();
         KestrelServerLimits limits = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value.Limits;
@@ -19,6 +20,6 @@ public static class PublicLoopTransport
             ? factory.Create(new MemoryPoolOptions { Owner = "public-loop" })
             : MemoryPool<byte>.Shared;
         return new LoopTransportFactory(() => loop.Start()?.Loop, listenSocket,
-            LoopConnectionLimits.From(limits.MaxRequestBufferSize, limits.MaxResponseBufferSize), pool);
+            LoopConnectionLimits.From(limits.MaxRequestBufferSize, limits.MaxResponseBufferSize), pool, readBudgetPerTurn);
     }
 }

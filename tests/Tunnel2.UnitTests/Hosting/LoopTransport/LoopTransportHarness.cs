@@ -15,7 +15,7 @@ internal sealed class LoopTransportHarness : IAsyncDisposable
     private readonly LoopHarness _loop = new("transport-test-loop");
     private readonly LoopTransportFactory _factory;
 
-    private LoopTransportHarness(LoopConnectionLimits limits, int receiveBuffer)
+    private LoopTransportHarness(LoopConnectionLimits limits, int receiveBuffer, int readBudgetPerTurn)
     {
         _factory = new LoopTransportFactory(() => _loop.Loop, at =>
         {
@@ -27,7 +27,7 @@ internal sealed class LoopTransportHarness : IAsyncDisposable
 
             socket.Bind(at);
             return socket;
-        }, limits, MemoryPool<byte>.Shared);
+        }, limits, MemoryPool<byte>.Shared, readBudgetPerTurn);
     }
 
     public IConnectionListener Listener { get; private set; } = null!;
@@ -36,9 +36,10 @@ internal sealed class LoopTransportHarness : IAsyncDisposable
 
     public int FaultCount => _loop.Faults.Count;
 
-    public static async Task<LoopTransportHarness> StartAsync(long maxReadBuffer = 64 * 1024, long maxWriteBuffer = 64 * 1024, int receiveBuffer = 0)
+    public static async Task<LoopTransportHarness> StartAsync(long maxReadBuffer = 64 * 1024, long maxWriteBuffer = 64 * 1024, int receiveBuffer = 0,
+        int readBudgetPerTurn = 0)
     {
-        var harness = new LoopTransportHarness(new LoopConnectionLimits(maxReadBuffer, maxWriteBuffer), receiveBuffer);
+        var harness = new LoopTransportHarness(new LoopConnectionLimits(maxReadBuffer, maxWriteBuffer), receiveBuffer, readBudgetPerTurn);
         Assert.True(harness._factory.CanBind(new LoopEndPoint(new IPEndPoint(IPAddress.Loopback, 0))));
         harness.Listener = await harness._factory.BindAsync(new LoopEndPoint(new IPEndPoint(IPAddress.Loopback, 0)));
         return harness;
