@@ -165,7 +165,8 @@ public static class TunnelServerApp
         {
             // Beside the socket transport, tried before it: it binds the public plain-HTTP listener's LoopEndPoint only.
             webHost.ConfigureServices(services => services.AddSingleton<IConnectionListenerFactory>(provider =>
-                PublicLoopTransport.Create(provider, endpoint => (Socket)BoundListenSocket(endpoint, options), options.Public.UpgradesOnLoop)));
+                PublicLoopTransport.Create(provider, endpoint => (Socket)BoundListenSocket(endpoint, options), options.Public.LoopReadBudget,
+                    options.Public.UpgradesOnLoop)));
         }
     }
 
@@ -412,7 +413,16 @@ public static class TunnelServerApp
         }
 
         // On the server's loop when chosen: a LoopEndPoint is what the loop's transport alone binds.
-        kestrel.Listen(options.Public.IsLoop && !address.IsHttps ? new LoopEndPoint(address.EndPoint) : address.EndPoint, Configure);
+        bool onLoop = options.Public.IsLoop && !address.IsHttps;
+        kestrel.Listen(onLoop ? new LoopEndPoint(address.EndPoint) : address.EndPoint, listen =>
+        {
+            if (onLoop && options.Public.StartOnLoop)
+            {
+                LoopConnectionStart.Use(listen); // first, before Kestrel's HTTP middleware
+            }
+
+            Configure(listen);
+        });
 
         return captured!;
     }

@@ -70,6 +70,17 @@ public static partial class CommandLine
               Loop, the caller's connection handed over from Kestrel to a relay on the loop (after the 101 has gone
               out whole), which moves its bytes as a TCP caller's are moved, with no task per message. HTTP/2
               WebSockets always use Tasks.
+          TunnelServer:Public:StartOnLoop  [default false]
+              With the Loop transport: each public connection's start moves from Kestrel's thread-pool work item to
+              the loop at once, so the connection's HTTP setup, its first request head's parse and ProxyEntry's stream
+              open run in the loop's turn instead of in the pool's queue behind every other new connection's (issue 52
+              item 4, the storm's first second; docs/benchmarks/2026-11-30-storm-first-second-loop.md). Off by default
+              while it is measured.
+          TunnelServer:Public:LoopReadBudget  [default 0]
+              With the Loop transport: the bytes the public connections may read in one loop turn once past each one's
+              first read (request bodies, later requests), so that reading many uploads' bodies cannot fill a turn
+              ahead of new callers' heads; a connection that finds it spent reads in the next turn. A connection's
+              first read never waits. 0 (the default): no budget, each ready connection reads up to 16 KiB per turn.
 
         TunnelServer:Tls: The certificate of the listeners whose URL is https:// (section TunnelServer:Tls).
           TunnelServer:Tls:Certificate, --certificate  [default none]
@@ -287,6 +298,8 @@ public static partial class CommandLine
         "TunnelServer:Listeners:PublicResponseBuffer",
         "TunnelServer:Public:Transport",
         "TunnelServer:Public:UpgradeRelay",
+        "TunnelServer:Public:StartOnLoop",
+        "TunnelServer:Public:LoopReadBudget",
         "TunnelServer:Tls:Certificate",
         "TunnelServer:Tls:CertificateKey",
         "TunnelServer:Uplink:MaxFramePayload",

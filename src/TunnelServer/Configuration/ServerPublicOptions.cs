@@ -34,6 +34,23 @@ public sealed class ServerPublicOptions
     /// <summary>Whether upgraded callers are relayed on the loop: chosen so, with the listener on the loop.</summary>
     public bool UpgradesOnLoop => UpgradeRelay == UpgradeRelayLoop && IsLoop;
 
+    /// <summary>
+    /// With the Loop transport: each public connection's start moves from Kestrel's thread-pool work item to the loop
+    /// at once, so the connection's HTTP setup, its first request head's parse and ProxyEntry's stream open run in the
+    /// loop's turn instead of in the pool's queue behind every other new connection's (issue 52 item 4, the storm's
+    /// first second; docs/benchmarks/2026-11-30-storm-first-second-loop.md). Off by default while it is measured.
+    /// </summary>
+    public bool StartOnLoop { get; set; }
+
+    /// <summary>
+    /// With the Loop transport: the bytes the public connections may read in one loop turn once past each one's first
+    /// read (request bodies, later requests), so that reading many uploads' bodies cannot fill a turn ahead of new
+    /// callers' heads; a connection that finds it spent reads in the next turn. A connection's first read never waits.
+    /// 0 (the default): no budget, each ready connection reads up to 16 KiB per turn.
+    /// </summary>
+    [Range(0, 64 * 1024 * 1024, ErrorMessage = "TunnelServer:Public:LoopReadBudget must be 0 (none) to 67108864 bytes per loop turn.")]
+    public int LoopReadBudget { get; set; }
+
     public const string TransportSockets = "Sockets";
 
     public const string TransportLoop = "Loop";

@@ -16,6 +16,11 @@ internal sealed partial class LoopConnection
             return;
         }
 
+        if (_readBefore && _budget.IsSpent)
+        {
+            return; // a body's or a later request's bytes: read in a later turn, after this turn's new callers
+        }
+
         bool any = false;
         for (int i = 0; i < ReadsPerTurn; i++)
         {
@@ -24,6 +29,7 @@ internal sealed partial class LoopConnection
             if (result.Status == ReceiveStatus.Data)
             {
                 _input.Writer.Advance(result.Bytes);
+                Spent(result.Bytes);
                 any = true;
                 if (result.Bytes < memory.Length)
                 {
@@ -56,6 +62,15 @@ internal sealed partial class LoopConnection
         Flush(socket, any);
     }
 
+    /// <summary>The first read is the connection's own (a new caller's head); later ones count against the turn's budget.</summary>
+    private void Spent(int bytes)
+    {
+        if (_readBefore)
+        {
+            _budget.Spend(bytes);
+        }
+    }
+
     /// <summary>
     /// The caller's connection broke (a read failed, or the loop found it reset while reading was paused). Kestrel
     /// reads inline here: the request is aborted first, so that the app, failing its body read at once, already sees
@@ -73,6 +88,7 @@ internal sealed partial class LoopConnection
     /// inside this flush. A flush held back (Kestrel's read-ahead is full) pauses reading until it resumes.</summary>
     private void Flush(LoopSocket socket, bool any)
     {
+        _readBefore |= any;
         if (!any || _inputDone)
         {
             return;

@@ -24,6 +24,7 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     private static long s_lastId;
 
     private readonly LoopScheduler _scheduler;
+    private readonly LoopReadBudget _budget;
     private readonly Pipe _input;
     private readonly Pipe _output;
     private readonly WritableSignal _writable = new();
@@ -32,13 +33,15 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     private LoopSocket? _socket;
     private System.Net.Sockets.Socket? _probe;
     private IDictionary<object, object?>? _items;
-    private bool _inputDone, _outputDone, _waitingWritable;
+    private bool _inputDone, _outputDone, _waitingWritable, _readBefore;
     private int _closedSignalled;
 
     /// <param name="callerHandover">Whether an upgraded caller may leave for ProxyEntry's relay on this loop (<see cref="ICallerHandoverFeature"/>).</param>
-    public LoopConnection(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint local, IPEndPoint? remote, bool callerHandover = false)
+    public LoopConnection(LoopScheduler scheduler, LoopReadBudget budget, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint local, IPEndPoint? remote,
+        bool callerHandover = false)
     {
         _scheduler = scheduler;
+        _budget = budget;
         MemoryPool = pool;
         LocalEndPoint = local;
         RemoteEndPoint = remote;
@@ -82,6 +85,9 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     }
 
     public MemoryPool<byte> MemoryPool { get; }
+
+    /// <summary>The loop that reads and sends for this connection.</summary>
+    public Tunnel2.Loops.EventLoop Loop => _scheduler.Loop;
 
     /// <summary>
     /// The caller's descriptor as a runtime socket that does not own it, made when first asked: ProxyEntry asks a

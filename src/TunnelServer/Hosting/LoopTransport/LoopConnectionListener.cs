@@ -17,6 +17,7 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     private const int Backlog = 512; // Kestrel's socket transport's default
 
     private readonly LoopScheduler _scheduler;
+    private readonly LoopReadBudget _budget;
     private readonly MemoryPool<byte> _pool;
     private readonly LoopConnectionLimits _limits;
     private readonly bool _callerHandover;
@@ -24,9 +25,11 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
         new UnboundedChannelOptions { SingleWriter = true, SingleReader = true });
     private LoopListener? _listener;
 
-    private LoopConnectionListener(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint endPoint, bool callerHandover)
+    private LoopConnectionListener(LoopScheduler scheduler, LoopReadBudget budget, MemoryPool<byte> pool, LoopConnectionLimits limits, EndPoint endPoint,
+        bool callerHandover)
     {
         _scheduler = scheduler;
+        _budget = budget;
         _pool = pool;
         _limits = limits;
         _callerHandover = callerHandover;
@@ -37,11 +40,13 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     public EndPoint EndPoint { get; }
 
     /// <summary>Listens on <paramref name="bound"/> (off the loop), then registers it on the loop.</summary>
+    /// <param name="readBudgetPerTurn">Bytes the listener's connections may read per turn past their first read; 0: no budget.</param>
     /// <param name="callerHandover">Whether the connections offer their upgraded callers to ProxyEntry's relay on the loop.</param>
-    public static async Task<LoopConnectionListener> StartAsync(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits, Socket bound, bool callerHandover = false)
+    public static async Task<LoopConnectionListener> StartAsync(LoopScheduler scheduler, MemoryPool<byte> pool, LoopConnectionLimits limits,
+        int readBudgetPerTurn, Socket bound, bool callerHandover = false)
     {
         bound.Listen(Backlog);
-        var listener = new LoopConnectionListener(scheduler, pool, limits, bound.LocalEndPoint!, callerHandover);
+        var listener = new LoopConnectionListener(scheduler, new LoopReadBudget(scheduler.Loop, readBudgetPerTurn), pool, limits, bound.LocalEndPoint!, callerHandover);
         var registered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         bool posted = scheduler.Loop.Post(() =>
         {
@@ -63,7 +68,7 @@ internal sealed class LoopConnectionListener : IConnectionListener, ILoopListene
     public void OnAccepted(LoopListener listener, int fd, IPEndPoint? peer)
     {
 #pragma warning disable CA2000 // Kestrel disposes it once accepted; an abort closes one that could not be handed over
-        var connection = new LoopConnection(_scheduler, _pool, _limits, EndPoint, peer, _callerHandover);
+        var connection = new LoopConnection(_scheduler, _budget, _pool, _limits, EndPoint, peer, _callerHandover);
 #pragma warning restore CA2000
         connection.Start(fd);
         if (!_accepted.Writer.TryWrite(connection))

@@ -16,6 +16,7 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
     private readonly Func<EventLoop?> _loop;
     private readonly Func<IPEndPoint, Socket> _listenSocket;
     private readonly LoopConnectionLimits _limits;
+    private readonly int _readBudgetPerTurn;
     private readonly MemoryPool<byte> _pool;
     private readonly bool _callerHandover;
 
@@ -23,12 +24,15 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
     /// <param name="listenSocket">A bound socket, not yet listening, with the public listener's socket options.</param>
     /// <param name="pool">Kestrel's pinned block pool (its factory's), so that a pipe's segments pin for free in a gather send.</param>
     /// <param name="callerHandover">Whether upgraded callers leave Kestrel for ProxyEntry's relay on the loop (<c>TunnelServer:Public:UpgradeRelay</c> = <c>Loop</c>).</param>
-    public LoopTransportFactory(Func<EventLoop?> loop, Func<IPEndPoint, Socket> listenSocket, LoopConnectionLimits limits, MemoryPool<byte> pool, bool callerHandover = false)
+    /// <param name="readBudgetPerTurn">TunnelServer:Public:LoopReadBudget (<see cref="LoopReadBudget"/>); 0: none.</param>
+    public LoopTransportFactory(Func<EventLoop?> loop, Func<IPEndPoint, Socket> listenSocket, LoopConnectionLimits limits, MemoryPool<byte> pool,
+        int readBudgetPerTurn = 0, bool callerHandover = false)
     {
         _callerHandover = callerHandover;
         _loop = loop;
         _listenSocket = listenSocket;
         _limits = limits;
+        _readBudgetPerTurn = readBudgetPerTurn;
         _pool = pool;
     }
 
@@ -53,7 +57,7 @@ internal sealed class LoopTransportFactory : IConnectionListenerFactory, IConnec
             throw new AddressInUseException(ex.Message, ex); // as the socket transport reports it (the server names the option)
         }
 
-        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, bound, _callerHandover).ConfigureAwait(false);
+        return await LoopConnectionListener.StartAsync(new LoopScheduler(loop), _pool, _limits, _readBudgetPerTurn, bound, _callerHandover).ConfigureAwait(false);
     }
 
     public void Dispose() => _pool.Dispose();

@@ -11,8 +11,9 @@ namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
 public static class PublicLoopTransport
 {
     /// <param name="listenSocket">A bound socket with the public listener's options (the socket transport's own recipe).</param>
+    /// <param name="readBudgetPerTurn">TunnelServer:Public:LoopReadBudget; 0: none.</param>
     /// <param name="callerHandover">Whether upgraded callers are relayed on the loop (<c>TunnelServer:Public:UpgradeRelay</c> = <c>Loop</c>).</param>
-    public static IConnectionListenerFactory Create(IServiceProvider services, Func<IPEndPoint, Socket> listenSocket, bool callerHandover)
+    public static IConnectionListenerFactory Create(IServiceProvider services, Func<IPEndPoint, Socket> listenSocket, int readBudgetPerTurn, bool callerHandover)
     {
         ServerLoop loop = services.GetRequiredService<ServerLoop>();
         KestrelServerLimits limits = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value.Limits;
@@ -20,6 +21,6 @@ public static class PublicLoopTransport
             ? factory.Create(new MemoryPoolOptions { Owner = "public-loop" })
             : MemoryPool<byte>.Shared;
         return new LoopTransportFactory(() => loop.Start()?.Loop, listenSocket,
-            LoopConnectionLimits.From(limits.MaxRequestBufferSize, limits.MaxResponseBufferSize), pool, callerHandover);
+            LoopConnectionLimits.From(limits.MaxRequestBufferSize, limits.MaxResponseBufferSize), pool, readBudgetPerTurn, callerHandover);
     }
 }

@@ -15,7 +15,7 @@ internal sealed class LoopTransportHarness : IAsyncDisposable
     private readonly LoopHarness _loop = new("transport-test-loop");
     private readonly LoopTransportFactory _factory;
 
-    private LoopTransportHarness(LoopConnectionLimits limits, int receiveBuffer, bool callerHandover)
+    private LoopTransportHarness(LoopConnectionLimits limits, int receiveBuffer, int readBudgetPerTurn, bool callerHandover)
     {
         _factory = new LoopTransportFactory(() => _loop.Loop, at =>
         {
@@ -27,7 +27,7 @@ internal sealed class LoopTransportHarness : IAsyncDisposable
 
             socket.Bind(at);
             return socket;
-        }, limits, MemoryPool<byte>.Shared, callerHandover);
+        }, limits, MemoryPool<byte>.Shared, readBudgetPerTurn, callerHandover);
     }
 
     public IConnectionListener Listener { get; private set; } = null!;
@@ -39,9 +39,9 @@ internal sealed class LoopTransportHarness : IAsyncDisposable
     public EventLoop Loop => _loop.Loop;
 
     public static async Task<LoopTransportHarness> StartAsync(long maxReadBuffer = 64 * 1024, long maxWriteBuffer = 64 * 1024, int receiveBuffer = 0,
-        bool callerHandover = false)
+        int readBudgetPerTurn = 0, bool callerHandover = false)
     {
-        var harness = new LoopTransportHarness(new LoopConnectionLimits(maxReadBuffer, maxWriteBuffer), receiveBuffer, callerHandover);
+        var harness = new LoopTransportHarness(new LoopConnectionLimits(maxReadBuffer, maxWriteBuffer), receiveBuffer, readBudgetPerTurn, callerHandover);
         Assert.True(harness._factory.CanBind(new LoopEndPoint(new IPEndPoint(IPAddress.Loopback, 0))));
         harness.Listener = await harness._factory.BindAsync(new LoopEndPoint(new IPEndPoint(IPAddress.Loopback, 0)));
         return harness;
