@@ -133,7 +133,9 @@ public sealed class StormTests
         Assert.Equal(uploadCallers, backend.Uploads);
         Assert.True(server.PeakGrowthBytes <= 128L << 20, $"the server grew by {server.PeakGrowthBytes >> 20} MiB under {uploadCallers} slow uploads");
         Assert.True(client.PeakGrowthBytes <= 128L << 20, $"the client grew by {client.PeakGrowthBytes >> 20} MiB under {uploadCallers} slow uploads");
-        Assert.False(stack.Server.HasExited || stack.Client.HasExited, "a tunnel process exited during the test");
+        Assert.False(stack.Server.HasExited || stack.Client.HasExited,
+            $"a tunnel process exited during the test (server exited: {stack.Server.HasExited}, client exited: {stack.Client.HasExited}).\n" +
+            $"server:\n{Tail(stack.Server.Output)}\nclient:\n{Tail(stack.Client.Output)}");
 
         // Callers that reset mid-body are a normal end: logged as gone, not as a 502 or as Kestrel failing to drain the body.
         string[] wrongEnds = [.. stack.Server.Output.Split('\n').Where(line =>
