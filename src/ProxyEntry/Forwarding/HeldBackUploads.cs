@@ -92,7 +92,15 @@ internal sealed class HeldBackUploads : IDisposable
         // Outside the lock: an abort runs Kestrel's callbacks, which may end an upload and stop its watch.
         foreach (HttpContext context in _failed)
         {
-            context.Abort();
+            try
+            {
+                context.Abort();
+            }
+            catch (ObjectDisposedException)
+            {
+                // The exchange ended between the look and the abort and Kestrel disposed its context: nothing is left
+                // to abort. Uncaught on this timer thread it ended the server (seen under load in StormTests).
+            }
         }
 
         _failed.Clear();
