@@ -63,6 +63,39 @@ public sealed class HeldBackUploadsTests : IDisposable
     }
 
     [Fact]
+    public async Task An_exchange_that_ended_between_the_look_and_the_abort_neither_ends_the_sweep_nor_spares_the_others()
+    {
+        await using var pair = UplinkPair.Start(FixedWindow);
+        UplinkStream endedStream = await HeldBackStreamAsync(pair);
+        UplinkStream heldStream = await HeldBackStreamAsync(pair);
+        (Socket endedCaller, Socket endedAccepted) = await ConnectAsync();
+        (Socket heldCaller, Socket heldAccepted) = await ConnectAsync();
+        using (endedAccepted)
+        using (heldAccepted)
+        {
+            var ended = new WatchedExchange(endedAccepted) { DisposedBeforeAbort = true };
+            var held = new WatchedExchange(heldAccepted);
+            using HeldBackUploads.Watch endedWatch = _uploads.Start(endedStream, ended.Context);
+            using HeldBackUploads.Watch heldWatch = _uploads.Start(heldStream, held.Context);
+            foreach (Socket caller in new[] { endedCaller, heldCaller })
+            {
+                caller.LingerState = new LingerOption(true, 0);
+                caller.Dispose();
+            }
+
+            await Eventually.WaitUntilAsync(
+                () => CallerConnection.HasFailed(ended.Context) && CallerConnection.HasFailed(held.Context),
+                "the kernel reports both resets");
+
+            // On the timer's thread an exception here ended the server process.
+            Exception? thrown = Record.Exception(_uploads.Sweep);
+
+            Assert.Null(thrown);
+            Assert.True(held.Aborted, "the other reset caller's exchange is still aborted");
+        }
+    }
+
+    [Fact]
     public async Task An_upload_that_still_has_credit_is_not_asked_about_its_caller()
     {
         await using var pair = UplinkPair.Start(FixedWindow);
@@ -141,8 +174,15 @@ public sealed class HeldBackUploadsTests : IDisposable
 
         public bool Aborted { get; private set; }
 
+        /// <summary>Kestrel disposed the context after the sweep's look: its abort throws, as Kestrel's does.</summary>
+        public bool DisposedBeforeAbort { get; init; }
+
         public CancellationToken RequestAborted { get; set; }
 
-        public void Abort() => Aborted = true;
+        public void Abort()
+        {
+            ObjectDisposedException.ThrowIf(DisposedBeforeAbort, typeof(HttpContext));
+            Aborted = true;
+        }
     }
 }
