@@ -54,6 +54,9 @@ internal static unsafe partial class LibC
     public static partial nint send(int fd, byte* buf, nint len, int flags);
 
     [LibraryImport("libc", SetLastError = true)]
+    public static partial nint readv(int fd, IoVector* vectors, int vectorCount);
+
+    [LibraryImport("libc", SetLastError = true)]
     public static partial nint sendmsg(int fd, MessageHeader* message, int flags);
 
     [LibraryImport("libc", SetLastError = true)]

@@ -29,6 +29,24 @@ internal static unsafe class SocketCalls
         }
     }
 
+    /// <summary>Up to <paramref name="vectorCount"/> pinned pieces filled in order by one readv: bytes read (0 at the end), or -errno.</summary>
+    public static int Receive(int fd, IoVector* vectors, int vectorCount)
+    {
+        while (true)
+        {
+            nint n = LibC.readv(fd, vectors, vectorCount);
+            if (n >= 0)
+            {
+                return (int)n;
+            }
+            int errno = LibC.Errno;
+            if (errno != LibC.EIntr)
+            {
+                return -errno;
+            }
+        }
+    }
+
     public static int Send(int fd, ReadOnlySpan<byte> from)
     {
         fixed (byte* p = from)

@@ -56,9 +56,6 @@ public interface IByteStream : IStreamHandle
     /// <summary>Takes up to <paramref name="max"/> bytes of send credit without waiting; 0 when there is none.</summary>
     int TryTakeSendCredit(int max);
 
-    /// <summary>Tells <paramref name="listener"/> once when send credit is there again (at once if it is), or the stream failed.</summary>
-    void NotifyOnSendCredit(ISendCreditListener listener);
-
     /// <summary>Gives back credit taken with <see cref="TryTakeSendCredit"/> and not sent.</summary>
     void ReturnUnusedSendCredit(int unused);
 

@@ -79,6 +79,26 @@ public interface IStreamHandle : IDisposable
         bool endAtLimit,
         CancellationToken cancellationToken);
 
+    /// <summary>
+    /// For an owner on an event loop, which cannot wait on tasks: takes credit and room in the uplink's queued-data budget
+    /// for up to <paramref name="maxFrames"/> whole frames without waiting, has <paramref name="fill"/> read into that many
+    /// pooled buffers at once (at most <paramref name="limit"/> bytes), and queues what it read as Data frames. Never
+    /// waits: the status says what it would have waited for (<see cref="NotifyOnSendCredit"/> for credit,
+    /// <see cref="SendFrameAsync{TState}"/> for its turn in the budget).
+    /// </summary>
+    /// <param name="fill">Reads into the buffers it is given, in order; 0 means the source has ended, a negative value that it has nothing now.</param>
+    /// <param name="state">Passed to <paramref name="fill"/>, so it need not capture.</param>
+    /// <param name="limit">The most bytes this read may carry.</param>
+    /// <param name="endAtLimit">When the bytes reach <paramref name="limit"/>, the last frame carries END_STREAM.</param>
+    /// <param name="maxFrames">The most frames one read fills (1 to 4).</param>
+    /// <param name="sent">The bytes queued, when <see cref="SendNowStatus.Sent"/>.</param>
+    /// <exception cref="StreamResetException">The stream was reset meanwhile (what was read is dropped).</exception>
+    /// <exception cref="UplinkClosedException">The uplink no longer sends.</exception>
+    SendNowStatus TrySendFramesNow<TState>(ScatterFill<TState> fill, TState state, long limit, bool endAtLimit, int maxFrames, out int sent);
+
+    /// <summary>Tells <paramref name="listener"/> once when send credit is there again (at once if it is), or the stream failed.</summary>
+    void NotifyOnSendCredit(ISendCreditListener listener);
+
     /// <summary>Ends the body this side sends.</summary>
     /// <exception cref="StreamResetException">The stream was reset.</exception>
     /// <exception cref="InvalidOperationException">This side's sending half has ended already.</exception>

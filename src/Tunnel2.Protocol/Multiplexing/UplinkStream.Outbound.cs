@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using System.Runtime.CompilerServices;
 using Tunnel2.Protocol.Buffers;
 using Tunnel2.Protocol.Frames;
 
@@ -240,6 +241,128 @@ internal sealed partial class UplinkStream
         {
             Release();
         }
+    }
+
+    /// <summary>The most frames <see cref="TrySendFramesNow{TState}"/> fills from one read.</summary>
+    private const int MaxFramesPerRead = 4;
+
+    /// <inheritdoc cref="IStreamHandle.TrySendFramesNow{TState}"/>
+    public SendNowStatus TrySendFramesNow<TState>(ScatterFill<TState> fill, TState state, long limit, bool endAtLimit, int maxFrames, out int sent)
+    {
+        sent = 0;
+        int chunk = _uplink.Settings.DataChunkSize;
+        int credit = _sendWindow.TryAcquire((int)Math.Min(limit, (long)chunk * Math.Clamp(maxFrames, 1, MaxFramesPerRead)));
+        if (credit == 0)
+        {
+            SendWaitingHead();
+            return SendNowStatus.NoCredit;
+        }
+
+        // As SendFrameAsync: a whole small answer is not held back, anything else takes its room in the budget.
+        bool budgeted = !(endAtLimit && limit <= _uplink.Settings.InitialStreamWindow);
+        QueuedDataBudget budget = _uplink.Scheduler.DataBudget;
+        if (budgeted && !budget.TryReserveNow(credit))
+        {
+            ReturnSendCredit(credit);
+            SendWaitingHead();
+            return SendNowStatus.NoBudget;
+        }
+
+        Hold();
+        try
+        {
+            return FillAndQueue(fill, state, credit, limit, endAtLimit, budgeted ? budget : null, out sent);
+        }
+        finally
+        {
+            Release();
+        }
+    }
+
+    /// <summary>Under credit (and budget) for <paramref name="credit"/> bytes: one read into pooled frame buffers, queued as frames.</summary>
+    private SendNowStatus FillAndQueue<TState>(ScatterFill<TState> fill, TState state, int credit, long limit, bool endAtLimit, QueuedDataBudget? budget, out int sent)
+    {
+        int chunk = _uplink.Settings.DataChunkSize;
+        var arrays = new FrameArrays();
+        var buffers = new FrameMemories();
+        int count = 0;
+        for (int left = credit; left > 0; left -= chunk)
+        {
+            int size = Math.Min(left, chunk);
+            arrays[count] = DataBufferPool.Shared.Rent(size);
+            buffers[count] = arrays[count].AsMemory(0, size);
+            count++;
+        }
+
+        int read;
+        try
+        {
+            read = fill(((ReadOnlySpan<Memory<byte>>)buffers)[..count], state);
+        }
+        catch
+        {
+            ReturnArrays(arrays, 0, count);
+            GiveBack(credit, budget);
+            throw;
+        }
+
+        sent = Math.Max(read, 0);
+        GiveBack(credit - sent, budget);
+        if (read <= 0)
+        {
+            ReturnArrays(arrays, 0, count);
+            SendWaitingHead();
+            return read == 0 ? SendNowStatus.Ended : SendNowStatus.WouldBlock;
+        }
+
+        QueueFrames(arrays, count, read, chunk, endAtLimit && read == limit, budget);
+        return SendNowStatus.Sent;
+    }
+
+    /// <summary>Queues <paramref name="read"/> bytes held in <paramref name="arrays"/> as frames of up to <paramref name="chunk"/>; gives back what is not sent.</summary>
+    private void QueueFrames(in FrameArrays arrays, int count, int read, int chunk, bool endStream, QueuedDataBudget? budget)
+    {
+        int queued = 0;
+        int next = 0;
+        try
+        {
+            while (queued < read)
+            {
+                int length = Math.Min(chunk, read - queued);
+                queued += length;
+                byte[] payload = arrays[next++];
+                SendPooledData(payload, length, endStream && queued == read, holdsQueuedDataBudget: budget is not null);
+            }
+        }
+        catch
+        {
+            budget?.Release(read - queued); // the frame that threw gave its own back
+            throw;
+        }
+        finally
+        {
+            ReturnArrays(arrays, next, count); // the buffers no byte was read into, or that were not queued
+        }
+    }
+
+    private static void ReturnArrays(in FrameArrays arrays, int from, int count)
+    {
+        for (int i = from; i < count; i++)
+        {
+            DataBufferPool.Shared.Return(arrays[i]);
+        }
+    }
+
+    [InlineArray(MaxFramesPerRead)]
+    private struct FrameArrays
+    {
+        private byte[] _first;
+    }
+
+    [InlineArray(MaxFramesPerRead)]
+    private struct FrameMemories
+    {
+        private Memory<byte> _first;
     }
 
     /// <summary>Starts a frame's read from its source; when that has to wait, a head held for this body goes first.</summary>

@@ -3,6 +3,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.IO.Pipelines;
 using System.Text;
 using Tunnel2.Protocol.Multiplexing;
+using Tunnel2.TunnelClient.Relay.OnLoop;
 
 namespace Tunnel2.TunnelClient.Relay.Http1;
 
@@ -10,7 +11,8 @@ namespace Tunnel2.TunnelClient.Relay.Http1;
 /// Reads the backend's response body in its framing and sends it up the stream under the flow-control window. A body of
 /// known length, or one that runs until the backend closes, is read only once the window allows: straight from the
 /// socket into the frame's buffer (after what the head's read left in the pipe), at most as many bytes as the credit in
-/// hand, so a caller who does not read leaves the rest of the body in the backend's socket, not in this process.
+/// hand, so a caller who does not read leaves the rest of the body in the backend's socket, not in this process. On the
+/// client's event loop such a body is read up to four frames at a time (<see cref="LoopBodyReads"/>).
 /// </summary>
 internal static class ResponseBodyPump
 {
@@ -71,6 +73,16 @@ internal static class ResponseBodyPump
     /// <param name="lastFrameOfBody">When the frame reaches <paramref name="limit"/>, it ends the stream (END_STREAM on the data, no extra frame).</param>
     private static async ValueTask<int> SendFrameAsync(IHttpExchange stream, PipeReader input, Stream source, long limit, bool lastFrameOfBody, IBodyTap? tap, CancellationToken cancellationToken)
     {
+        if (tap is null && source is LoopSocketStream onLoop && !HoldsBufferedBytes(input))
+        {
+            // On the client's loop: 1 MiB reads into four frames, credit waited for on the loop (LoopBodyReads).
+            int sent = await LoopBodyReads.SendAsync(stream, onLoop, limit, lastFrameOfBody, cancellationToken);
+            if (sent >= 0)
+            {
+                return sent;
+            }
+        }
+
         if (!stream.HasSendCredit && !HoldsBufferedBytes(input))
         {
             // The socket's cached read arguments keep a reference to the buffer of its last read, long after that

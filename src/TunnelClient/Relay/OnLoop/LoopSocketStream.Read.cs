@@ -50,6 +50,38 @@ internal sealed partial class LoopSocketStream : IValueTaskSource<int>
         return WaitForLoop(buffer, cancellationToken);
     }
 
+    /// <summary>Whether this code runs on the loop that owns the socket (where <see cref="ReceiveNow"/> may be called).</summary>
+    public bool IsOnItsLoop => _loop.IsOnLoopThread;
+
+    /// <summary>
+    /// On the loop, with no read pending: one scatter read into <paramref name="into"/>'s buffers in order, without
+    /// waiting (a body's frames in one readv). To wait for bytes, a zero-byte <see cref="ReadAsync(Memory{byte}, CancellationToken)"/>.
+    /// </summary>
+    /// <returns>Bytes read; 0 at the backend's end; -1 when it has nothing now.</returns>
+    /// <exception cref="IOException">The connection failed or was closed.</exception>
+    public int ReceiveNow(ReadOnlySpan<Memory<byte>> into)
+    {
+        if (_closed || _loopSocket is not { IsClosed: false } socket)
+        {
+            throw new IOException("the backend connection was closed");
+        }
+
+        ReceiveResult result = socket.Receive(into);
+        switch (result.Status)
+        {
+            case ReceiveStatus.Data:
+                return result.Bytes;
+            case ReceiveStatus.EndOfStream:
+                return 0;
+            case ReceiveStatus.WouldBlock:
+                return -1;
+            default:
+                _closed = true; // a failure the call reports closes the socket, with no OnClosed after it
+                throw new IOException($"the backend connection failed ({result.Error.Kind})",
+                    result.Error.Errno > 0 ? new SocketException(result.Error.Errno) : null);
+        }
+    }
+
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) =>
         ReadAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
 

@@ -24,6 +24,7 @@ internal sealed partial class LoopSocketStream : Stream, ILoopSocketHandler
     private LoopSocket? _loopSocket;
     private TaskCompletionSource? _connect;
     private IPEndPoint? _target;
+    private LoopCreditWait? _creditWait;
     private bool _closed;
 
     /// <param name="socket">A new unconnected socket, configured by the caller; the loop's socket owns it once connecting.</param>
@@ -46,6 +47,9 @@ internal sealed partial class LoopSocketStream : Stream, ILoopSocketHandler
         get => throw new NotSupportedException();
         set => throw new NotSupportedException();
     }
+
+    /// <summary>Waits on the loop for a stream's send credit, for the body this connection reads (made once per connection).</summary>
+    public LoopCreditWait CreditWait => _creditWait ??= new LoopCreditWait(_loop);
 
     /// <summary>Connects on the loop; completes off the loop.</summary>
     /// <exception cref="SocketException">The connect failed.</exception>

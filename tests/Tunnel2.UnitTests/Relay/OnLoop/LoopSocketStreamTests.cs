@@ -99,6 +99,28 @@ public sealed class LoopSocketStreamTests : IDisposable
     }
 
     [Fact]
+    public async Task AScatterReadOnTheLoopFillsTheBuffersInOrderThenSeesTheEnd()
+    {
+        (LoopSocketStream stream, Socket backend) = await ConnectAsync();
+        await using (stream)
+        using (backend)
+        {
+            byte[] first = new byte[4], second = new byte[4], third = new byte[4];
+            await ObserveReadAsync(stream, [], () => backend.Send("0123456789"u8)); // a zero-byte read: waits for bytes
+
+            int read = await _harness.OnLoopAsync(() => stream.ReceiveNow([first, second, third]));
+            int none = await _harness.OnLoopAsync(() => stream.ReceiveNow([first]));
+
+            Assert.Equal(10, read);
+            Assert.Equal("0123|4567|89", $"{Encoding.ASCII.GetString(first)}|{Encoding.ASCII.GetString(second)}|{Encoding.ASCII.GetString(third, 0, 2)}");
+            Assert.Equal(-1, none);
+
+            await ObserveReadAsync(stream, [], () => backend.Shutdown(SocketShutdown.Send));
+            Assert.Equal(0, await _harness.OnLoopAsync(() => stream.ReceiveNow([first])));
+        }
+    }
+
+    [Fact]
     public async Task ACancelledReadEndsWithoutBytes()
     {
         (LoopSocketStream stream, Socket backend) = await ConnectAsync();
