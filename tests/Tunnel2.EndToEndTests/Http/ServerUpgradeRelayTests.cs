@@ -89,8 +89,38 @@ public sealed class ServerUpgradeRelayTests
         await AssertUpgradesEndAsync(stack);
     }
 
-    private static Task<TunnelStack> StartAsync(string relay) => TunnelStack.StartAsync(
-        "--TunnelServer:Public:Transport=Loop", $"--TunnelServer:Public:UpgradeRelay={relay}",
+    /// <summary>
+    /// A caller that ends its sending side (a half-close) after an upgrade: the loop's relay passes the FIN on and the
+    /// backend's answer to it still reaches the caller, then the end. The task relay, on either listener, cannot: Kestrel
+    /// takes an upgraded caller's FIN for the connection's close (ConnectionClosed, so RequestAborted) and aborts its
+    /// output, with Kestrel's own sockets (the reference) as with the loop listener. Every way, both connections end.
+    /// </summary>
+    [Theory]
+    [InlineData("Sockets", "Tasks")]
+    [InlineData("Loop", "Tasks")]
+    [InlineData("Loop", "Loop")]
+    public async Task A_callers_half_close_ends_both_connections_and_the_loop_relay_still_passes_the_backends_last_words(string transport, string relay)
+    {
+        string session = $"server-upgrade-half-close-{transport}-{relay}";
+        await using RawUpgradeBackend backend = RawUpgradeBackend.Start();
+        await using TunnelStack stack = await StartAsync(relay, transport);
+        await stack.StartClientAsync(session, backend.Url);
+        using Socket caller = await UpgradeAsync(stack, session);
+        await ReadExactlyAsync(caller, RawUpgradeBackend.Early.Length);
+        await caller.SendAsync("ping "u8.ToArray(), Token);
+        Assert.Equal("PING ", await ReadExactlyAsync(caller, 5));
+
+        caller.Shutdown(SocketShutdown.Send); // a FIN: the caller is done sending, and listens on
+        string rest = await ReadToEndAsync(caller).WaitAsync(TimeSpan.FromSeconds(15), Token);
+
+        Assert.Equal(relay == "Loop" ? RawUpgradeBackend.LastWords : "", rest);
+        await Eventually.WaitUntilAsync(() => backend.Ended == 1, "the backend's connection ends after the caller's half-close");
+        await AssertUpgradesEndAsync(stack);
+        Assert.Equal(relay == "Loop", RelayedOnLoop(session));
+    }
+
+    private static Task<TunnelStack> StartAsync(string relay, string transport = "Loop") => TunnelStack.StartAsync(
+        $"--TunnelServer:Public:Transport={transport}", $"--TunnelServer:Public:UpgradeRelay={relay}",
         "--Serilog:MinimumLevel:Override:Tunnel2.ProxyEntry.Upgrades=Debug");
 
     /// <summary>Whether the server logged the session's upgrade as handed to its loop (event 224).</summary>

@@ -8,11 +8,14 @@ namespace Tunnel2.EndToEndTests.Infrastructure;
 /// A backend on a bare socket, for what Kestrel cannot be made to do on cue: it answers any request with a 101 head
 /// and <see cref="Early"/> in the same send (bytes the client's head read takes in with the head), then echoes each read
 /// upper-cased; "reset" makes it cut the connection with a reset, and a '.' makes it say "BYE" and end its side (a
-/// half-close) while it reads on.
+/// half-close) while it reads on. When the caller's end comes first, it still says <see cref="LastWords"/>, then ends.
 /// </summary>
 public sealed class RawUpgradeBackend : IAsyncDisposable
 {
     public const string Early = "EARLY;";
+
+    /// <summary>What it sends after the caller's end (a half-close) when it has not ended its own side yet.</summary>
+    public const string LastWords = "LAST WORDS";
 
     private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
     private readonly CancellationTokenSource _stop = new();
@@ -53,9 +56,11 @@ public sealed class RawUpgradeBackend : IAsyncDisposable
     {
         using (socket)
         {
+            bool upgrade = false;
             try
             {
                 await ReadHeadAsync(socket);
+                upgrade = true;
                 await socket.SendAsync(Encoding.ASCII.GetBytes(
                     $"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: raw\r\n\r\n{Early}"), _stop.Token);
                 await EchoAsync(socket);
@@ -66,7 +71,10 @@ public sealed class RawUpgradeBackend : IAsyncDisposable
             }
             finally
             {
-                Interlocked.Increment(ref _ended);
+                if (upgrade)
+                {
+                    Interlocked.Increment(ref _ended); // not the client's health probes, which connect and close
+                }
             }
         }
     }
@@ -74,6 +82,7 @@ public sealed class RawUpgradeBackend : IAsyncDisposable
     private async Task EchoAsync(Socket socket)
     {
         byte[] buffer = new byte[4096];
+        bool ended = false;
         int read;
         while ((read = await socket.ReceiveAsync(buffer, _stop.Token)) > 0)
         {
@@ -89,7 +98,14 @@ public sealed class RawUpgradeBackend : IAsyncDisposable
             {
                 await socket.SendAsync("BYE"u8.ToArray(), _stop.Token);
                 socket.Shutdown(SocketShutdown.Send); // this side ends (a half-close); reads on until the caller's end
+                ended = true;
             }
+        }
+
+        if (!ended)
+        {
+            await socket.SendAsync(Encoding.ASCII.GetBytes(LastWords), _stop.Token); // answers after the caller's half-close
+            socket.Shutdown(SocketShutdown.Send);
         }
     }
 
