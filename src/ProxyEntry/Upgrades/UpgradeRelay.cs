@@ -14,11 +14,13 @@ namespace Tunnel2.ProxyEntry.Upgrades;
 /// <summary>
 /// The backend answered an upgrade request with 101: from then on the caller's connection and the stream carry raw
 /// bytes both ways (a WebSocket, or any other protocol named in <c>Upgrade</c>), each way under its flow-control
-/// window. The caller closing its sending side ends the stream's request half, and the backend may still answer;
-/// the backend ending its side ends the exchange and closes the caller's connection, since Kestrel cannot half-close
-/// an upgraded connection (YARP ends it the same way). A reset or a lost uplink aborts the caller's connection.
-/// Where the public listener runs on the server's loop and hands callers over (<c>TunnelServer:Public:UpgradeRelay</c> =
-/// <c>Loop</c>), an HTTP/1.1 upgrade's bytes move on that loop instead (<see cref="LoopUpgrades"/>), ending the same way.
+/// window. The caller closing its sending side ends the exchange here: Kestrel takes an upgraded caller's FIN for the
+/// connection's close (RequestAborted) and aborts its output, so what the backend still answers is lost. The backend
+/// ending its side ends the exchange and closes the caller's connection, since Kestrel cannot half-close an upgraded
+/// connection (YARP ends it the same way). A reset or a lost uplink aborts the caller's connection. Where the public
+/// listener runs on the server's loop and hands callers over (<c>TunnelServer:Public:UpgradeRelay</c> = <c>Loop</c>), an
+/// HTTP/1.1 upgrade's bytes move on that loop instead (<see cref="LoopUpgrades"/>), ending the same way, except that a
+/// caller's FIN goes up as END_STREAM and the backend's answer to it still reaches the caller.
 /// </summary>
 internal sealed class UpgradeRelay
 {

@@ -73,7 +73,7 @@ public sealed class RawUpgradeBackend : IAsyncDisposable
             {
                 if (upgrade)
                 {
-                    Interlocked.Increment(ref _ended); // not the client's health probes, which connect and close
+                    Interlocked.Increment(ref _ended); // not a connection that ended before its head: one comes as each client starts
                 }
             }
         }
