@@ -113,7 +113,16 @@ public sealed class ServerUpgradeRelayTests
         caller.Shutdown(SocketShutdown.Send); // a FIN: the caller is done sending, and listens on
         string rest = await ReadToEndAsync(caller).WaitAsync(TimeSpan.FromSeconds(15), Token);
 
-        Assert.Equal(relay == "Loop" ? RawUpgradeBackend.LastWords : "", rest);
+        if (relay == "Loop")
+        {
+            Assert.Equal(RawUpgradeBackend.LastWords, rest);
+        }
+        else
+        {
+            // Lost as Kestrel aborts (always so far: the abort is at the FIN, the answer two hops later); never garbled.
+            Assert.StartsWith(rest, RawUpgradeBackend.LastWords, StringComparison.Ordinal);
+        }
+
         await Eventually.WaitUntilAsync(() => backend.Ended == 1, "the backend's connection ends after the caller's half-close");
         await AssertUpgradesEndAsync(stack);
         Assert.Equal(relay == "Loop", RelayedOnLoop(session));
