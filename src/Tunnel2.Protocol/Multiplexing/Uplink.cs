@@ -70,6 +70,11 @@ public sealed partial class Uplink : IDisposable
     {
         _loopTransport = new LoopUplinkTransport(start, this);
         _frameWriter = _loopTransport;
+        if (role == UplinkRole.Server)
+        {
+            InboundScheduler = new InboundReaderScheduler(start.Loop);
+            InboundPipeOptions = UplinkStream.InboundPipeOptionsFor(InboundScheduler);
+        }
         _keepAlive = new UplinkKeepAlive(this, _streams, _frameWriter);
     }
 
@@ -93,6 +98,12 @@ public sealed partial class Uplink : IDisposable
     }
 
     public UplinkSettings Settings { get; }
+
+    /// <summary>The loop's wake for a body's copy loop, when the reader runs on a loop (<see cref="InboundReaderScheduler"/>); null otherwise.</summary>
+    internal InboundReaderScheduler? InboundScheduler { get; }
+
+    /// <summary>The options of its streams' inbound pipes: the shared ones, or with <see cref="InboundScheduler"/> on a loop.</summary>
+    internal PipeOptions InboundPipeOptions { get; } = UplinkStream.InboundPipeOptions;
 
     internal FrameScheduler Scheduler => _scheduler;
 

@@ -499,8 +499,25 @@ internal sealed partial class UplinkStream
         }
 
         _readerWritesBody = false;
-        _inbound.Reader.CancelPendingRead(); // wakes the copy loop
+        WakeCopyLoop();
         return 0;
+    }
+
+    /// <summary>
+    /// Under the lock, on the reader: wakes the copy loop to take over. On a loop it runs at the end of the turn, on the
+    /// loop, where the flush it awaits completes when the destination is the loop's (the server's public listener); a
+    /// pool worker woken for it would only hand it back (<see cref="InboundReaderScheduler"/>).
+    /// </summary>
+    private void WakeCopyLoop()
+    {
+        if (_uplink.InboundScheduler is { IsOnLoopThread: true } loop)
+        {
+            loop.WakeAtTurnEnd(_inbound.Reader);
+        }
+        else
+        {
+            _inbound.Reader.CancelPendingRead();
+        }
     }
 
     /// <summary>Writes <paramref name="body"/> as it is or as one chunk, past <paramref name="tap"/>.</summary>

@@ -21,8 +21,12 @@ namespace Tunnel2.Protocol.Multiplexing;
 internal sealed partial class UplinkStream : IHttpExchange, IByteStream
 {
     /// <summary>The inbound pipes' options: blocks from <see cref="InboundBlockPool"/>, so a crowd's received bodies reuse memory.</summary>
-    internal static readonly PipeOptions InboundPipeOptions = new(
+    internal static readonly PipeOptions InboundPipeOptions = InboundPipeOptionsFor(PipeScheduler.ThreadPool);
+
+    /// <summary>As <see cref="InboundPipeOptions"/>, with <paramref name="readerScheduler"/> for the owner's reads.</summary>
+    internal static PipeOptions InboundPipeOptionsFor(PipeScheduler readerScheduler) => new(
         pool: InboundBlockPool.Shared,
+        readerScheduler: readerScheduler,
         pauseWriterThreshold: 0, // the flow-control window bounds what the peer may send; never block the reader loop
         resumeWriterThreshold: 0,
         minimumSegmentSize: InboundBlockPool.BlockSize,
@@ -30,7 +34,7 @@ internal sealed partial class UplinkStream : IHttpExchange, IByteStream
 
     private readonly Uplink _uplink;
     private readonly Lock _sync = new();
-    private readonly Pipe _inbound = new(InboundPipeOptions);
+    private readonly Pipe _inbound;
     private readonly SendWindow _sendWindow;
     private TaskCompletionSource<ResponseHead>? _responseHead;
     private CancellationTokenSource? _aborted;
@@ -45,6 +49,7 @@ internal sealed partial class UplinkStream : IHttpExchange, IByteStream
     private UplinkStream(Uplink uplink)
     {
         _uplink = uplink;
+        _inbound = new Pipe(uplink.InboundPipeOptions);
         _sendWindow = new SendWindow(uplink.Settings.InitialStreamWindow);
     }
 

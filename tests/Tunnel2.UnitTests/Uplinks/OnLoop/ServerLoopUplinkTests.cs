@@ -87,6 +87,56 @@ public sealed class ServerLoopUplinkTests
     }
 
     [Fact]
+    public async Task A_body_whose_flush_waits_is_handed_to_its_copy_loop_on_the_loop_not_a_pool_worker()
+    {
+        await using var pair = await Pair.StartAsync();
+        byte[] body = LoopUplinkTests.Pattern(3_000_000, seed: 5);
+        UplinkStream server = pair.Server.OpenStreamOrFail(new RequestHead("GET", "/down", []), endStream: true);
+        UplinkStream client = await pair.Handler.NextAsync();
+        client.SendResponseHead(new ResponseHead(200, []), endStream: false);
+        await server.ReadResponseHeadAsync().WithTimeout();
+
+        // A destination that holds 64 KiB, like the public listener's response buffer: the reader's flushes wait.
+        var pipe = new Pipe(new PipeOptions(pauseWriterThreshold: 64 * 1024, resumeWriterThreshold: 32 * 1024,
+            readerScheduler: PipeScheduler.Inline, writerScheduler: PipeScheduler.Inline, useSynchronizationContext: false));
+        var destination = new AwaitSpyWriter(pipe);
+        var received = new MemoryStream();
+        Task drain = Task.Run(async () =>
+        {
+            while (true)
+            {
+                await destination.Awaited.WaitAsync();
+                while (pipe.Reader.TryRead(out ReadResult read))
+                {
+                    foreach (ReadOnlyMemory<byte> segment in read.Buffer)
+                    {
+                        received.Write(segment.Span);
+                    }
+
+                    pipe.Reader.AdvanceTo(read.Buffer.End);
+                    if (read.IsCompleted)
+                    {
+                        return;
+                    }
+                }
+            }
+        });
+
+        Task copy = server.CopyInputToAsync(destination, chunked: false, CancellationToken.None);
+        await client.SendBodyAsync(PipeReader.Create(new MemoryStream(body)), CancellationToken.None).WithTimeout();
+        await copy.WithTimeout();
+        destination.Complete();
+        destination.Awaited.Release();
+        await drain.WithTimeout();
+
+        Assert.Equal(body, received.ToArray());
+        Assert.NotEmpty(destination.AwaitedOnLoop);
+        Assert.All(destination.AwaitedOnLoop, onLoop => Assert.True(onLoop, "the copy loop was woken on a pool worker to await the reader's flush"));
+        server.Dispose();
+        client.Dispose();
+    }
+
+    [Fact]
     public async Task A_reset_by_the_client_fails_the_servers_wait_off_the_loop()
     {
         await using var pair = await Pair.StartAsync();
