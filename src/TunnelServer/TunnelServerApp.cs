@@ -288,7 +288,9 @@ public static class TunnelServerApp
                 TunnelServerLog.PublicOnLoop(logger, endpoints.PublicUrl);
             }
 
-            if (options.Public.UpgradeRelay == ServerPublicOptions.UpgradeRelayLoop && (!options.Public.IsLoop || endpoints.PublicIsHttps))
+            // Said only when asked for: the default (Loop) on a listener off the loop is the task relay, silently.
+            bool relayChosen = app.Configuration[$"{TunnelServerOptions.SectionName}:Public:UpgradeRelay"] is not null;
+            if (relayChosen && options.Public.UpgradeRelay == ServerPublicOptions.UpgradeRelayLoop && (!options.Public.IsLoop || endpoints.PublicIsHttps))
             {
                 TunnelServerLog.UpgradesOnTasks(logger);
             }
