@@ -20,9 +20,9 @@ public sealed class ServerPublicOptions
     /// How an HTTP/1.1 upgrade (a WebSocket, any 101) is relayed once switched, when the public listener runs on the
     /// server's loop (Transport=Loop, an http:// public URL; else always Tasks, with a warning at start when Loop was
     /// set): <c>Loop</c> (the default), the caller's connection handed over from Kestrel to a relay on the loop (after
-    /// the 101 has gone out whole), which moves its bytes as a TCP caller's are moved, with no task per message;
-    /// <c>Tasks</c>, Kestrel's upgraded stream copied by a task each way on the thread pool. HTTP/2 WebSockets always
-    /// use Tasks.
+    /// the 101 has gone out whole), which moves its bytes as a TCP caller's are moved, with no task per message, and
+    /// passes a caller's half-close on; <c>Tasks</c>, Kestrel's upgraded stream copied by a task each way on the thread
+    /// pool (Kestrel ends it at a caller's half-close). HTTP/2 WebSockets always use Tasks.
     /// </summary>
     [Required(ErrorMessage = "TunnelServer:Public:UpgradeRelay must be 'Tasks' or 'Loop'.")]
     [RegularExpression("^(Tasks|Loop)$", ErrorMessage = "TunnelServer:Public:UpgradeRelay must be 'Tasks' or 'Loop'.")]
