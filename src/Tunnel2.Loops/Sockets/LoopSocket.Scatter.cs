@@ -21,23 +21,7 @@ public sealed unsafe partial class LoopSocket
         {
             return new ReceiveResult(ReceiveStatus.Closed, 0, LastError);
         }
-        int n = ReceiveScattered(into);
-        if (n > 0)
-        {
-            return new ReceiveResult(ReceiveStatus.Data, n, LoopError.None);
-        }
-        if (n == 0)
-        {
-            _endOfStream = true;
-            UpdateInterest();
-            return new ReceiveResult(ReceiveStatus.EndOfStream, 0, LoopError.None);
-        }
-        if (n == -LibC.EAgain)
-        {
-            return new ReceiveResult(ReceiveStatus.WouldBlock, 0, LoopError.None);
-        }
-        Fail(-n);
-        return new ReceiveResult(ReceiveStatus.Failed, 0, LastError);
+        return ReceivedResult(ReceiveScattered(into));
     }
 
     private int ReceiveScattered(ReadOnlySpan<Memory<byte>> into)

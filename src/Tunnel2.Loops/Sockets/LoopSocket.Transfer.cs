@@ -11,7 +11,12 @@ public sealed partial class LoopSocket
         {
             return new ReceiveResult(ReceiveStatus.Closed, 0, LastError);
         }
-        int n = SocketCalls.Receive(Fd, into);
+        return ReceivedResult(SocketCalls.Receive(Fd, into));
+    }
+
+    /// <summary>What a read's return (bytes, 0 at the peer's end, or -errno) means for the owner; a failure closes the socket.</summary>
+    private ReceiveResult ReceivedResult(int n)
+    {
         if (n > 0)
         {
             return new ReceiveResult(ReceiveStatus.Data, n, LoopError.None);

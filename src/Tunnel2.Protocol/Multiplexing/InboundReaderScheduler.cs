@@ -1,5 +1,6 @@
 using System.IO.Pipelines;
 using Tunnel2.Loops;
+using Tunnel2.Loops.Scheduling;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
@@ -12,11 +13,9 @@ namespace Tunnel2.Protocol.Multiplexing;
 /// other wake (the peer's bytes for a body read, a wait for input, a reset) goes to the thread pool as before. The
 /// server's uplinks only: there the copy loop already goes on from the loop once that flush completes.
 /// </summary>
-internal sealed class InboundReaderScheduler(EventLoop loop) : PipeScheduler, ILoopTurnEnd
+internal sealed class InboundReaderScheduler(EventLoop loop) : PipeScheduler
 {
-    private List<(Action<object?> Work, object? State)> _pending = [];
-    private List<(Action<object?> Work, object? State)> _running = [];
-    private bool _deferred;
+    private readonly TurnEndWork _atTurnEnd = new(loop);
     private bool _handingOver;
 
     /// <summary>Whether the calling code runs on the loop, where <see cref="WakeAtTurnEnd"/> applies.</summary>
@@ -48,28 +47,6 @@ internal sealed class InboundReaderScheduler(EventLoop loop) : PipeScheduler, IL
             return;
         }
 
-        _pending.Add((action, state));
-        if (!_deferred)
-        {
-            _deferred = true;
-            loop.DeferToTurnEnd(this);
-        }
-    }
-
-    public void OnTurnEnd()
-    {
-        // A copy loop run here may hand over again (it never does so itself, but the list is swapped all the same).
-        while (_pending.Count > 0)
-        {
-            (_pending, _running) = (_running, _pending);
-            foreach ((Action<object?> work, object? state) in _running)
-            {
-                work(state);
-            }
-
-            _running.Clear();
-        }
-
-        _deferred = false;
+        _atTurnEnd.Add(action, state);
     }
 }

@@ -1,5 +1,6 @@
 using System.IO.Pipelines;
 using Tunnel2.Loops;
+using Tunnel2.Loops.Scheduling;
 
 namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
 
@@ -8,11 +9,9 @@ namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
 /// turn (so every response Kestrel flushed in this turn is sent once, after the reads of the turn); from any other
 /// thread it is posted to the loop.
 /// </summary>
-internal sealed class LoopScheduler(EventLoop loop) : PipeScheduler, ILoopTurnEnd
+internal sealed class LoopScheduler(EventLoop loop) : PipeScheduler
 {
-    private List<(Action<object?> Work, object? State)> _pending = [];
-    private List<(Action<object?> Work, object? State)> _running = [];
-    private bool _deferred;
+    private readonly TurnEndWork _atTurnEnd = new(loop);
 
     public EventLoop Loop => loop;
 
@@ -24,29 +23,6 @@ internal sealed class LoopScheduler(EventLoop loop) : PipeScheduler, ILoopTurnEn
             return;
         }
 
-        _pending.Add((action, state));
-        if (!_deferred)
-        {
-            _deferred = true;
-            loop.DeferToTurnEnd(this);
-        }
-    }
-
-    public void OnTurnEnd()
-    {
-        // Work run here may schedule more (a drain that found more to send): run it in this turn too, since a deferral
-        // made now would only run after the loop's next wait.
-        while (_pending.Count > 0)
-        {
-            (_pending, _running) = (_running, _pending);
-            foreach ((Action<object?> work, object? state) in _running)
-            {
-                work(state);
-            }
-
-            _running.Clear();
-        }
-
-        _deferred = false;
+        _atTurnEnd.Add(action, state);
     }
 }
