@@ -65,12 +65,12 @@ public static partial class CommandLine
               admin listeners always use Sockets.
           TunnelServer:Public:UpgradeRelay  [default Loop]
               How an HTTP/1.1 upgrade (a WebSocket, any 101) is relayed once switched, when the public listener runs
-              on the server's loop (Transport=Loop, an http:// public URL; else always Tasks, with a warning at
-              start when Loop was set): Loop (the default), the caller's connection handed over from Kestrel to a
-              relay on the loop (after the 101 has gone out whole), which moves its bytes as a TCP caller's are
-              moved, with no task per message, and passes a caller's half-close on; Tasks, Kestrel's upgraded stream
-              copied by a task each way on the thread pool (Kestrel ends it at a caller's half-close). HTTP/2
-              WebSockets always use Tasks.
+              on the server's loop (Transport=Loop, an http:// public URL; else always Tasks, with a warning at start
+              when Loop was set): Loop (the default), the caller's connection handed over from Kestrel to a relay on
+              the loop (after the 101 has gone out whole), which moves its bytes as a TCP caller's are moved, with no
+              task per message, and passes a caller's half-close on; Tasks, Kestrel's upgraded stream copied by a task
+              each way on the thread pool (Kestrel ends it at a caller's half-close). HTTP/2 WebSockets always use
+              Tasks.
           TunnelServer:Public:StartOnLoop  [default false]
               With the Loop transport: each public connection's start moves from Kestrel's thread-pool work item to
               the loop at once, so the connection's HTTP setup, its first request head's parse and ProxyEntry's stream
