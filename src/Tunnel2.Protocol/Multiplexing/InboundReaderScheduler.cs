@@ -1,6 +1,5 @@
 using System.IO.Pipelines;
 using Tunnel2.Loops;
-using Tunnel2.Loops.Scheduling;
 
 namespace Tunnel2.Protocol.Multiplexing;
 

@@ -1,4 +1,4 @@
-namespace Tunnel2.Loops.Scheduling;
+namespace Tunnel2.Loops;
 
 /// <summary>
 /// Work added on the loop's own thread and run at the end of that turn, in the order added: what a pipe scheduler on
