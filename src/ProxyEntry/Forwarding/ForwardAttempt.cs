@@ -79,7 +79,7 @@ internal sealed class ForwardAttempt
 
                 try
                 {
-                    await stream.CopyInputToAsync(context.Response.BodyWriter, chunked: false, context.RequestAborted);
+                    await stream.CopyInputToAsync(context.Response.BodyWriter, chunked: false, tap: null, SendProgress(context), context.RequestAborted);
                 }
                 catch (Exception ex) when (ex is IOException or OperationCanceledException)
                 {
@@ -200,6 +200,13 @@ internal sealed class ForwardAttempt
         ProxyEntryLog.CallerGone(_logger, exchange.Session, stream.Id, when);
         _metrics.RequestFailed("caller-gone", ProxyEntryMetrics.ClientClosedRequest);
     }
+
+    /// <summary>
+    /// The public connection's send progress, when it reports one (the loop transport) and the answer goes straight
+    /// onto it: on HTTP/1.1 the body's bytes are the connection's next ones, so once they are sent their credit goes back.
+    /// </summary>
+    private static ISendProgress? SendProgress(HttpContext context) =>
+        HttpProtocol.IsHttp11(context.Request.Protocol) ? context.Features.Get<ISendProgress>() : null;
 
     private static ForwardingFailure FromException(Exception ex) =>
         ex is StreamResetException reset ? ForwardingFailure.FromResetCode(reset.ErrorCode) : ForwardingFailure.UplinkLost;

@@ -55,6 +55,15 @@ public interface IHttpExchange : IStreamHandle
     /// <param name="cancellationToken">Ends the copy.</param>
     Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, CancellationToken cancellationToken);
 
+    /// <inheritdoc cref="CopyInputToAsync(PipeWriter, bool, IBodyTap, CancellationToken)"/>
+    /// <param name="destination">Where the body goes.</param>
+    /// <param name="chunked">In HTTP/1.1 chunked framing.</param>
+    /// <param name="tap">Sees every byte of the body as it is copied, when not null.</param>
+    /// <param name="sent">The destination's send progress, when it reports one (the server's public connection on its
+    /// loop): credit for bytes flushed at once goes back when they have been sent, not when the flush returned.</param>
+    /// <param name="cancellationToken">Ends the copy.</param>
+    Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, ISendProgress? sent, CancellationToken cancellationToken);
+
     /// <summary>
     /// The same stream as a raw byte stream, once its heads said the connection is upgraded (a 101 answer): the
     /// exchange's owner relays the bytes through it and still disposes the exchange (one object, no allocation).

@@ -284,7 +284,23 @@ internal sealed partial class UplinkStream
     /// between, the reader writes each Data frame's payload to the destination itself (the HTTP body path below).
     /// </remarks>
     public Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, CancellationToken cancellationToken) =>
-        CopyInputAsync(new BodyDestination(this, destination, chunked, tap), cancellationToken);
+        CopyInputToAsync(destination, chunked, tap, sent: null, cancellationToken);
+
+    /// <inheritdoc cref="CopyInputToAsync(PipeWriter, bool, IBodyTap, CancellationToken)"/>
+    /// <param name="sent">The destination's send progress, when it reports one: the credit for what the reader flushed at
+    /// once goes back when it has been sent (<see cref="ISendProgress"/>).</param>
+    public Task CopyInputToAsync(PipeWriter destination, bool chunked, IBodyTap? tap, ISendProgress? sent, CancellationToken cancellationToken)
+    {
+        if (sent is not null)
+        {
+            lock (_sync)
+            {
+                _bodySent = sent;
+            }
+        }
+
+        return CopyInputAsync(new BodyDestination(this, destination, chunked, tap), cancellationToken);
+    }
 
     /// <summary>The largest write of inbound bytes that came in several pieces (one send each).</summary>
     private const int CoalescedWriteLimit = 64 * 1024;
@@ -324,7 +340,7 @@ internal sealed partial class UplinkStream
                     input.AdvanceTo(buffer.End);
                 }
 
-                OnInputConsumed(consumed);
+                OnInputConsumed(destination.CreditNow(consumed));
                 if (result.IsCompleted)
                 {
                     return;
@@ -346,6 +362,9 @@ internal sealed partial class UplinkStream
         /// <param name="last">The peer ended its side: <paramref name="buffer"/> is the end of its bytes.</param>
         ValueTask WriteAsync(ReadOnlySequence<byte> buffer, bool last, CancellationToken cancellationToken);
 
+        /// <summary>Of <paramref name="consumed"/> bytes the destination took, those whose credit goes back now.</summary>
+        long CreditNow(long consumed);
+
         /// <summary>The destination took <paramref name="consumed"/> bytes of the pipe's, and the loop reads on.</summary>
         void Written(long consumed, CancellationToken cancellationToken);
 
@@ -355,6 +374,8 @@ internal sealed partial class UplinkStream
 
     private readonly struct StreamDestination(Stream stream) : IInboundDestination
     {
+        public long CreditNow(long consumed) => consumed;
+
         public ValueTask WriteAsync(ReadOnlySequence<byte> buffer, bool last, CancellationToken cancellationToken) =>
             UplinkStream.WriteAsync(stream, buffer, cancellationToken);
 
@@ -412,6 +433,8 @@ internal sealed partial class UplinkStream
 
     private readonly struct SocketDestination(Socket socket) : IInboundDestination
     {
+        public long CreditNow(long consumed) => consumed;
+
         public async ValueTask WriteAsync(ReadOnlySequence<byte> buffer, bool last, CancellationToken cancellationToken)
         {
             foreach (ReadOnlyMemory<byte> segment in buffer)
@@ -483,7 +506,7 @@ internal sealed partial class UplinkStream
                 FlushResult result = flush.Result;
                 if (!result.IsCanceled && !result.IsCompleted)
                 {
-                    return payload.Length;
+                    return CreditWhenSent(payload.Length);
                 }
 
                 flush = new ValueTask<FlushResult>(result); // the copy loop reports it
@@ -574,7 +597,7 @@ internal sealed partial class UplinkStream
         }
 
         ThrowIfStopped(await flush.ConfigureAwait(false));
-        OnInputConsumed(bytes);
+        OnInputConsumed(CreditOnceSent(bytes));
     }
 
     /// <summary>
@@ -615,6 +638,7 @@ internal sealed partial class UplinkStream
             _bodyTap = null;
             _bodyCancellation = default;
             _bodyFault = null;
+            StopCreditWhenSent();
             flush = _readerFlush;
             _readerFlush = default;
             _hasReaderFlush = false;
@@ -655,6 +679,8 @@ internal sealed partial class UplinkStream
 
             ThrowIfStopped(await destination.FlushAsync(cancellationToken).ConfigureAwait(false));
         }
+
+        public long CreditNow(long consumed) => stream.CreditOnceSent(consumed);
 
         public void Written(long consumed, CancellationToken cancellationToken) =>
             stream.HandBodyToReader(destination, chunked, tap, consumed, cancellationToken);

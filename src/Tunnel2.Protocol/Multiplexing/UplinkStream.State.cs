@@ -211,6 +211,9 @@ internal sealed partial class UplinkStream
         _unconsumed = 0;
         _piped = 0;
         _pipedTotal = 0;
+        _bodySent = null;
+        _sentOwed = 0;
+        _sentMark = 0;
         _receivedBytes = 0;
         _sentBytes = 0;
         _headWaitsForBody = false;

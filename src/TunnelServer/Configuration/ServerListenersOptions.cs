@@ -38,10 +38,12 @@ public sealed class ServerListenersOptions
 
     /// <summary>
     /// The response bytes Kestrel may hold per public connection ahead of its socket before a write waits (the socket
-    /// transport's MaxWriteBufferSize and Kestrel's MaxResponseBufferSize, so the loop transport too; Kestrel's default
-    /// is 65536). A response body's Data payloads (up to 256 KiB) that do not fit are handed from the uplink's reader to
-    /// a copy loop on the thread pool (docs/benchmarks/2026-11-30-download-buffer.md); a slow caller can park this much
-    /// here.
+    /// transport's MaxWriteBufferSize and Kestrel's MaxResponseBufferSize; Kestrel's default is 65536). A response body's
+    /// Data payloads (up to 256 KiB) that do not fit are handed from the uplink's reader to a copy loop on the thread pool
+    /// (docs/benchmarks/2026-11-30-download-buffer.md); a slow caller can park this much here. The loop transport (the
+    /// default) allows this plus one stream window (1 MiB): there a tunnel body's credit goes back only once its bytes
+    /// have been sent, so its flushes complete at once and a slow caller still holds no more than its window
+    /// (docs/benchmarks/2026-11-30-download-sent-credit.md).
     /// </summary>
     [Range(16 * 1024, 64 * 1024 * 1024)]
     public int PublicResponseBuffer { get; set; } = DefaultPublicResponseBuffer;

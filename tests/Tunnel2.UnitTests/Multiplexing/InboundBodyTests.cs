@@ -135,6 +135,30 @@ public sealed class InboundBodyTests(ITestOutputHelper output)
         Assert.Equal(written, destination.Written);
     }
 
+    [Fact]
+    public async Task A_destination_that_reports_its_sends_gets_credit_back_only_for_bytes_it_has_sent()
+    {
+        await using var pair = UplinkPair.Start(FixedWindow);
+        (UplinkStream server, UplinkStream client) = await pair.OpenAsync(new RequestHead("POST", "/up", []), endStream: false);
+        byte[] body = Pattern(1024 * 1024);
+        using var received = new MemoryStream();
+        var destination = new SentOnDemandWriter(PipeWriter.Create(received));
+
+        // Every flush into this destination completes at once; only its sends let credit go back.
+        Task copy = client.CopyInputToAsync(destination, chunked: false, tap: null, destination, CancellationToken.None);
+        Task send = server.SendAsync(new ReadOnlySequence<byte>(body), endStream: true, CancellationToken.None).AsTask();
+        await Eventually.WaitUntilAsync(() => client.ReceivedBytes > 0 && !server.HasSendCredit, "the sender runs out of credit");
+        await pair.BarrierAsync();
+
+        Assert.InRange(client.ReceivedBytes, 1, Window);
+        Assert.False(send.IsCompleted);
+
+        await Eventually.WaitUntilAsync(() => destination.SendAll() && copy.IsCompleted, "the body gets through as its bytes are sent");
+        await Task.WhenAll(send, copy).WithTimeout();
+        Assert.Equal(body, received.ToArray());
+        Assert.False(destination.HasListener, "the copy's end dropped its wait");
+    }
+
     private static byte[] Pattern(int length)
     {
         byte[] bytes = new byte[length];
@@ -179,6 +203,93 @@ public sealed class InboundBodyTests(ITestOutputHelper output)
         public long Bytes;
 
         public void Observe(ReadOnlySpan<byte> bytes) => Bytes += bytes.Length;
+    }
+
+    /// <summary>A destination whose flushes complete at once and whose bytes count as sent only when the test says so.</summary>
+    private sealed class SentOnDemandWriter(PipeWriter inner) : PipeWriter, ISendProgress
+    {
+        private readonly Lock _lock = new();
+        private long _written;
+        private long _sent;
+        private long _mark;
+        private ISendProgressListener? _listener;
+
+        public long Flushed => Interlocked.Read(ref _written);
+
+        public bool HasListener
+        {
+            get
+            {
+                lock (_lock)
+                {
+                    return _listener is not null;
+                }
+            }
+        }
+
+        public bool NotifyWhenSent(long mark, ISendProgressListener listener)
+        {
+            lock (_lock)
+            {
+                if (_sent >= mark)
+                {
+                    return false;
+                }
+
+                (_mark, _listener) = (mark, listener);
+                return true;
+            }
+        }
+
+        public void Forget(ISendProgressListener listener)
+        {
+            lock (_lock)
+            {
+                if (ReferenceEquals(_listener, listener))
+                {
+                    _listener = null;
+                }
+            }
+        }
+
+        /// <summary>Everything written so far counts as sent; the waiting listener, if due, is told.</summary>
+        /// <returns>Always true (for use in a wait's condition).</returns>
+        public bool SendAll()
+        {
+            ISendProgressListener? listener;
+            long sent;
+            lock (_lock)
+            {
+                _sent = Flushed;
+                sent = _sent;
+                listener = _listener;
+                if (listener is null || sent < _mark)
+                {
+                    return true;
+                }
+
+                _listener = null;
+            }
+
+            listener.OnSent(this, sent);
+            return true;
+        }
+
+        public override void Advance(int bytes)
+        {
+            inner.Advance(bytes);
+            Interlocked.Add(ref _written, bytes);
+        }
+
+        public override Memory<byte> GetMemory(int sizeHint = 0) => inner.GetMemory(sizeHint);
+
+        public override Span<byte> GetSpan(int sizeHint = 0) => inner.GetSpan(sizeHint);
+
+        public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default) => inner.FlushAsync(cancellationToken);
+
+        public override void CancelPendingFlush() => inner.CancelPendingFlush();
+
+        public override void Complete(Exception? exception = null) => inner.Complete(exception);
     }
 
     /// <summary>A writer that throws once more than its limit was written, as Kestrel does past a Content-Length.</summary>

@@ -144,6 +144,7 @@ internal sealed partial class LoopConnection
                         break;
                     }
 
+                    Sent(sent);
                     buffer = buffer.Slice(sent);
                     if (!buffer.IsEmpty)
                     {
@@ -174,6 +175,7 @@ internal sealed partial class LoopConnection
         finally
         {
             _outputDone = true;
+            EndSends();
             _handover?.TrySetResult(null); // asked for as the connection ended
             _handover = null;
             await reader.CompleteAsync(error);

@@ -5,6 +5,7 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Http.Features;
 using Tunnel2.Loops.Sockets;
+using Tunnel2.Protocol.Multiplexing;
 using Tunnel2.ProxyEntry.Upgrades;
 
 namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
@@ -27,6 +28,7 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
     private readonly LoopReadBudget _budget;
     private readonly Pipe _input;
     private readonly Pipe _output;
+    private readonly CountingPipeWriter _counted;
     private readonly WritableSignal _writable = new();
     private readonly CancellationTokenSource _closed = new();
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -51,7 +53,8 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
         // Output: Kestrel writes; the loop's drain resumes at the end of the turn; Kestrel's held-back flush resumes inline.
         _output = new Pipe(new PipeOptions(pool, readerScheduler: scheduler, writerScheduler: PipeScheduler.Inline,
             pauseWriterThreshold: limits.MaxWriteBuffer, resumeWriterThreshold: limits.MaxWriteBuffer / 2, useSynchronizationContext: false));
-        Transport = new DuplexPipe(_input.Reader, _output.Writer);
+        _counted = new CountingPipeWriter(_output.Writer);
+        Transport = new DuplexPipe(_input.Reader, _counted);
         ConnectionId = "L" + Interlocked.Increment(ref s_lastId).ToString("X");
         Features = new FeatureCollection();
         Features.Set<IConnectionIdFeature>(this);
@@ -60,6 +63,7 @@ internal sealed partial class LoopConnection : ConnectionContext, ILoopSocketHan
         Features.Set<IConnectionLifetimeFeature>(this);
         Features.Set<IMemoryPoolFeature>(this);
         Features.Set<IConnectionSocketFeature>(this);
+        Features.Set<ISendProgress>(this);
         if (callerHandover)
         {
             Features.Set<ICallerHandoverFeature>(this);

@@ -4,10 +4,11 @@ using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
+using Tunnel2.Protocol.Multiplexing;
 
 namespace Tunnel2.TunnelServer.Hosting.LoopTransport;
 
-/// <summary>Builds the loop's transport from the server's services: its loop, Kestrel's limits and block pool.</summary>
+/// <summary>Builds the loop's transport from the server's services: its loop, Kestrel's limits and block pool, the uplinks' stream window.</summary>
 public static class PublicLoopTransport
 {
     /// <param name="listenSocket">A bound socket with the public listener's options (the socket transport's own recipe).</param>
@@ -20,7 +21,9 @@ public static class PublicLoopTransport
         MemoryPool<byte> pool = services.GetService<IMemoryPoolFactory<byte>>() is { } factory
             ? factory.Create(new MemoryPoolOptions { Owner = "public-loop" })
             : MemoryPool<byte>.Shared;
+        UplinkSettings uplink = services.GetService<UplinkSettings>() ?? new UplinkSettings();
+        long streamWindow = Math.Max(uplink.InitialStreamWindow, uplink.MaxStreamWindow);
         return new LoopTransportFactory(() => loop.Start()?.Loop, listenSocket,
-            LoopConnectionLimits.From(limits.MaxRequestBufferSize, limits.MaxResponseBufferSize), pool, readBudgetPerTurn, callerHandover);
+            LoopConnectionLimits.From(limits.MaxRequestBufferSize, limits.MaxResponseBufferSize, streamWindow), pool, readBudgetPerTurn, callerHandover);
     }
 }
