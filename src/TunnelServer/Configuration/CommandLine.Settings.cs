@@ -50,10 +50,12 @@ public static partial class CommandLine
               (docs/benchmarks/2026-11-27-slow-uploads.md).
           TunnelServer:Listeners:PublicResponseBuffer  [default 65536]
               The response bytes Kestrel may hold per public connection ahead of its socket before a write waits (the
-              socket transport's MaxWriteBufferSize and Kestrel's MaxResponseBufferSize, so the loop transport too;
-              Kestrel's default is 65536). A response body's Data payloads (up to 256 KiB) that do not fit are handed
-              from the uplink's reader to a copy loop on the thread pool
-              (docs/benchmarks/2026-11-30-download-buffer.md); a slow caller can park this much here.
+              socket transport's MaxWriteBufferSize and Kestrel's MaxResponseBufferSize; Kestrel's default is 65536).
+              A response body's Data payloads (up to 256 KiB) that do not fit are handed from the uplink's reader to a
+              copy loop on the thread pool (docs/benchmarks/2026-11-30-download-buffer.md); a slow caller can park
+              this much here. The loop transport (the default) allows this plus one stream window (1 MiB): there a
+              tunnel body's credit goes back only once its bytes have been sent, so its flushes complete at once and a
+              slow caller still holds no more than its window (docs/benchmarks/2026-11-30-download-sent-credit.md).
 
         TunnelServer:Public: How the public listener carries its connections (section TunnelServer:Public;
           docs/protocol.md §9).
