@@ -553,7 +553,7 @@ internal sealed partial class UplinkStream
 
         foreach (ReadOnlyMemory<byte> segment in body)
         {
-            destination.Write(segment.Span);
+            WriteWhole(destination, segment.Span);
             tap?.Observe(segment.Span);
         }
 
@@ -561,6 +561,24 @@ internal sealed partial class UplinkStream
         {
             ChunkedEncoding.WriteChunkEnd(destination);
         }
+    }
+
+    /// <summary>
+    /// <paramref name="bytes"/> into one piece of the destination's memory, asked for at their size: a pipe's default
+    /// blocks are 4 KiB (Kestrel's), and a 256 KiB payload in 64 of them cost a block each to fill and as many vectors to
+    /// send, where one larger segment (a pipe rents it from the array pool) goes out in one.
+    /// </summary>
+    private static void WriteWhole(PipeWriter destination, ReadOnlySpan<byte> bytes)
+    {
+        Span<byte> into = destination.GetSpan(bytes.Length);
+        if (into.Length < bytes.Length)
+        {
+            destination.Write(bytes);
+            return;
+        }
+
+        bytes.CopyTo(into);
+        destination.Advance(bytes.Length);
     }
 
     private static void ThrowIfStopped(FlushResult flush)
