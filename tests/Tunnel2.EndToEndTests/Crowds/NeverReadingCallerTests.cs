@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -79,28 +80,23 @@ public sealed class NeverReadingCallerTests
         }
     }
 
-    /// <summary>Polls the backend's count until it has not moved for <see cref="Stalled"/>; returns it.</summary>
+    /// <summary>Waits until the backend's count has not moved for <see cref="Stalled"/>; returns it.</summary>
     private static async Task<long> WaitUntilTheBackendStallsAsync(CountingDownload backend)
     {
-        using var poll = new PeriodicTimer(TimeSpan.FromMilliseconds(100));
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
-        long last = backend.Written;
-        DateTime since = DateTime.UtcNow;
-        while (await poll.WaitForNextTickAsync())
+        long last = -1;
+        var since = Stopwatch.StartNew();
+        await Eventually.WaitUntilAsync(() =>
         {
             long now = backend.Written;
             if (now != last)
             {
-                (last, since) = (now, DateTime.UtcNow);
-            }
-            else if (now > 0 && DateTime.UtcNow - since >= Stalled)
-            {
-                return now;
+                last = now;
+                since.Restart();
+                return false;
             }
 
-            Assert.True(DateTime.UtcNow < deadline, $"the backend kept writing for 30 s to a caller that read nothing ({now / 1024 / 1024} MiB)");
-        }
-
+            return now > 0 && since.Elapsed >= Stalled;
+        }, "the backend stopped writing to a caller that reads nothing", TimeSpan.FromSeconds(30));
         return last;
     }
 
