@@ -72,7 +72,10 @@ public sealed class JupyterTests
 
         // What the issue saw with the tunnel's old default, and why preserve is the default now (Jupyter answers an API
         // request it takes for cross-origin with 404).
+        // Its log line comes over a pipe read apart from the response, so it may land just after the 404.
         Assert.Equal(HttpStatusCode.NotFound, kernel.StatusCode);
+        await Eventually.TryWaitAsync(
+            () => jupyter.Notebook.Output.Contains("Blocking Cross Origin API request", StringComparison.Ordinal), Eventually.DefaultTimeout);
         Assert.Contains("Blocking Cross Origin API request", jupyter.Notebook.Output, StringComparison.Ordinal);
     }
 
