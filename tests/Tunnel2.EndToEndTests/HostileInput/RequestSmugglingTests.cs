@@ -122,13 +122,13 @@ public sealed class RequestSmugglingTests(TunnelStackFixture fixture) : IAsyncLi
 
         // The same session answers the next caller with its own response, and the backend saw that request once.
         int before = Backend.Requests.Count;
-        int linesBefore = Backend.RequestLines.Count;
         RawCaller.Answer next = await RawCaller.SendAsync(fixture.Stack.PublicUrl,
             $"GET /session/{_session}/innocent/{name} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         Assert.Equal(200, next.Status);
         Assert.Equal($"innocent-{name}", next.Body);
         Assert.Equal(before + 1, Backend.Requests.Count);
-        Assert.Equal(linesBefore + 1, Backend.RequestLines.Count);
+        // Counted by its own line: a refused head that may reach the backend can land there after the caller's 400.
+        Assert.Single(Backend.RequestLines, line => line.Contains($"/innocent/{name} ", StringComparison.Ordinal));
         Assert.DoesNotContain(Backend.Requests, received => received.Target.Contains("smuggled", StringComparison.Ordinal));
     }
 

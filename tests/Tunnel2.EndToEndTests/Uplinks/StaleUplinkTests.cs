@@ -29,8 +29,8 @@ public sealed class StaleUplinkTests(TunnelStackFixture fixture)
 
         await Eventually.WaitUntilAsync(() => client.Status.ConnectCount == 2, "the client gave up on the frozen uplink and logged in again");
         await Eventually.WaitUntilAsync(() => Stack.Registry.GetUplinks(session) is [var only] && only != stale, "the new uplink replaced the stale one");
+        await Eventually.WaitUntilAsync(() => !stale.IsOpen, "the registry closed the stale uplink (after swapping in the new one, outside its lock)");
         Assert.True(clock.Elapsed < TimeSpan.FromSeconds(15), $"replacement took {clock.Elapsed}");
-        Assert.False(stale.IsOpen);
         Assert.Equal(SessionRegistry.ReplacedReason, stale.CloseReason);
 
         // Every request reaches the live uplink: none is sent into the frozen one to wait for a timeout.
