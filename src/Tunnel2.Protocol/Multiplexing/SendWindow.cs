@@ -1,16 +1,24 @@
+using System.Threading.Tasks.Sources;
 using Tunnel2.Protocol.Frames;
 
 namespace Tunnel2.Protocol.Multiplexing;
 
 /// <summary>
 /// Credit for the body bytes one stream may still send; the peer grants more with WindowUpdate frames.
-/// One sender per stream waits on it at a time.
+/// One sender per stream waits on it at a time, so the window is itself that sender's awaitable, reused for every wait:
+/// a grant hands the waiter its share at once, and a wait allocates nothing (an upload waits once per window's worth).
 /// </summary>
-internal sealed class SendWindow
+internal sealed class SendWindow : IValueTaskSource<int>
 {
+    private static readonly Action<object?, CancellationToken> CancelWaiter = static (state, token) => ((SendWindow)state!).Cancel(token);
+
     private readonly Lock _sync = new();
+    private ManualResetValueTaskSourceCore<int> _wait = new() { RunContinuationsAsynchronously = true };
     private long _available;
-    private TaskCompletionSource? _waiter;
+    private bool _waiting;
+    private int _wanted;
+    private CancellationToken _waitToken;
+    private CancellationTokenRegistration _waitRegistration;
     private ISendCreditListener? _listener;
     private Exception? _fault;
 
@@ -19,39 +27,47 @@ internal sealed class SendWindow
     /// <summary>Starts over for a new exchange (nobody waits: the stream it belongs to is finished).</summary>
     public void Reset(int initial)
     {
+        CancellationTokenRegistration registration;
         lock (_sync)
         {
+            registration = EndWait();
             _available = initial;
-            _waiter = null;
             _listener = null;
             _fault = null;
         }
+
+        registration.Unregister();
     }
 
-    public async ValueTask<int> AcquireAsync(int max, CancellationToken cancellationToken)
+    /// <summary>Waits until the peer allows at least one more byte; returns how many (at most <paramref name="max"/>).</summary>
+    public ValueTask<int> AcquireAsync(int max, CancellationToken cancellationToken)
     {
-        while (true)
+        short version;
+        lock (_sync)
         {
-            TaskCompletionSource waiter;
-            lock (_sync)
+            if (_fault is not null)
             {
-                if (_fault is not null)
-                {
-                    throw _fault;
-                }
-
-                if (_available > 0)
-                {
-                    int granted = (int)Math.Min(max, _available);
-                    _available -= granted;
-                    return granted;
-                }
-
-                waiter = _waiter ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                return ValueTask.FromException<int>(_fault);
             }
 
-            await waiter.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+            if (_available > 0)
+            {
+                return new ValueTask<int>(Take(max));
+            }
+
+            _wait.Reset();
+            version = _wait.Version;
+            _waiting = true;
+            _wanted = max;
+            _waitToken = cancellationToken;
         }
+
+        if (cancellationToken.CanBeCanceled)
+        {
+            Register(version, cancellationToken);
+        }
+
+        return new ValueTask<int>(this, version);
     }
 
     /// <summary>Takes up to <paramref name="max"/> bytes of credit without waiting: 0 when there is none (or the stream failed).</summary>
@@ -59,14 +75,7 @@ internal sealed class SendWindow
     {
         lock (_sync)
         {
-            if (_fault is not null || _available <= 0)
-            {
-                return 0;
-            }
-
-            int granted = (int)Math.Min(max, _available);
-            _available -= granted;
-            return granted;
+            return _fault is not null || _available <= 0 ? 0 : Take(max);
         }
     }
 
@@ -97,8 +106,8 @@ internal sealed class SendWindow
     /// <exception cref="ProtocolViolationException">The peer granted more than a window can hold.</exception>
     public void Grant(int increment)
     {
-        TaskCompletionSource? waiter;
         ISendCreditListener? listener;
+        CancellationTokenRegistration registration = default;
         lock (_sync)
         {
             _available += increment;
@@ -107,30 +116,99 @@ internal sealed class SendWindow
                 throw new ProtocolViolationException("Flow-control window grew beyond 2^31-1 bytes.");
             }
 
-            waiter = _waiter;
-            _waiter = null;
+            if (_waiting && _available > 0)
+            {
+                registration = EndWait();
+                _wait.SetResult(Take(_wanted)); // continuations run on the thread pool, never under this lock
+            }
+
             listener = _listener;
             _listener = null;
         }
 
-        waiter?.TrySetResult();
+        registration.Unregister();
         listener?.OnSendCredit();
     }
 
     public void Fault(Exception reason)
     {
-        TaskCompletionSource? waiter;
         ISendCreditListener? listener;
+        CancellationTokenRegistration registration = default;
         lock (_sync)
         {
             _fault ??= reason;
-            waiter = _waiter;
-            _waiter = null;
+            if (_waiting)
+            {
+                registration = EndWait();
+                _wait.SetException(reason);
+            }
+
             listener = _listener;
             _listener = null;
         }
 
-        waiter?.TrySetException(reason);
+        registration.Unregister();
         listener?.OnSendCredit();
+    }
+
+    int IValueTaskSource<int>.GetResult(short token) => _wait.GetResult(token);
+
+    ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => _wait.GetStatus(token);
+
+    void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+        _wait.OnCompleted(continuation, state, token, flags);
+
+    private int Take(int max)
+    {
+        int granted = (int)Math.Min(max, _available);
+        _available -= granted;
+        return granted;
+    }
+
+    /// <summary>Registers outside the lock (a token already cancelled runs the callback at once); unregisters if the wait ended meanwhile.</summary>
+    private void Register(short version, CancellationToken cancellationToken)
+    {
+        CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(CancelWaiter, this);
+        lock (_sync)
+        {
+            if (_waiting && _wait.Version == version)
+            {
+                _waitRegistration = registration;
+                return;
+            }
+        }
+
+        registration.Unregister();
+    }
+
+    /// <summary>
+    /// A cancelled token ends the wait it was given for. Unregister does not wait for a callback under way, so one may run
+    /// after its wait ended: it only ends a wait that has its token (a later wait for the same cancelled request).
+    /// </summary>
+    private void Cancel(CancellationToken token)
+    {
+        CancellationTokenRegistration registration;
+        lock (_sync)
+        {
+            if (!_waiting || _waitToken != token)
+            {
+                return;
+            }
+
+            registration = EndWait();
+            _wait.SetException(new OperationCanceledException(token));
+        }
+
+        registration.Unregister();
+    }
+
+    /// <summary>Under the lock: the wait is over; returns its registration, to unregister outside the lock.</summary>
+    private CancellationTokenRegistration EndWait()
+    {
+        CancellationTokenRegistration registration = _waitRegistration;
+        _waiting = false;
+        _waitToken = default;
+        _waitRegistration = default;
+        return registration;
     }
 }

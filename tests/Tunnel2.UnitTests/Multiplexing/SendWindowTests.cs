@@ -99,4 +99,97 @@ public sealed class SendWindowTests
 
         Assert.Equal(4, await window.AcquireAsync(5, CancellationToken.None));
     }
+
+    [Fact]
+    public async Task A_token_cancelled_before_the_wait_fails_it_at_once_and_the_window_keeps_its_credit_for_the_next()
+    {
+        var window = new SendWindow(0);
+        using var cancel = new CancellationTokenSource();
+        await cancel.CancelAsync();
+
+        ValueTask<int> waiting = window.AcquireAsync(5, cancel.Token);
+
+        Assert.True(waiting.IsCompleted);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await waiting);
+        window.Grant(3);
+        Assert.Equal(3, await window.AcquireAsync(5, CancellationToken.None));
+    }
+
+    [Fact]
+    public async Task Cancelling_the_token_of_an_ended_wait_leaves_a_later_wait_with_another_token_waiting()
+    {
+        var window = new SendWindow(0);
+        using var first = new CancellationTokenSource();
+        using var second = new CancellationTokenSource();
+        ValueTask<int> firstWait = window.AcquireAsync(5, first.Token);
+        window.Grant(5);
+        Assert.Equal(5, await firstWait);
+
+        Task<int> secondWait = window.AcquireAsync(5, second.Token).AsTask();
+        await first.CancelAsync();
+
+        Assert.False(secondWait.IsCompleted);
+        window.Grant(2);
+        Assert.Equal(2, await secondWait.WithTimeout());
+    }
+
+    [Fact]
+    public void A_wait_and_its_grant_allocate_nothing_once_warm()
+    {
+        var window = new SendWindow(0);
+        using var cancel = new CancellationTokenSource(); // a request's token: the wait registers on it
+        long sum = WaitAndGrant(window, cancel.Token); // warm: first calls may JIT and allocate
+
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 1_000; i++)
+        {
+            sum += WaitAndGrant(window, cancel.Token);
+        }
+
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.Equal(0, allocated);
+        Assert.Equal(1_001 * 10, sum);
+    }
+
+    [Fact]
+    public async Task A_crowd_of_waits_racing_grants_faults_and_cancellation_ends_each_wait_exactly_once()
+    {
+        const int Streams = 64;
+        const int WaitsEach = 500;
+        Task[] senders = [.. Enumerable.Range(0, Streams).Select(stream => Task.Run(async () =>
+        {
+            var window = new SendWindow(0);
+            for (int i = 0; i < WaitsEach; i++)
+            {
+                using var cancel = new CancellationTokenSource();
+                ValueTask<int> waiting = window.AcquireAsync(10, cancel.Token);
+                Task racer = (i % 3) switch
+                {
+                    0 => Task.Run(() => window.Grant(10)),
+                    1 => Task.WhenAll(Task.Run(() => window.Grant(10)), cancel.CancelAsync()),
+                    _ => Task.WhenAll(Task.Run(() => window.Grant(10)), Task.Run(() => window.Fault(new StreamResetException(ProtocolErrorCode.Cancelled)))),
+                };
+                try
+                {
+                    Assert.InRange(await waiting, 1, 10);
+                }
+                catch (Exception ended) when (ended is OperationCanceledException or StreamResetException)
+                {
+                }
+
+                await racer;
+                window.Reset(0);
+            }
+        }))];
+
+        await Task.WhenAll(senders).WithTimeout(); // a wait ended twice throws; one never ended times out
+    }
+
+    /// <summary>One wait on an empty window and the grant that ends it, on this thread: the wait has completed before it is read.</summary>
+    private static long WaitAndGrant(SendWindow window, CancellationToken cancellationToken)
+    {
+        ValueTask<int> waiting = window.AcquireAsync(10, cancellationToken);
+        window.Grant(10);
+        return waiting.IsCompleted ? waiting.Result : -1;
+    }
 }
